@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// The developer entry point. Run it through Node 24 from the npm registry, as the README does:
+//
+//   npx -y node@24 hack/aicr-dev.mjs up     # set up, start the local control plane and run the operator on it
+//   npx -y node@24 hack/aicr-dev.mjs test   # run every test tier (what .ci/run runs)
+//
+// Plain JavaScript with no dependencies: it runs before `npm ci`.
+import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const say = (msg) => process.stderr.write(`[aicr-dev] ${msg}\n`)
+const fail = (msg) => {
+  say(`error: ${msg}`)
+  process.exit(1)
+}
+
+const major = Number(process.versions.node.split(".")[0])
+if (major !== 24) fail(`Node 24 is required (this is ${process.version}); run through 'npx -y node@24 hack/aicr-dev.mjs …'`)
+
+// `npx -y node@24` puts its node first on PATH, so npm, npx and every child script run on Node 24 too.
+const env = { ...process.env, NX_DAEMON: "false", NX_NO_CLOUD: "true", NX_SKIP_NX_CACHE: process.env.CI ? "true" : process.env.NX_SKIP_NX_CACHE }
+
+function run(cmd, args, opts = {}) {
+  const started = Date.now()
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env, ...opts })
+  if (r.error) fail(`${cmd} could not start: ${r.error.message}`)
+  return { code: r.status ?? 1, seconds: (Date.now() - started) / 1000 }
+}
+
+function must(cmd, args, what) {
+  const r = run(cmd, args)
+  if (r.code !== 0) fail(`${what} failed (exit ${r.code})`)
+  say(`${what}: ok in ${r.seconds.toFixed(1)}s`)
+}
+
+// npm ci only when the lockfile changed since the last install.
+function ensureDeps() {
+  const lock = readFileSync(join(root, "package-lock.json"))
+  const hash = createHash("sha256").update(lock).update(process.version).digest("hex")
+  const marker = join(root, "node_modules", ".aicr-lock-hash")
+  if (existsSync(marker) && readFileSync(marker, "utf8") === hash) return
+  must("npm", ["ci", "--no-audit", "--no-fund"], "npm ci")
+  mkdirSync(dirname(marker), { recursive: true })
+  writeFileSync(marker, hash)
+}
+
+const buildTools = () => must("bash", [join(root, "hack/build-tools.sh")], "real components (build or cache)")
+const tsx = (args) => run("npx", ["--no-install", "tsx", ...args])
+
+function up(rest) {
+  ensureDeps()
+  buildTools()
+  const r = tsx(["hack/up.ts", ...rest])
+  process.exit(r.code)
+}
+
+function down() {
+  ensureDeps()
+  process.exit(tsx(["packages/testing/src/harness/cli.ts", "down"]).code)
+}
+
+function test(rest) {
+  ensureDeps()
+  buildTools()
+  // Static checks first: they are fast and catch most mistakes.
+  must("npx", ["--no-install", "nx", "show", "projects"], "nx project graph")
+  must("npx", ["--no-install", "eslint", "--max-warnings=0", "."], "lint (module boundaries)")
+  must("npx", ["--no-install", "tsc", "-p", "tsconfig.json", "--noEmit"], "typecheck")
+  const reportDir = join(root, "node_modules", ".aicr-test-reports")
+  mkdirSync(reportDir, { recursive: true })
+  const tiers = rest.length > 0 ? rest : ["unit", "component", "int", "e2e"]
+  const totals = { passed: 0, failed: 0, skipped: 0 }
+  const lines = []
+  let exit = 0
+  for (const tier of tiers) {
+    const out = join(reportDir, `${tier}.json`)
+    const r = run("npx", ["--no-install", "vitest", "run", "--project", tier, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`])
+    const counts = readCounts(out)
+    totals.passed += counts.passed
+    totals.failed += counts.failed
+    totals.skipped += counts.skipped
+    lines.push(`${tier.padEnd(9)} ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (${counts.files} files, ${r.seconds.toFixed(0)}s)`)
+    if (r.code !== 0) exit = r.code
+    if (counts.passed + counts.failed === 0) {
+      lines.push(`${tier.padEnd(9)} ran no test: that is a failure`)
+      exit = exit || 1
+    }
+  }
+  process.stdout.write(`\nTest tiers:\n${lines.map((l) => `  ${l}`).join("\n")}\n`)
+  // The plain closing line, alone on its line.
+  process.stdout.write(`\ntotal: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`)
+  process.exit(exit)
+}
+
+function readCounts(file) {
+  if (!existsSync(file)) return { passed: 0, failed: 0, skipped: 0, files: 0 }
+  const j = JSON.parse(readFileSync(file, "utf8"))
+  return {
+    passed: j.numPassedTests ?? 0,
+    failed: j.numFailedTests ?? 0,
+    skipped: (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0),
+    files: j.numTotalTestSuites ?? 0,
+  }
+}
+
+function bench(rest) {
+  ensureDeps()
+  buildTools()
+  process.exit(tsx(["hack/bench.ts", ...rest]).code)
+}
+
+const [cmd = "help", ...rest] = process.argv.slice(2)
+switch (cmd) {
+  case "up":
+    up(rest)
+    break
+  case "down":
+    down()
+    break
+  case "test":
+    test(rest)
+    break
+  case "bench":
+    bench(rest)
+    break
+  case "tools":
+    buildTools()
+    break
+  default:
+    process.stdout.write(
+      [
+        "usage: npx -y node@24 hack/aicr-dev.mjs <command>",
+        "  up [--detach]   build the real components (cached), start the local control plane, install the API,",
+        "                  apply the sample ClusterRuntime and run the operator; Ctrl-C stops everything",
+        "  down            stop a control plane started with 'up --detach'",
+        "  test [tier…]    lint, typecheck and run the test tiers (unit component int e2e); CI runs exactly this",
+        "  bench           run the benchmarks",
+        "  tools           build or verify the cached real components only",
+        "",
+      ].join("\n"),
+    )
+    process.exit(cmd === "help" ? 0 : 2)
+}
