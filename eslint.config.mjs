@@ -4,38 +4,64 @@ import tseslint from "typescript-eslint"
 
 const banned = ["@kubernetes/client-node", "pino"]
 
+// Production code: each tag may import only the tags listed. Tests (test/ folders and *.test.ts) may in addition
+// import the testing package (FakeKube, the local control plane); nothing else is relaxed for them.
+const constraints = [
+  {
+    sourceTag: "type:controller",
+    onlyDependOnLibsWithTags: ["type:api", "type:runtime", "type:kube", "type:logging", "type:util", "type:domain"],
+    bannedExternalImports: banned,
+  },
+  { sourceTag: "type:cli", onlyDependOnLibsWithTags: ["type:api", "type:kube", "type:util", "type:domain"], bannedExternalImports: banned },
+  { sourceTag: "type:runtime", onlyDependOnLibsWithTags: ["type:kube", "type:logging", "type:util", "type:api"], bannedExternalImports: ["pino"] },
+  { sourceTag: "type:kube", onlyDependOnLibsWithTags: ["type:api", "type:util", "type:logging"], bannedExternalImports: ["pino"] },
+  { sourceTag: "type:api", onlyDependOnLibsWithTags: ["type:api", "type:util"], bannedExternalImports: banned },
+  { sourceTag: "type:util", onlyDependOnLibsWithTags: ["type:util"], bannedExternalImports: banned },
+  { sourceTag: "type:logging", onlyDependOnLibsWithTags: ["type:util"], bannedExternalImports: ["@kubernetes/client-node"] },
+  { sourceTag: "type:domain", onlyDependOnLibsWithTags: ["type:api", "type:util", "type:domain"], bannedExternalImports: banned },
+  {
+    sourceTag: "type:testing",
+    onlyDependOnLibsWithTags: ["type:api", "type:util", "type:kube", "type:runtime", "type:logging", "type:domain", "type:testing"],
+  },
+  { sourceTag: "type:e2e", onlyDependOnLibsWithTags: ["*"] },
+]
+
+// The testing package builds on api, kube, runtime and logging, so a test of those packages importing it forms a
+// project cycle that exists only in tests; production code cannot import testing at all (constraints above).
+const testOnlyCycles = ["api", "conditions", "kube", "runtime", "logging", "contracts", "oras"].map((p) => [p, "testing"])
+
+const boundaries = (forTests) => ({
+  enforceBuildableLibDependency: false,
+  allow: [],
+  ignoredCircularDependencies: forTests ? testOnlyCycles : [],
+  depConstraints: forTests
+    ? constraints.map((c) => ({ ...c, onlyDependOnLibsWithTags: [...new Set([...c.onlyDependOnLibsWithTags, "type:testing"])] }))
+    : constraints,
+})
+const common = {
+  "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+  "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
+}
+const testFiles = ["**/test/**/*.ts", "**/*.test.ts", "**/bench/**/*.ts"]
+
 export default [
   { ignores: ["**/node_modules/**", "**/dist/**", "**/.nx/**", "crds/**", "charts/**", "coverage/**"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts", "**/*.mts", "**/*.mjs"],
+    ignores: testFiles,
     plugins: { "@nx": nx },
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
-      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
-      "@nx/enforce-module-boundaries": [
-        "error",
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            {
-              sourceTag: "type:controller",
-              onlyDependOnLibsWithTags: ["type:api", "type:runtime", "type:kube", "type:logging", "type:util", "type:domain", "type:testing"],
-              bannedExternalImports: banned,
-            },
-            { sourceTag: "type:cli", onlyDependOnLibsWithTags: ["type:api", "type:kube", "type:util", "type:domain"], bannedExternalImports: banned },
-            { sourceTag: "type:runtime", onlyDependOnLibsWithTags: ["type:kube", "type:logging", "type:util", "type:api"], bannedExternalImports: ["pino"] },
-            { sourceTag: "type:kube", onlyDependOnLibsWithTags: ["type:api", "type:util", "type:logging"], bannedExternalImports: ["pino"] },
-            { sourceTag: "type:api", onlyDependOnLibsWithTags: ["type:api", "type:util"], bannedExternalImports: banned },
-            { sourceTag: "type:util", onlyDependOnLibsWithTags: ["type:util"], bannedExternalImports: banned },
-            { sourceTag: "type:logging", onlyDependOnLibsWithTags: ["type:util"], bannedExternalImports: ["@kubernetes/client-node"] },
-            { sourceTag: "type:domain", onlyDependOnLibsWithTags: ["type:api", "type:util", "type:domain"], bannedExternalImports: banned },
-            { sourceTag: "type:testing", onlyDependOnLibsWithTags: ["type:api", "type:util", "type:kube", "type:runtime", "type:logging", "type:domain", "type:testing"] },
-            { sourceTag: "type:e2e", onlyDependOnLibsWithTags: ["*"] },
-          ],
-        },
-      ],
+      ...common,
+      "@nx/enforce-module-boundaries": ["error", boundaries(false)],
+    },
+  },
+  {
+    files: testFiles,
+    plugins: { "@nx": nx },
+    rules: {
+      ...common,
+      "@nx/enforce-module-boundaries": ["error", boundaries(true)],
     },
   },
 ]

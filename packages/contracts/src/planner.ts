@@ -1,0 +1,35 @@
+import {
+  Approved, ArgoCD, ClusterRuntimeKind, Core, Discovered, EngineAvailable, FINALIZER_CLEANUP, LABEL_OUTCOME, LABEL_ROLE, Mirrored,
+  Planned, Progressing, Ready, RegistryCredentialsReady, ROLE_AICR_JOB, ROLE_PLAN, Resolved, RuntimeRolloutKind, Stalled, Succeeded,
+  ValidationReady, Validated,
+} from "@aicr/api"
+import { Contract, Watch } from "./contract"
+
+/**
+ * planner: composes the immutable plan, assesses it after the stabilization window, creates the RuntimeRollout,
+ * closes rollouts (outcome label, active plan) and summarises Ready/Stalled. The lifecycle owner of both kinds.
+ */
+export const planner = Contract.make({
+  controller: "planner",
+  fieldManager: "aicr-planner",
+  reconciles: ClusterRuntimeKind,
+  watches: [
+    Watch.self(ClusterRuntimeKind),
+    Watch.mapped(RuntimeRolloutKind, "singleton", "rollout conditions drive Ready, Stalled and closing"),
+    Watch.mapped(Core.ConfigMap, "singleton", "plan ConfigMaps (PlanUnreadable, pins)", `${LABEL_ROLE}=${ROLE_PLAN}`),
+    Watch.mapped(Core.Job, "singleton", "upgrade-check Jobs finish", `${LABEL_ROLE}=${ROLE_AICR_JOB}`),
+  ],
+  reads: {
+    conditions: [Discovered, Resolved, Mirrored, EngineAvailable, RegistryCredentialsReady, Approved, Progressing, ValidationReady, Validated],
+    kinds: [RuntimeRolloutKind, Core.ConfigMap, Core.Job, ArgoCD.Application],
+  },
+  writes: [
+    { kind: ClusterRuntimeKind, conditions: [Planned, Ready, Stalled], statusKeys: ["plans"], finalizers: [FINALIZER_CLEANUP] },
+    { kind: RuntimeRolloutKind, conditions: [Succeeded], statusKeys: ["assessment"], labels: [LABEL_OUTCOME] },
+  ],
+  creates: [
+    { kind: Core.ConfigMap, why: "immutable plan ConfigMaps and the assessment content ConfigMap" },
+    { kind: RuntimeRolloutKind, why: "one rollout per transition between two plans" },
+    { kind: Core.Job, why: "aicr upgrade-check runs" },
+  ],
+})

@@ -1,0 +1,32 @@
+import {
+  Approved, ArgoCD, ClusterRuntimeKind, Core, EngineAvailable, LABEL_RUNTIME_UID, Progressing, RuntimeRolloutKind, ValidationReady,
+} from "@aicr/api"
+import { Contract, Watch } from "./contract"
+
+/**
+ * step-executor: writes one Argo CD Application per step in dependency order, advances only when ready at the
+ * revision written, and applies suspendEngine. Rooted at the runtime because suspendEngine and EngineAvailable
+ * apply with no rollout in flight; it writes two objects.
+ */
+export const stepExecutor = Contract.make({
+  controller: "step-executor",
+  fieldManager: "aicr-step-executor",
+  reconciles: ClusterRuntimeKind,
+  watches: [
+    Watch.self(ClusterRuntimeKind),
+    Watch.mapped(RuntimeRolloutKind, "singleton", "approvals and ValidationReady gate the steps"),
+    Watch.mapped(ArgoCD.Application, "singleton", "readiness at the revision written", LABEL_RUNTIME_UID),
+    Watch.mapped(ArgoCD.AppProject, "singleton", "EngineAvailable: the AppProject is readable"),
+    Watch.mapped(Core.CustomResourceDefinition, "singleton", "EngineAvailable: Argo CD's CRDs appear or go"),
+    Watch.mapped(Core.Job, "singleton", "AICR readiness-gate Jobs finish", LABEL_RUNTIME_UID),
+  ],
+  reads: {
+    conditions: [Approved, ValidationReady],
+    kinds: [RuntimeRolloutKind, Core.ConfigMap, ArgoCD.Application, ArgoCD.AppProject, Core.CustomResourceDefinition, Core.Job],
+  },
+  writes: [
+    { kind: RuntimeRolloutKind, conditions: [Progressing], statusKeys: ["steps"] },
+    { kind: ClusterRuntimeKind, conditions: [EngineAvailable], statusKeys: ["engine"] },
+  ],
+  creates: [{ kind: ArgoCD.Application, why: "one Application per release; removed in reverse order by Remove steps" }],
+})
