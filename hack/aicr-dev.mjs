@@ -22,7 +22,9 @@ const major = Number(process.versions.node.split(".")[0])
 if (major !== 24) fail(`Node 24 is required (this is ${process.version}); run through 'npx -y node@24 hack/aicr-dev.mjs …'`)
 
 // `npx -y node@24` puts its node first on PATH, so npm, npx and every child script run on Node 24 too.
-const env = { ...process.env, NX_DAEMON: "false", NX_NO_CLOUD: "true", NX_SKIP_NX_CACHE: process.env.CI ? "true" : process.env.NX_SKIP_NX_CACHE }
+// State of the control plane `up` runs (kubeconfig, logs, audit log, etcd data).
+const localDir = process.env.AICR_LOCAL_DIR ?? join(root, ".aicr", "local")
+const env = { ...process.env, AICR_LOCAL_DIR: localDir, NX_DAEMON: "false", NX_NO_CLOUD: "true", NX_SKIP_NX_CACHE: process.env.CI ? "true" : process.env.NX_SKIP_NX_CACHE }
 
 function run(cmd, args, opts = {}) {
   const started = Date.now()
@@ -60,7 +62,7 @@ function up(rest) {
 
 function down() {
   ensureDeps()
-  process.exit(tsx(["packages/testing/src/harness/cli.ts", "down"]).code)
+  process.exit(tsx(["packages/testing/src/harness/cli.ts", "down", "--dir", localDir]).code)
 }
 
 function test(rest) {

@@ -1,0 +1,110 @@
+// kube-controller-manager, kube-scheduler and the kwok controller (test-infra.md §3.4, §4.2), each with its own
+// static-token identity and kubeconfig, serving /healthz on a free loopback port so readiness is observable.
+import { join } from "node:path"
+import { Agent, request } from "undici"
+import { writeKubeconfig } from "./auth"
+import { ensureDir, freePort, type Proc, retryPortClash, spawnProc, waitReady } from "./proc"
+import { kwokStagesDir, toolPath } from "./tools"
+
+export interface ComponentContext {
+  readonly dir: string
+  readonly server: string
+  readonly caFile: string
+  readonly saKey: string
+  /** Static token of this component's identity. */
+  readonly token: string
+  readonly attached?: boolean
+}
+
+// The components serve self-signed certs they generate in memory; readiness checks on loopback need no trust.
+const insecure = new Agent({ connect: { rejectUnauthorized: false }, allowH2: false })
+
+const healthy = (url: string, dispatcher?: Agent) => async (): Promise<boolean> => {
+  const res = await request(url, { dispatcher, headersTimeout: 3_000, bodyTimeout: 3_000 })
+  const body = await res.body.text()
+  return res.statusCode === 200 && body.trim() === "ok"
+}
+
+const componentKubeconfig = (c: ComponentContext, name: string): string =>
+  writeKubeconfig(join(ensureDir(join(c.dir, "kubeconfigs")), `${name}.kubeconfig`), c.server, c.caFile, [{ name, token: c.token }])
+
+const servingArgs = (kubeconfig: string, port: number): string[] => [
+  `--kubeconfig=${kubeconfig}`,
+  `--authentication-kubeconfig=${kubeconfig}`,
+  `--authorization-kubeconfig=${kubeconfig}`,
+  // The apiserver has no client CA / front-proxy config, so there is no extension-apiserver-authentication ConfigMap.
+  "--authentication-skip-lookup=true",
+  "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+  "--bind-address=127.0.0.1",
+  `--secure-port=${port}`,
+  "--leader-elect=false",
+  "--profiling=false",
+]
+
+/** kube-controller-manager with all default controllers (--controllers=*). */
+export const startControllerManager = (c: ComponentContext): Promise<Proc> => retryPortClash(false, () => startControllerManagerOnce(c))
+
+const startControllerManagerOnce = async (c: ComponentContext): Promise<Proc> => {
+  const port = await freePort()
+  const proc = await spawnProc({
+    name: "kube-controller-manager",
+    bin: toolPath("kube-controller-manager"),
+    logDir: join(c.dir, "logs"),
+    attached: c.attached,
+    args: [
+      ...servingArgs(componentKubeconfig(c, "kube-controller-manager"), port),
+      "--controllers=*",
+      `--root-ca-file=${c.caFile}`,
+      `--service-account-private-key-file=${c.saKey}`,
+      "--service-cluster-ip-range=10.96.0.0/16",
+      "--cluster-name=aicr-harness",
+    ],
+  })
+  await waitReady(proc, healthy(`https://127.0.0.1:${port}/healthz`, insecure), 60_000, 200)
+  return proc
+}
+
+export const startScheduler = (c: ComponentContext): Promise<Proc> => retryPortClash(false, () => startSchedulerOnce(c))
+
+const startSchedulerOnce = async (c: ComponentContext): Promise<Proc> => {
+  const port = await freePort()
+  const proc = await spawnProc({
+    name: "kube-scheduler",
+    bin: toolPath("kube-scheduler"),
+    logDir: join(c.dir, "logs"),
+    attached: c.attached,
+    args: servingArgs(componentKubeconfig(c, "kube-scheduler"), port),
+  })
+  await waitReady(proc, healthy(`https://127.0.0.1:${port}/healthz`, insecure), 60_000, 200)
+  return proc
+}
+
+/** Annotation that puts a Node under the harness's kwok controller. */
+export const KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+
+/** The kwok controller with the "fast" stages, managing nodes annotated kwok.x-k8s.io/node=fake. */
+export const startKwok = (c: ComponentContext): Promise<Proc> => retryPortClash(false, () => startKwokOnce(c))
+
+const startKwokOnce = async (c: ComponentContext): Promise<Proc> => {
+  const port = await freePort()
+  const proc = await spawnProc({
+    name: "kwok",
+    bin: toolPath("kwok"),
+    logDir: join(c.dir, "logs"),
+    attached: c.attached,
+    // kwok also loads ~/.kwok/kwok.yaml when it exists; a private HOME keeps a developer's config out.
+    env: { HOME: ensureDir(join(c.dir, "kwok-home")) },
+    args: [
+      `--kubeconfig=${componentKubeconfig(c, "kwok")}`,
+      // A directory is run through kustomize (kwok pkg/config loadRawFromKustomize).
+      `--config=${kwokStagesDir()}`,
+      `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+      // The fast heartbeat stage refreshes node status only every 600 s, so node leases carry liveness.
+      "--node-lease-duration-seconds=40",
+      "--cidr=10.244.0.0/16",
+      `--server-address=127.0.0.1:${port}`,
+    ],
+  })
+  await waitReady(proc, healthy(`http://127.0.0.1:${port}/healthz`), 60_000, 100)
+  return proc
+}

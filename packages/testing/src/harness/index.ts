@@ -1,0 +1,46 @@
+// @aicr/testing/harness: the local control plane every integration and e2e test runs on (test-infra.md §3, §4):
+// etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok fake nodes and an OCI registry, as local
+// processes on loopback. Tests get a running one from the vitest globalSetup via `inject("harness")`.
+export type { HarnessInfo, KubeTarget } from "./types"
+export { type ControlPlane, type ControlPlaneOptions, runningPlane, startControlPlane, stopRecorded } from "./plane"
+export { type ApiServer, type ApiServerOptions, type Etcd, type EtcdOptions, SERVICE_ACCOUNT_ISSUER, startApiServer, startEtcd } from "./apiserver"
+export { htpasswdLine, type Registry, type RegistryOptions, startRegistry } from "./registry"
+export { KWOK_NODE_ANNOTATION, startControllerManager, startKwok, startScheduler } from "./components"
+export {
+  addNode,
+  addNodes,
+  DEFAULT_GPU_NODES,
+  DEFAULT_NODES,
+  DEFAULT_SYSTEM_NODES,
+  GPU_TAINT,
+  gpuNode,
+  type NodeSpec,
+  nodeObject,
+  REGION,
+  removeNode,
+  systemNode,
+  type Taint,
+  waitForNodesReady,
+} from "./nodes"
+export {
+  applyManifests,
+  type ApplyOptions,
+  type AuditEvent,
+  createNamespace,
+  createServiceAccountToken,
+  eventually,
+  expectOk,
+  FIELD_MANAGER,
+  kubeconfigFor,
+  kubeRequest,
+  type KubeRequest,
+  type KubeResponse,
+  objectPath,
+  readAuditEvents,
+  resourceFor,
+  type TokenOptions,
+} from "./kube"
+export { loadManifests, parseManifests } from "./manifests"
+export { COMPONENT_USERS, DEFAULT_USERS, type StaticUser } from "./auth"
+export { HarnessError, type Proc } from "./proc"
+export { readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"
