@@ -1,0 +1,12 @@
+/**
+ * @aicr/runtime — work queue, rate limiting, the reconcile driver, health/metrics endpoints, graceful shutdown and
+ * the `main` helper every controller's `main.ts` calls.
+ */
+export { Requeue } from "./requeue"
+export { makeKeyedBackoff, makeTokenBucket, type BackoffOptions, type KeyedBackoff, type TokenBucket, type TokenBucketOptions } from "./ratelimit"
+export { makeWorkQueue, type WorkQueue, type WorkQueueMetrics, type WorkQueueOptions } from "./workqueue"
+export { runController, self, mapped, type ControllerHandle, type ControllerOptions, type Source } from "./controller"
+export { makeMetrics, type Metrics, type ReconcileResult } from "./metrics"
+export { healthServer, metricsServer, parseBindAddress, serve, type Check, type ServerHandle } from "./health"
+export { parseConfig, parseDurationMs, type RuntimeConfig } from "./config"
+export { main, runApp, LeadershipLost, type AppContext, type AppController, type AppSpec } from "./main"
