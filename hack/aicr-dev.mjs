@@ -50,8 +50,11 @@ function ensureDeps() {
   writeFileSync(marker, hash)
 }
 
+// Workspace tools straight from node_modules/.bin: no npx resolution (which may try to fetch packages) in between.
+const bin = (name) => join(root, "node_modules", ".bin", name)
+
 const buildTools = () => must("bash", [join(root, "hack/build-tools.sh")], "real components (build or cache)")
-const tsx = (args) => run("npx", ["--no-install", "tsx", ...args])
+const tsx = (args) => run(bin("tsx"), args)
 
 function up(rest) {
   ensureDeps()
@@ -69,9 +72,9 @@ function test(rest) {
   ensureDeps()
   buildTools()
   // Static checks first: they are fast and catch most mistakes.
-  must("npx", ["--no-install", "nx", "show", "projects"], "nx project graph")
-  must("npx", ["--no-install", "eslint", "--max-warnings=0", "."], "lint (module boundaries)")
-  must("npx", ["--no-install", "tsc", "-p", "tsconfig.json", "--noEmit"], "typecheck")
+  must(bin("nx"), ["show", "projects"], "nx project graph")
+  must(bin("eslint"), ["--max-warnings=0", "."], "lint (module boundaries)")
+  must(bin("tsc"), ["-p", "tsconfig.json", "--noEmit"], "typecheck")
   const reportDir = join(root, "node_modules", ".aicr-test-reports")
   mkdirSync(reportDir, { recursive: true })
   const tiers = rest.length > 0 ? rest : ["unit", "component", "int", "e2e"]
@@ -80,7 +83,7 @@ function test(rest) {
   let exit = 0
   for (const tier of tiers) {
     const out = join(reportDir, `${tier}.json`)
-    const r = run("npx", ["--no-install", "vitest", "run", "--project", tier, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`])
+    const r = run(bin("vitest"), ["run", "--project", tier, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`])
     const counts = readCounts(out)
     totals.passed += counts.passed
     totals.failed += counts.failed
