@@ -88,7 +88,7 @@ function test(rest) {
     totals.passed += counts.passed
     totals.failed += counts.failed
     totals.skipped += counts.skipped
-    lines.push(`${tier.padEnd(9)} ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (${counts.files} files, ${r.seconds.toFixed(0)}s)`)
+    lines.push(`${tier.padEnd(9)} ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (${counts.files} test files, ${r.seconds.toFixed(0)}s)`)
     if (r.code !== 0) exit = r.code
     if (counts.passed + counts.failed === 0) {
       lines.push(`${tier.padEnd(9)} ran no test: that is a failure`)
@@ -108,7 +108,7 @@ function readCounts(file) {
     passed: j.numPassedTests ?? 0,
     failed: j.numFailedTests ?? 0,
     skipped: (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0),
-    files: j.numTotalTestSuites ?? 0,
+    files: Array.isArray(j.testResults) ? j.testResults.length : 0,
   }
 }
 

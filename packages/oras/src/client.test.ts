@@ -8,8 +8,8 @@ import { reply, type StubHandler, startStub, type StubServer } from "../test/sup
 import { OciClient, type OciClientOptions } from "./client"
 import { digestOf } from "./digest"
 import { Oras, toEffectClient } from "./effect"
-import { isOciError, type OciError } from "./errors"
 import { MediaType } from "./media-types"
+import { failure } from "../test/support/fixtures"
 
 const stubs: StubServer[] = []
 const clients: OciClient[] = []
@@ -27,15 +27,6 @@ const client = (o: OciClientOptions = {}) => {
   const c = new OciClient({ sleep: async () => {}, ...o })
   clients.push(c)
   return c
-}
-const failure = async (p: Promise<unknown>): Promise<OciError> => {
-  try {
-    await p
-  } catch (e) {
-    if (isOciError(e)) return e
-    throw e
-  }
-  throw new Error("expected a failure")
 }
 
 const manifestBytes = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.OciManifest, config: { mediaType: "a", digest: digestOf("{}"), size: 2 }, layers: [] }))

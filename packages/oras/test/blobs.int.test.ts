@@ -8,8 +8,8 @@ import { dirname, join } from "node:path"
 import { type Readable } from "node:stream"
 import { type Registry, startRegistry } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { digestOf, isOciError, OciClient, type OciError } from "../src/index"
-import { blobDataPath, generatedBlob, memorySampler, uniqueRepo } from "./support/fixtures"
+import { digestOf, OciClient } from "../src/index"
+import { blobDataPath, failure, generatedBlob, memorySampler, uniqueRepo } from "./support/fixtures"
 
 let registry: Registry
 let client: OciClient
@@ -23,15 +23,6 @@ afterAll(async () => {
   await registry?.stop()
 })
 
-const failure = async (p: Promise<unknown>): Promise<OciError> => {
-  try {
-    await p
-  } catch (e) {
-    if (isOciError(e)) return e
-    throw e
-  }
-  throw new Error("expected a failure")
-}
 
 const drainHash = async (stream: Readable) => {
   const h = createHash("sha256")

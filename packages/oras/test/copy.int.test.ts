@@ -5,8 +5,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Registry, startRegistry } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type BlobEvent, dockerConfigCredentials, type ImageIndex, isOciError, MediaType, OciClient, type OciError, staticCredentials } from "../src/index"
-import { describeBytes, generatedBlob, imageManifest, uniqueRepo } from "./support/fixtures"
+import { type BlobEvent, dockerConfigCredentials, type ImageIndex, MediaType, OciClient, staticCredentials } from "../src/index"
+import { describeBytes, failure, generatedBlob, imageManifest, uniqueRepo } from "./support/fixtures"
 
 const USER = { user: "mirror", password: "s3cret-pass" }
 
@@ -23,15 +23,6 @@ afterAll(async () => {
   await Promise.all([open?.stop(), locked?.stop()])
 })
 
-const failure = async (p: Promise<unknown>): Promise<OciError> => {
-  try {
-    await p
-  } catch (e) {
-    if (isOciError(e)) return e
-    throw e
-  }
-  throw new Error("expected a failure")
-}
 
 /** An image with a 6 MiB streamed layer and a small config. */
 const pushImage = async (repo: string, tag: string, seed: number) => {

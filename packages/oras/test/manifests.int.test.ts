@@ -1,8 +1,8 @@
 // Manifests, indexes, tags and referrers against a real registry (distribution 2.8 on loopback).
 import { type Registry, startRegistry } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { digestOf, EMPTY_JSON, type ImageIndex, isOciError, MediaType, OciClient, type OciError, referrersTag } from "../src/index"
-import { describeBytes, imageManifest, uniqueRepo } from "./support/fixtures"
+import { digestOf, EMPTY_JSON, type ImageIndex, MediaType, OciClient, referrersTag } from "../src/index"
+import { describeBytes, failure, imageManifest, uniqueRepo } from "./support/fixtures"
 
 let registry: Registry
 let client: OciClient
@@ -16,15 +16,6 @@ afterAll(async () => {
   await registry?.stop()
 })
 
-const failure = async (p: Promise<unknown>): Promise<OciError> => {
-  try {
-    await p
-  } catch (e) {
-    if (isOciError(e)) return e
-    throw e
-  }
-  throw new Error("expected a failure")
-}
 
 /** Pushes a one-layer image and returns its manifest descriptor. */
 const pushImage = async (repo: string, content: string, tag?: string) => {

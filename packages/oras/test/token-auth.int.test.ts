@@ -2,8 +2,8 @@
 // challenge parsing, scoped token requests with basic credentials, the per-scope token cache, cross-repository
 // mount scopes, and typed failures.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { isOciError, MediaType, OciClient, type OciError, staticCredentials } from "../src/index"
-import { describeBytes, imageManifest, uniqueRepo } from "./support/fixtures"
+import { MediaType, OciClient, staticCredentials } from "../src/index"
+import { describeBytes, failure, imageManifest, uniqueRepo } from "./support/fixtures"
 import { startTokenRegistry, type TokenRegistry } from "./support/token-registry"
 
 const USER = { user: "robot", password: "t0ken-pass" }
@@ -16,15 +16,6 @@ afterAll(async () => {
   await registry?.stop()
 })
 
-const failure = async (p: Promise<unknown>): Promise<OciError> => {
-  try {
-    await p
-  } catch (e) {
-    if (isOciError(e)) return e
-    throw e
-  }
-  throw new Error("expected a failure")
-}
 
 const withClient = async <A>(credentials: boolean, f: (c: OciClient) => Promise<A>): Promise<A> => {
   const c = new OciClient(credentials ? { credentials: staticCredentials({ [registry.address]: { username: USER.user, password: USER.password } }) } : {})

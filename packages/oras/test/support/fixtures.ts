@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { Readable } from "node:stream"
 import v8 from "node:v8"
 import { runInNewContext } from "node:vm"
-import { type Descriptor, digestOf, type ImageManifest, MediaType } from "../../src/index"
+import { type Descriptor, digestOf, type ImageManifest, isOciError, MediaType, type OciError } from "../../src/index"
 
 /**
  * A deterministic pseudo-random stream of `size` bytes, produced chunk by chunk (never held whole), and its digest
@@ -94,3 +94,14 @@ export const imageManifest = (config: Descriptor, layers: readonly Descriptor[],
 
 /** A descriptor for bytes. */
 export const describeBytes = (mediaType: string, bytes: Uint8Array): Descriptor => ({ mediaType, digest: digestOf(bytes), size: bytes.length })
+
+/** The OciError a promise rejects with; fails the test when it resolves or rejects with anything else. */
+export const failure = async (p: Promise<unknown>): Promise<OciError> => {
+  try {
+    await p
+  } catch (e) {
+    if (isOciError(e)) return e
+    throw e
+  }
+  throw new Error("expected a failure")
+}
