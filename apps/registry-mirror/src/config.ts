@@ -1,0 +1,69 @@
+/**
+ * The registry-mirror's own settings, from flags with environment fallbacks (chart values are passed as flags):
+ *
+ * | flag | env | meaning |
+ * |---|---|---|
+ * | `--registry oci://host[:port]/prefix` | `AICR_REGISTRY_REPOSITORY` | the runtime registry prefix (chart `registry.repository`), required |
+ * | `--plain-http host[:port]` (repeatable, or comma-separated) | `AICR_REGISTRY_PLAIN_HTTP` | registries spoken to over plain HTTP (loopback always is) |
+ * | `--docker-config PATH` | `AICR_DOCKER_CONFIG` | docker `config.json` with credentials, re-read at each handshake (rotated tokens) |
+ * | `--operator-namespace NAME` | `AICR_OPERATOR_NAMESPACE` / `POD_NAMESPACE` | where content ConfigMaps live (default `aicr-system`) |
+ * | `--upstream-rewrite FROM=TO` (repeatable, or comma-separated) | `AICR_UPSTREAM_REWRITES` | chart source prefix rewrites (air-gapped mirrors, the local upstream) |
+ * | `--mirror-concurrency N` | `AICR_MIRROR_CONCURRENCY` | artifacts copied in parallel (default 4) |
+ */
+import { Context, Layer } from "effect"
+import { parseRegistryPrefix, parseRewrites, type RegistryPrefix, type Rewrites } from "./source"
+
+export interface MirrorSettings {
+  readonly prefix: RegistryPrefix
+  /** The flag value as given, for logs. */
+  readonly registry: string
+  readonly plainHttp: ReadonlyArray<string>
+  readonly dockerConfig: string | undefined
+  readonly namespace: string
+  readonly rewrites: Rewrites
+  readonly concurrency: number
+}
+
+export class MirrorConfig extends Context.Service<MirrorConfig, MirrorSettings>()("@aicr/registry-mirror/MirrorConfig") {
+  static layer(settings: MirrorSettings): Layer.Layer<MirrorConfig> {
+    return Layer.succeed(MirrorConfig)(settings)
+  }
+}
+
+const FLAGS = {
+  registry: "AICR_REGISTRY_REPOSITORY",
+  "plain-http": "AICR_REGISTRY_PLAIN_HTTP",
+  "docker-config": "AICR_DOCKER_CONFIG",
+  "operator-namespace": "AICR_OPERATOR_NAMESPACE",
+  "upstream-rewrite": "AICR_UPSTREAM_REWRITES",
+  "mirror-concurrency": "AICR_MIRROR_CONCURRENCY",
+} as const
+type Flag = keyof typeof FLAGS
+
+/** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */
+export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): MirrorSettings => {
+  const values: Partial<Record<Flag, string[]>> = {}
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([a-z-]+)(?:=(.*))?$/u.exec(argv[i]!)
+    const name = m?.[1] as Flag | undefined
+    if (m === null || name === undefined || !(name in FLAGS)) throw new Error(`unknown argument ${argv[i]}`)
+    const value = m[2] ?? argv[++i]
+    if (value === undefined) throw new Error(`--${name} needs a value`)
+    ;(values[name] ??= []).push(value)
+  }
+  const all = (f: Flag): string[] => values[f] ?? (env[FLAGS[f]] !== undefined && env[FLAGS[f]] !== "" ? [env[FLAGS[f]]!] : [])
+  const one = (f: Flag): string | undefined => all(f).at(-1)
+  const registry = one("registry")
+  if (registry === undefined) throw new Error(`--registry (or ${FLAGS.registry}) is required: oci://<host>[:port]/<prefix>`)
+  const concurrency = Number(one("mirror-concurrency") ?? 4)
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) throw new Error("--mirror-concurrency must be an integer from 1 to 32")
+  return {
+    prefix: parseRegistryPrefix(registry),
+    registry,
+    plainHttp: all("plain-http").flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== ""),
+    dockerConfig: one("docker-config"),
+    namespace: one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system",
+    rewrites: parseRewrites(all("upstream-rewrite")),
+    concurrency,
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * gather: the reads the contract allows, into one `Observed` value. `Resolved` is read only through `current`
+ * (a stale or missing condition reads as Unknown). The content ConfigMap is read only when a mirror may be due.
+ */
+import { type ClusterRuntime, type ClusterRuntimeStatus, Core, type KubeObject, Resolved } from "@aicr/api"
+import { current, type CurrentCondition } from "@aicr/conditions"
+import { Kube, type KubeError } from "@aicr/kube"
+import { Clock, Effect, Option } from "effect"
+import { MirrorConfig } from "./config"
+import { mirrorIsCurrent } from "./decide"
+import type { RegistryPrefix, Rewrites } from "./source"
+
+/** `status.mirror` (registry-mirror's room) and `status.resolution` (the resolver's). */
+export type MirrorStatus = NonNullable<ClusterRuntimeStatus["mirror"]>
+export type ResolutionStatus = NonNullable<ClusterRuntimeStatus["resolution"]>
+
+export type ContentRead = { readonly _tag: "NotRead" } | { readonly _tag: "Missing" } | { readonly _tag: "Found"; readonly data: Readonly<Record<string, string>> }
+
+export interface Observed {
+  readonly runtime: ClusterRuntime
+  readonly generation: number | undefined
+  readonly resolved: CurrentCondition
+  readonly resolution: ResolutionStatus | undefined
+  /** Our own room as last written. */
+  readonly mirror: MirrorStatus | undefined
+  readonly content: ContentRead
+  readonly namespace: string
+  readonly prefix: RegistryPrefix
+  readonly rewrites: Rewrites
+  /** Epoch milliseconds, from the Effect clock (TestClock in tests). */
+  readonly now: number
+}
+
+type ConfigMap = KubeObject & { readonly data?: Readonly<Record<string, string>> }
+
+export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeError, Kube | MirrorConfig> =>
+  Effect.gen(function* () {
+    const kube = yield* Kube
+    const config = yield* MirrorConfig
+    const now = yield* Clock.currentTimeMillis
+    const resolved = current(runtime, Resolved)
+    const resolution = runtime.status?.resolution
+    const mirror = runtime.status?.mirror
+    const base = { runtime, generation: runtime.metadata.generation, resolved, resolution, mirror, namespace: config.namespace, prefix: config.prefix, rewrites: config.rewrites, now }
+    const due = resolved.status === "True" && resolution?.inputDigest !== undefined && resolution.contentConfigMap !== undefined && !mirrorIsCurrent(base, resolution.inputDigest)
+    if (!due) return { ...base, content: { _tag: "NotRead" } } satisfies Observed
+    const cm = yield* kube.get<ConfigMap>(Core.ConfigMap, `${config.namespace}/${resolution.contentConfigMap}`)
+    const content: ContentRead = Option.isSome(cm) ? { _tag: "Found", data: cm.value.data ?? {} } : { _tag: "Missing" }
+    return { ...base, content } satisfies Observed
+  })

@@ -1,0 +1,55 @@
+/**
+ * registry-mirror: copies every chart, wrapper and the bundle of the current resolution into the runtime registry.
+ *
+ * Owns:   condition `Mirrored`; `status.mirror` on ClusterRuntime `cluster`.
+ * Reads:  `Resolved` (via `current` only), `status.resolution`, the content ConfigMap it names.
+ * Leaves alone: everything else. It never deletes or overwrites registry content, and never plans or rolls out
+ *         (the planner reads `Mirrored` and `status.mirror`).
+ */
+import { ClusterRuntimeKind, SINGLETON_NAME, type ClusterRuntime, type ObjectKey } from "@aicr/api"
+import { roomOn } from "@aicr/contracts"
+import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
+import { Requeue } from "@aicr/runtime"
+import { Data, Effect, Option } from "effect"
+import { act, type Registry } from "./act"
+import type { MirrorConfig } from "./config"
+import { contract } from "./contract"
+import { decide } from "./decide"
+import { gather } from "./gather"
+import { report } from "./status"
+
+export const room = roomOn(contract, ClusterRuntimeKind)
+
+/** A transient failure after its condition was written: the driver's backoff retries the key. */
+export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{
+  readonly reason: string
+  readonly message: string
+}> {}
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig> =>
+  Effect.gen(function* () {
+    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
+    const kube = yield* Kube
+    const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
+    if (Option.isNone(found)) return Requeue.onChange // gone: nothing left to own
+    const runtime = found.value
+
+    const observed = yield* gather(runtime)
+    const decision = decide(observed)
+    yield* Effect.logDebug("Decided", { decision: decision._tag })
+    const outcome = yield* act(decision)
+    const { applied } = yield* kube.applyStatus(room, runtime, report(observed, outcome))
+    if (applied) yield* Effect.logDebug("Applied status")
+
+    if (outcome._tag !== "Failed") return Requeue.onChange
+    if (outcome.class === "defect") yield* Effect.logError("Mirroring failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
+    if (outcome.class === "terminal") {
+      yield* Effect.logInfo("Mirroring stopped", { reason: outcome.condition.reason, message: outcome.condition.message })
+      // One Warning per transition into a failure (a pass that changes nothing emits nothing); waiting is no failure.
+      if (applied && outcome.condition.status === "False" && outcome.condition.reason !== "AwaitingResolution") {
+        yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: outcome.condition.reason, action: "Mirror", note: outcome.condition.message })
+      }
+      return outcome.requeue
+    }
+    return yield* Effect.fail(new RetryAfterTransientFailure({ reason: outcome.condition.reason, message: (outcome.error as { message?: string }).message ?? outcome.condition.message }))
+  }).pipe(Effect.withSpan("registry-mirror.reconcile"))

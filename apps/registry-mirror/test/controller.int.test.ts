@@ -1,0 +1,139 @@
+// The whole controller (runApp: informers, work queue, driver, SSA) against the real kube-apiserver of the local
+// control plane, a real registry and the local chart upstream: Mirrored=True with every ref, no write on an idle
+// pass, and a registry outage shown as Mirroring (transient) that clears on recovery.
+import { join } from "node:path"
+import { mkdtemp, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { contentConfigMapName } from "@aicr/api"
+import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
+import { OciClient } from "@aicr/oras"
+import { parseConfig, runApp } from "@aicr/runtime"
+import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, readAuditEvents, type Registry, startRegistry } from "@aicr/testing/harness"
+import { Effect, Fiber } from "effect"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { registryMirrorApp } from "../src/app"
+import { contentConfigMap, contentData, INPUT_DIGEST, OTHER_INPUT_DIGEST } from "./support/fixtures"
+
+const info: HarnessInfo = inject("harness")
+const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
+let upstream: ChartUpstream
+let registry: Registry
+let registryDir: string
+let ns: string
+let fiber: Fiber.Fiber<never, unknown>
+
+const start = (registryAddress: string, extra: string[] = []) => {
+  const config = parseConfig("registry-mirror", [
+    "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
+    "--registry", `oci://${registryAddress}/aicr/it`, "--operator-namespace", ns,
+    ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+    ...extra,
+  ], {})
+  fiber = Effect.runFork(runApp(registryMirrorApp, config))
+}
+
+interface Cond { type: string; status: string; reason: string; message: string; observedGeneration?: number }
+const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { metadata: { generation: number }; status?: { conditions?: Cond[]; mirror?: { inputDigest?: string; bundle?: string; charts?: Array<{ release: string; ref: string }> } } }
+const mirrored = async () => (await getRuntime()).status?.conditions?.find((c) => c.type === "Mirrored")
+const touch = async (value: string) =>
+  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { annotations: { "test/touch": value } } } }), "touch")
+
+/** What the resolver would write: Resolved=True for the current generation and the resolution. */
+const resolve = async (inputDigest: string) => {
+  const generation = (await getRuntime()).metadata.generation
+  const body = {
+    apiVersion: "operator.aicr.run/v1alpha1",
+    kind: "ClusterRuntime",
+    metadata: { name: "cluster" },
+    status: {
+      conditions: [{ type: "Resolved", status: "True", observedGeneration: generation, lastTransitionTime: "2026-12-02T10:00:00Z", reason: "InputsResolved", message: "" }],
+      resolution: { inputDigest, contentConfigMap: contentConfigMapName(inputDigest), releases: 14 },
+    },
+  }
+  expectOk(await kubeRequest(info, { method: "PATCH", path: `${RUNTIME}/status?fieldManager=aicr-resolver&force=true`, body, contentType: "application/apply-patch+yaml" }), "resolve")
+}
+
+beforeAll(async () => {
+  registryDir = await mkdtemp(join(tmpdir(), "mirror-ctl-registry-"))
+  ;[upstream, registry] = await Promise.all([startChartUpstream(), startRegistry({ name: "mirror-ctl", dir: registryDir })])
+  ns = await createNamespace(info, "aicr-mirror")
+  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
+  await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
+  await applyManifests(info, [
+    { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } } },
+    { ...contentConfigMap(INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(INPUT_DIGEST).metadata, namespace: ns } },
+    { ...contentConfigMap(OTHER_INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(OTHER_INPUT_DIGEST).metadata, namespace: ns } },
+  ])
+  start(registry.address)
+})
+
+afterAll(async () => {
+  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
+  await upstream?.stop()
+  await registry?.stop()
+})
+
+describe("registry-mirror controller on the local control plane", () => {
+  it("waits for Resolved, then mirrors the resolution and records every artifact", async () => {
+    await eventually(async () => (await mirrored())?.reason === "AwaitingResolution", { what: "Mirrored=False/AwaitingResolution" })
+    await resolve(INPUT_DIGEST)
+    const c = await eventually(async () => { const m = await mirrored(); return m?.status === "True" ? m : undefined }, { timeoutMs: 60_000, what: "Mirrored=True" })
+    expect(c).toMatchObject({ reason: "ContentMirrored", observedGeneration: 1, message: expect.stringContaining(INPUT_DIGEST.slice(7, 19)) })
+    const mirror = (await getRuntime()).status!.mirror!
+    expect(mirror.inputDigest).toBe(INPUT_DIGEST)
+    expect(mirror.charts).toHaveLength(16)
+    const client = new OciClient()
+    try {
+      for (const r of [...mirror.charts!.map((x) => x.ref), mirror.bundle!]) {
+        expect(r.startsWith(`${registry.address}/aicr/it/`)).toBe(true)
+        expect((await client.resolve(r)).digest).toBe(r.slice(r.indexOf("@") + 1))
+      }
+    } finally {
+      await client.close()
+    }
+  })
+
+  it("writes nothing more while nothing changes, even when the runtime is touched", async () => {
+    const ours = () => readAuditEvents(info, { resource: "clusterruntimes", name: "cluster" }).filter((e) => e.requestURI.includes("fieldManager=aicr-registry-mirror")).length
+    const before = ours()
+    expect(before).toBeGreaterThanOrEqual(2) // AwaitingResolution, then ContentMirrored
+    await touch("1")
+    await new Promise((r) => setTimeout(r, 2_000))
+    expect(ours()).toBe(before)
+  })
+
+  it("shows a registry outage as Mirroring (retrying after a transient failure) and clears it on recovery", async () => {
+    const port = Number(registry.address.split(":")[1])
+    await registry.stop()
+    await resolve(OTHER_INPUT_DIGEST)
+    const down = await eventually(async () => { const m = await mirrored(); return m?.reason === "Mirroring" ? m : undefined }, { timeoutMs: 60_000, what: "Mirrored=False/Mirroring" })
+    expect(down).toMatchObject({ status: "False", message: expect.stringContaining("retrying after a transient failure") })
+    expect(down.message).toContain(registry.address)
+    registry = await startRegistry({ name: "mirror-ctl", dir: registryDir, port })
+    const up = await eventually(async () => { const m = await mirrored(); return m?.status === "True" ? m : undefined }, { timeoutMs: 90_000, what: "Mirrored=True after recovery" })
+    expect(up.message).toContain(OTHER_INPUT_DIGEST.slice(7, 19))
+    expect((await getRuntime()).status!.mirror!.inputDigest).toBe(OTHER_INPUT_DIGEST)
+  })
+
+  it("reports refused credentials as Unauthorized, and re-reads the docker config without a restart", async () => {
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    const secured = await startRegistry({ name: "mirror-ctl-secured", htpasswd: { user: "mirror", password: "right" } })
+    const dockerConfig = join(registryDir, "docker-config.json")
+    const auth = (password: string) => JSON.stringify({ auths: { [secured.address]: { auth: Buffer.from(`mirror:${password}`).toString("base64") } } })
+    try {
+      await writeFile(dockerConfig, auth("wrong"))
+      start(secured.address, ["--docker-config", dockerConfig])
+      const refused = await eventually(async () => { const m = await mirrored(); return m?.reason === "Unauthorized" ? m : undefined }, { timeoutMs: 60_000, what: "Mirrored=False/Unauthorized" })
+      expect(refused).toMatchObject({ status: "False", message: expect.stringContaining(secured.address) })
+      await writeFile(dockerConfig, auth("right"))
+      await touch("2") // any event: the credentials file is read again at the next handshake
+      const ok = await eventually(async () => { const m = await mirrored(); return m?.status === "True" ? m : undefined }, { timeoutMs: 60_000, what: "Mirrored=True with fixed credentials" })
+      expect(ok.reason).toBe("ContentMirrored")
+      expect((await getRuntime()).status!.mirror!.bundle).toContain(`${secured.address}/aicr/it/bundles/cluster:`)
+    } finally {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+      await secured.stop()
+    }
+  })
+})

@@ -1,0 +1,123 @@
+/**
+ * Stand-in Helm charts: each fixture component becomes a tiny `apiVersion: v2` chart whose templates render its
+ * workloads (pause containers with the GPU toleration, so kwok marks them Ready on any fake node) and, where the
+ * recipe's manifests need one, a trivial CRD. Packaged deterministically, like `helm package` lays a chart out.
+ */
+import { createCipheriv, createHash } from "node:crypto"
+import { stringify } from "yaml"
+import { type FixtureComponent, type FixtureCrd, type FixtureWorkload, GPU_TOLERATION } from "./fixtures"
+import { type TarFile, writeTgz } from "./tar"
+
+/** A packaged chart and what identifies it. */
+export interface PackagedChart {
+  readonly name: string
+  readonly version: string
+  /** `<name>-<version>.tgz`, as `helm package` names it. */
+  readonly file: string
+  readonly tgz: Buffer
+  /** `sha256:<hex>` of the archive. */
+  readonly digest: string
+}
+
+export const PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+
+const sha256 = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`
+
+/** The chart's default values: scheduling knobs the bundle's values may override. */
+export const defaultValues = () => ({
+  image: PAUSE_IMAGE,
+  replicas: 1,
+  nodeSelector: {},
+  tolerations: [GPU_TOLERATION],
+})
+
+const workloadTemplate = (w: FixtureWorkload): string =>
+  [
+    "---",
+    "apiVersion: apps/v1",
+    `kind: ${w.kind}`,
+    "metadata:",
+    `  name: ${w.name}`,
+    "  namespace: {{ .Release.Namespace }}",
+    "  labels:",
+    `    app.kubernetes.io/name: ${w.name}`,
+    "    app.kubernetes.io/instance: {{ .Release.Name }}",
+    "    app.kubernetes.io/managed-by: {{ .Release.Service }}",
+    "    helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version | replace \"+\" \"_\" }}",
+    "spec:",
+    ...(w.kind === "Deployment" ? ["  replicas: {{ .Values.replicas | default 1 }}"] : []),
+    "  selector:",
+    "    matchLabels:",
+    `      app.kubernetes.io/name: ${w.name}`,
+    "  template:",
+    "    metadata:",
+    "      labels:",
+    `        app.kubernetes.io/name: ${w.name}`,
+    "    spec:",
+    "      {{- with .Values.nodeSelector }}",
+    "      nodeSelector:",
+    "        {{- toYaml . | nindent 8 }}",
+    "      {{- end }}",
+    "      {{- with .Values.tolerations }}",
+    "      tolerations:",
+    "        {{- toYaml . | nindent 8 }}",
+    "      {{- end }}",
+    "      containers:",
+    "        - name: main",
+    "          image: {{ .Values.image | default \"" + PAUSE_IMAGE + "\" }}",
+    "",
+  ].join("\n")
+
+const crdYaml = (c: FixtureCrd): string =>
+  stringify({
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${c.plural}.${c.group}` },
+    spec: {
+      group: c.group,
+      scope: c.scope,
+      names: { kind: c.kind, plural: c.plural, singular: c.kind.toLowerCase(), listKind: `${c.kind}List` },
+      versions: [{ name: "v1alpha1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+    },
+  })
+
+/** Deterministic incompressible bytes (AES-128-CTR keyed by the seed over zeros), for the large-chart filler. */
+export const fillerBytes = (size: number, seed: string): Buffer => {
+  const key = createHash("sha256").update(seed).digest()
+  const cipher = createCipheriv("aes-128-ctr", key.subarray(0, 16), key.subarray(16, 32))
+  return Buffer.concat([cipher.update(Buffer.alloc(size)), cipher.final()])
+}
+
+const MAX_FILLER_FILE = 4 * 1024 * 1024 // under Helm's default 5 MiB per-file limit
+
+/** The files of a component's stand-in chart, in the order `helm package` writes them (Chart.yaml first). */
+export const chartFiles = (c: FixtureComponent & { readonly chart: string; readonly version: string }, options: { readonly fillerBytes?: number } = {}): TarFile[] => {
+  const root = c.chart
+  const file = (path: string, text: string | Buffer): TarFile => ({ path: `${root}/${path}`, data: typeof text === "string" ? Buffer.from(text, "utf8") : text })
+  const chartYaml = stringify({
+    apiVersion: "v2",
+    name: c.chart,
+    description: `Stand-in for the ${c.chart} chart of ${c.source} (aicr-operator-ts local upstream)`,
+    type: "application",
+    version: c.version,
+    appVersion: c.version.replace(/^v/u, ""),
+    annotations: { "aicr-operator-ts/fixture": "true" },
+  })
+  const files: TarFile[] = [
+    file("Chart.yaml", chartYaml),
+    file("values.yaml", stringify(defaultValues())),
+    ...(c.crds ?? []).map((crd) => file(`crds/${crd.plural}.${crd.group}.yaml`, crdYaml(crd))),
+  ]
+  if (c.workloads.length > 0) files.push(file("templates/workloads.yaml", c.workloads.map(workloadTemplate).join("")))
+  const filler = options.fillerBytes ?? c.fillerBytes ?? 0
+  for (let i = 0, off = 0; off < filler; i++, off += MAX_FILLER_FILE) {
+    files.push(file(`files/filler-${i}.bin`, fillerBytes(Math.min(MAX_FILLER_FILE, filler - off), `${c.chart}-${c.version}-${i}`)))
+  }
+  return files
+}
+
+/** Packages a component's stand-in chart. */
+export const packageChart = (c: FixtureComponent & { readonly chart: string; readonly version: string }, options: { readonly fillerBytes?: number } = {}): PackagedChart => {
+  const tgz = writeTgz(chartFiles(c, options))
+  return { name: c.chart, version: c.version, file: `${c.chart}-${c.version}.tgz`, tgz, digest: sha256(tgz) }
+}

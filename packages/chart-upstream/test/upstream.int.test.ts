@@ -1,0 +1,85 @@
+// The local upstream against the real helm v4 CLI: `helm repo add` + `helm pull` from the HTTP repositories,
+// `helm pull oci://…` from the OCI side, and `helm template` renders every chart into its workloads.
+import { execFile } from "node:child_process"
+import { createHash } from "node:crypto"
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { toolPath } from "@aicr/testing/harness"
+import { parseAllDocuments } from "yaml"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ChartUpstream, FIXTURE_CHARTS, startChartUpstream } from "../src/index"
+
+const run = promisify(execFile)
+let upstream: ChartUpstream
+let work: string
+let helmEnv: NodeJS.ProcessEnv
+const helm = async (...args: string[]) => (await run(toolPath("helm"), args, { env: helmEnv, cwd: work, maxBuffer: 16 * 1024 * 1024 })).stdout
+
+beforeAll(async () => {
+  upstream = await startChartUpstream()
+  work = await mkdtemp(join(tmpdir(), "chart-upstream-"))
+  helmEnv = {
+    PATH: process.env.PATH,
+    HOME: work,
+    HELM_CONFIG_HOME: join(work, "config"),
+    HELM_CACHE_HOME: join(work, "cache"),
+    HELM_DATA_HOME: join(work, "data"),
+    HELM_REGISTRY_CONFIG: join(work, "config", "registry.json"),
+    HELM_REPOSITORY_CONFIG: join(work, "config", "repositories.yaml"),
+    HELM_REPOSITORY_CACHE: join(work, "cache", "repository"),
+  }
+})
+
+afterAll(async () => {
+  await upstream?.stop()
+  if (work) await rm(work, { recursive: true, force: true })
+})
+
+describe("local chart upstream", () => {
+  it("serves every fixture chart, OCI sources from the registry and the rest over HTTP", () => {
+    expect(upstream.charts.map((c) => c.name).sort()).toEqual(FIXTURE_CHARTS.map((c) => c.chart).sort())
+    expect(upstream.rewrites["https://charts.jetstack.io"]).toBe(`${upstream.httpUrl}/charts.jetstack.io`)
+    expect(upstream.rewrites["oci://ghcr.io/nvidia"]).toBe(`${upstream.ociPrefix}/ghcr.io/nvidia`)
+    expect(upstream.charts.filter((c) => c.ref !== undefined).map((c) => c.name).sort()).toEqual(["kai-scheduler", "kubeflow-trainer", "nvsentinel"])
+  })
+
+  it("lets helm add each HTTP repository and pull each chart, byte for byte", async () => {
+    const out = join(work, "pulled-http")
+    await mkdir(out)
+    const http = upstream.charts.filter((c) => c.ref === undefined)
+    const repos = [...new Set(http.map((c) => c.url))]
+    for (const [i, url] of repos.entries()) await helm("repo", "add", `r${i}`, url)
+    await helm("repo", "update")
+    for (const c of http) {
+      await helm("pull", `r${repos.indexOf(c.url)}/${c.name}`, "--version", c.version, "--destination", out)
+      const bytes = await readFile(join(out, `${c.name}-${c.version}.tgz`))
+      expect(`sha256:${createHash("sha256").update(bytes).digest("hex")}`).toBe(c.digest)
+    }
+  })
+
+  it("lets helm pull the OCI sources with --plain-http", async () => {
+    const out = join(work, "pulled-oci")
+    await mkdir(out)
+    for (const c of upstream.charts.filter((x) => x.ref !== undefined)) {
+      await helm("pull", `${c.url}/${c.name}`, "--version", c.version, "--plain-http", "--destination", out)
+      expect((await readFile(join(out, `${c.name}-${c.version}.tgz`))).length).toBe(c.size)
+    }
+  })
+
+  it("renders every chart with helm template into its workloads, tolerating the GPU taint", async () => {
+    for (const c of FIXTURE_CHARTS) {
+      const served = upstream.charts.find((x) => x.name === c.chart)!
+      const ref = served.ref !== undefined ? `${served.url}/${c.chart}` : c.chart
+      const args = served.ref !== undefined ? ["--plain-http"] : ["--repo", served.url]
+      const text = await helm("template", c.name, ref, "--version", c.version, "--namespace", c.namespace, ...args)
+      const docs = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace: string }; spec: { template: { spec: { tolerations: unknown[] } } } }).filter((d) => d != null && typeof d === "object" && "kind" in d) // helm v4 prints "Pulled:"/"Digest:" for OCI charts
+      expect(docs.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual(c.workloads.map((w) => `${w.kind}/${w.name}`).sort())
+      for (const d of docs) {
+        expect(d.metadata.namespace).toBe(c.namespace)
+        expect(d.spec.template.spec.tolerations).toContainEqual({ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" })
+      }
+    }
+  })
+})
