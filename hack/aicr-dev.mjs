@@ -65,7 +65,7 @@ function up(rest) {
 
 function down() {
   ensureDeps()
-  process.exit(tsx(["packages/testing/src/harness/cli.ts", "down", "--dir", localDir]).code)
+  process.exit(tsx(["hack/down.ts"]).code)
 }
 
 function test(rest) {

@@ -2,32 +2,50 @@
  * `aicr-dev up`: the operator's main job on the embedded local control plane.
  *
  * Starts (or reuses) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with 2 system and 4 H100
- * nodes, and an OCI registry; installs the operator's API (crds/); applies the sample ClusterRuntime of the EKS guide;
- * shows `kubectl get clusterruntime`. In the foreground until Ctrl-C, which stops everything; `--detach` leaves the
- * control plane running (stop it with `aicr-dev down`).
+ * nodes, and an OCI registry; installs the operator's API (crds/); starts the local chart upstream and every
+ * controller built so far as its own process; applies the sample ClusterRuntime of the EKS guide and shows what the
+ * controllers report. In the foreground until Ctrl-C, which stops everything; `--detach` leaves it all running (stop
+ * it with `aicr-dev down`).
  */
 import { spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
-import { applyManifests, startControlPlane } from "@aicr/testing/harness"
+import { applyManifests, eventually, kubeRequest, startControlPlane } from "@aicr/testing/harness"
+import { OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
 const detach = process.argv.includes("--detach")
 const stateDir = process.env.AICR_LOCAL_DIR ?? join(root, ".aicr", "local")
+const say = (msg: string) => process.stderr.write(`[aicr-dev] ${msg}\n`)
 
 const started = Date.now()
 // Reuses a healthy plane already recorded in stateDir (e.g. from `up --detach`).
 const plane = await startControlPlane({ dir: stateDir, attached: !detach })
 const { info } = plane
-process.stderr.write(`[aicr-dev] control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${info.server}\n`)
+say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${info.server}`)
 
 await applyManifests(info, join(root, "crds"))
+await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: OPERATOR_NAMESPACE } }])
+const operator = await startLocalOperator(info, { dir: stateDir, attached: !detach })
+say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 await applyManifests(info, join(root, "e2e", "samples", "clusterruntime-eks.yaml"))
+
+// Wait until every running controller has reported on the runtime at least once.
+const reported = ["Mirrored"]
+await eventually(async () => {
+  const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
+  const types = new Set<string>((res.body?.status?.conditions ?? []).map((c: { type: string }) => c.type))
+  return reported.every((t) => types.has(t))
+}, { timeoutMs: 60_000, what: "the controllers to report on ClusterRuntime cluster" })
 
 const kubectlBin = info.bin.kubectl ?? "kubectl"
 const kubectl = (args: string[]) => spawnSync(kubectlBin, args, { stdio: "inherit", env: { ...process.env, KUBECONFIG: info.kubeconfig } })
 
 kubectl(["get", "nodes", "-L", "eks.amazonaws.com/nodegroup,node.kubernetes.io/instance-type"])
 kubectl(["get", "clusterruntime", "-o", "wide"])
+kubectl([
+  "get", "clusterruntime", "cluster", "-o",
+  'jsonpath={range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\\n"}{end}',
+])
 
 process.stdout.write(
   [
@@ -36,9 +54,10 @@ process.stdout.write(
     `  export KUBECONFIG=${info.kubeconfig}`,
     `  export PATH=${dirname(kubectlBin)}:$PATH   # kubectl of the same Kubernetes version`,
     "  kubectl get clusterruntime -o wide",
-    `OCI registry: ${info.registry} (plain HTTP)   audit log: ${info.auditLog}`,
-    "No controller runs yet: the resolver, registry-mirror, planner, step-executor, approval-guard, validation-gate",
-    "and ecr-credential-refresher join this command as they are built.",
+    `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${operator.upstream}`,
+    `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
+    "Controllers running: registry-mirror. Not built yet: resolver (needs the aicr CLI), planner, step-executor,",
+    "approval-guard, validation-gate, ecr-credential-refresher; until the resolver exists, Mirrored waits for Resolved.",
     "",
   ].join("\n"),
 )
@@ -50,7 +69,8 @@ if (detach) {
 
 process.stdout.write("Running; press Ctrl-C to stop everything.\n")
 const stop = async () => {
-  process.stderr.write("[aicr-dev] stopping the local control plane\n")
+  say("stopping the operator and the local control plane")
+  await operator.stop()
   await plane.stop()
   process.exit(0)
 }

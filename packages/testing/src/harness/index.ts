@@ -42,5 +42,5 @@ export {
 } from "./kube"
 export { loadManifests, parseManifests } from "./manifests"
 export { COMPONENT_USERS, DEFAULT_USERS, type StaticUser } from "./auth"
-export { HarnessError, type Proc } from "./proc"
+export { adoptProc, HarnessError, pidAlive, type Proc, spawnProc, type SpawnOptions, tailFile } from "./proc"
 export { readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"

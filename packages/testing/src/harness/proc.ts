@@ -6,7 +6,7 @@
 //      group as soon as the parent PID is gone, e.g. after a SIGKILL that no handler sees;
 //   3. a pid file in the state dir (see plane.ts) whose leftovers the next start in that dir kills.
 import { type ChildProcess, spawn } from "node:child_process"
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync } from "node:fs"
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -78,13 +78,27 @@ export const pidAlive = (pid: number, bin?: string): boolean => {
   }
 }
 
+/**
+ * True while a process of the group still runs. Zombies do not count: a detached component whose starter is gone
+ * is reparented, and if nothing reaps it, it stays a zombie that signal 0 still reaches.
+ */
 const groupAlive = (pgid: number): boolean => {
   try {
     process.kill(-pgid, 0)
-    return true
   } catch {
     return false
   }
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false
 }
 
 const signalGroup = (pid: number, signal: NodeJS.Signals): void => {

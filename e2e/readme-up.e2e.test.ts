@@ -1,0 +1,55 @@
+/**
+ * The README's first command exactly as a user runs it (`hack/aicr-dev.mjs up`, detached so the test can go on),
+ * in its own state directory: it must bring up the control plane, install the API, start the operator's processes,
+ * apply the sample runtime, show what the controllers report, and `down` must leave no process behind.
+ */
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { pidAlive, repoRoot } from "@aicr/testing/harness"
+import { afterAll, describe, expect, it } from "vitest"
+
+const run = promisify(execFile)
+const root = repoRoot()
+const dir = mkdtempSync(join(tmpdir(), "aicr-readme-up-"))
+const env = { ...process.env, AICR_LOCAL_DIR: dir }
+const devScript = join(root, "hack", "aicr-dev.mjs")
+
+const recordedPids = (): number[] => {
+  const plane = JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { procs: Array<{ pid: number }> }
+  const operator = JSON.parse(readFileSync(join(dir, "operator.json"), "utf8")) as Array<{ pid: number }>
+  return [...plane.procs, ...operator].map((p) => p.pid)
+}
+
+describe("aicr-dev up --detach and down", () => {
+  let pids: number[] = []
+
+  afterAll(async () => {
+    await run(process.execPath, [devScript, "down"], { cwd: root, env }).catch(() => undefined)
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("starts the control plane and the operator, and shows the runtime with the controllers' conditions", async () => {
+    const { stdout } = await run(process.execPath, [devScript, "up", "--detach"], { cwd: root, env, maxBuffer: 16 << 20 })
+    expect(stdout).toMatch(/^cluster\s/m)
+    expect(stdout).toContain("Mirrored=False AwaitingResolution")
+    expect(stdout).toContain(`export KUBECONFIG=${join(dir, "kubeconfig")}`)
+    pids = recordedPids()
+    expect(pids.length).toBeGreaterThanOrEqual(8) // etcd, registry, apiserver, KCM, scheduler, kwok + upstream, mirror
+    expect(pids.every((pid) => pidAlive(pid))).toBe(true)
+  })
+
+  it("reuses the running control plane on a second up", async () => {
+    const { stderr } = await run(process.execPath, [devScript, "up", "--detach"], { cwd: root, env, maxBuffer: 16 << 20 })
+    expect(stderr).toMatch(/control plane ready in 0\.\ds/)
+  })
+
+  it("stops every process it started on down", async () => {
+    const all = recordedPids()
+    const { stderr } = await run(process.execPath, [devScript, "down"], { cwd: root, env })
+    expect(stderr).toMatch(/stopped 2 operator processes and 6 control-plane processes/)
+    expect(all.filter((pid) => pidAlive(pid))).toEqual([])
+  })
+})

@@ -1,0 +1,106 @@
+/**
+ * The operator's processes on the local control plane (`aicr-dev up`): the local chart upstream that stands in for
+ * the public chart repositories, and every controller built so far, each as its own process, as in a cluster.
+ *
+ * Each runs in its own process group with its log in `<dir>/logs/<name>.log`. Attached (foreground `up`), a
+ * watchdog stops them when `up` exits, even on SIGKILL; detached (`up --detach`), they are recorded in
+ * `<dir>/operator.json` and `aicr-dev down` stops them.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { adoptProc, type HarnessInfo, type Proc, spawnProc } from "@aicr/testing/harness"
+
+export const OPERATOR_NAMESPACE = "aicr-system"
+/** The runtime registry prefix (chart value `registry.repository`) on the local control plane. */
+export const registryPrefix = (info: HarnessInfo) => `oci://${info.registry}/aicr/cluster`
+
+const root = join(import.meta.dirname, "..")
+const tsxLoader = createRequire(import.meta.url).resolve("tsx")
+const stateFile = (dir: string) => join(dir, "operator.json")
+
+interface Recorded {
+  readonly name: string
+  readonly pid: number
+  readonly bin: string
+  readonly log: string
+}
+
+/** A TypeScript entry point run by this Node with the tsx loader: one process, whose argv[0] is this Node. */
+const startTs = (name: string, script: string, args: string[], dir: string, attached: boolean): Promise<Proc> =>
+  spawnProc({
+    name,
+    bin: process.execPath,
+    args: ["--import", tsxLoader, join(root, script), ...args],
+    logDir: join(dir, "logs"),
+    cwd: root,
+    attached,
+  })
+
+/** Waits for the first JSON line the chart upstream prints once it serves. */
+const upstreamInfo = async (p: Proc): Promise<{ httpUrl: string; rewrites: Record<string, string> }> => {
+  for (let i = 0; i < 300; i++) {
+    if (!p.isAlive()) throw new Error(`chart upstream exited:\n${p.tail()}`)
+    const line = existsSync(p.log) ? readFileSync(p.log, "utf8").split("\n").find((l) => l.startsWith("{")) : undefined
+    if (line) return JSON.parse(line)
+    await sleep(100)
+  }
+  throw new Error(`chart upstream did not start within 30s:\n${p.tail()}`)
+}
+
+export interface LocalOperator {
+  readonly procs: ReadonlyArray<Proc>
+  readonly upstream: string
+  stop(): Promise<void>
+}
+
+export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string; attached: boolean }): Promise<LocalOperator> => {
+  await stopLocalOperator(opts.dir)
+  const procs: Proc[] = []
+  const record = () =>
+    writeFileSync(stateFile(opts.dir), JSON.stringify(procs.map(({ name, pid, bin, log }): Recorded => ({ name, pid, bin, log }))))
+  try {
+    const upstream = await startTs("chart-upstream", "packages/chart-upstream/src/cli.ts", ["--oci-registry", info.registry], opts.dir, opts.attached)
+    procs.push(upstream)
+    record()
+    const served = await upstreamInfo(upstream)
+
+    const runtimeFlags = (name: string) => [
+      "--kubeconfig", info.kubeconfig,
+      "--metrics-bind-address", "127.0.0.1:0",
+      "--health-probe-bind-address", "127.0.0.1:0",
+      "--leader-election-namespace", OPERATOR_NAMESPACE,
+      "--leader-election-id", `aicr-${name}`,
+    ]
+    const mirror = await startTs(
+      "registry-mirror",
+      "apps/registry-mirror/src/main.ts",
+      [
+        ...runtimeFlags("registry-mirror"),
+        "--registry", registryPrefix(info),
+        "--operator-namespace", OPERATOR_NAMESPACE,
+        ...Object.entries(served.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+      ],
+      opts.dir,
+      opts.attached,
+    )
+    procs.push(mirror)
+    record()
+    return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
+  } catch (e) {
+    await Promise.all(procs.map((p) => p.stop()))
+    rmSync(stateFile(opts.dir), { force: true })
+    throw e
+  }
+}
+
+/** Stops the operator processes recorded in dir (from this run or an earlier detached one); returns how many. */
+export const stopLocalOperator = async (dir: string): Promise<number> => {
+  if (!existsSync(stateFile(dir))) return 0
+  const recorded = JSON.parse(readFileSync(stateFile(dir), "utf8")) as Recorded[]
+  const procs = recorded.map((r) => adoptProc(r.name, r.pid, r.bin, r.log)).filter((p) => p.isAlive())
+  await Promise.all(procs.map((p) => p.stop()))
+  rmSync(stateFile(dir), { force: true })
+  return procs.length
+}
