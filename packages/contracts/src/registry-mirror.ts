@@ -10,7 +10,8 @@ export const registryMirror = Contract.make({
     Watch.self(ClusterRuntimeKind),
     Watch.mapped(Core.ConfigMap, "singleton", "the content ConfigMap of the resolution to mirror", `${LABEL_ROLE}=${ROLE_CONTENT}`),
   ],
-  reads: { conditions: [Resolved], kinds: [Core.ConfigMap, Core.Secret] },
+  // Registry credentials arrive as a mounted docker config file (a Secret volume), so no Secret is read through the API.
+  reads: { conditions: [Resolved], kinds: [Core.ConfigMap] },
   writes: [{ kind: ClusterRuntimeKind, conditions: [Mirrored], statusKeys: ["mirror"] }],
   creates: [],
 })
