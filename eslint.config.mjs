@@ -36,9 +36,12 @@ const testOnlyCycles = [
   ...libs.flatMap((a) => libs.filter((b) => a !== b && !(["api", "contracts"].includes(a) && ["api", "contracts"].includes(b))).map((b) => [a, b])),
 ]
 
+// Tests and benchmarks build apps as they ship, with hack/build-apps.ts (no project: a relative import).
+const buildApps = "^(\\.\\./)+hack/build-apps$"
+
 const boundaries = (forTests) => ({
   enforceBuildableLibDependency: false,
-  allow: [],
+  allow: forTests ? [buildApps] : [],
   ignoredCircularDependencies: testOnlyCycles,
   depConstraints: forTests
     ? constraints.map((c) => ({ ...c, onlyDependOnLibsWithTags: [...new Set([...c.onlyDependOnLibsWithTags, "type:testing"])] }))
@@ -50,6 +53,15 @@ const common = {
 }
 const testFiles = ["**/test/**/*.ts", "**/*.test.ts", "**/bench/**/*.ts"]
 
+// Shipped code may `import()` only modules of ours: in an esbuild bundle with --splitting (how apps ship,
+// hack/build-apps.ts) the dynamic import of a CommonJS package yields only `default` (evanw/esbuild#3245), so its
+// named exports are undefined there while Node, tsx and vitest resolve them. Re-export the package from a module of
+// ours and import that (packages/kube/src/yaml.ts).
+const dynamicImportOfPackage = {
+  selector: "ImportExpression > Literal.source[value=/^[^.]/]",
+  message: "import() a module of ours that re-exports the package (esbuild --splitting drops a CommonJS package's named exports)",
+}
+
 export default [
   { ignores: ["**/node_modules/**", "**/dist/**", "**/.nx/**", "crds/**", "charts/**", "coverage/**"] },
   ...tseslint.configs.recommended,
@@ -60,6 +72,7 @@ export default [
     rules: {
       ...common,
       "@nx/enforce-module-boundaries": ["error", boundaries(false)],
+      "no-restricted-syntax": ["error", dynamicImportOfPackage],
     },
   },
   {

@@ -112,6 +112,11 @@ function readCounts(file) {
   }
 }
 
+function build(rest) {
+  ensureDeps()
+  process.exit(tsx(["hack/build-apps.ts", ...rest]).code)
+}
+
 function bench(rest) {
   ensureDeps()
   buildTools()
@@ -129,6 +134,9 @@ switch (cmd) {
   case "test":
     test(rest)
     break
+  case "build":
+    build(rest)
+    break
   case "bench":
     bench(rest)
     break
@@ -143,6 +151,7 @@ switch (cmd) {
         "                  apply the sample ClusterRuntime and run the operator; Ctrl-C stops everything",
         "  down            stop a control plane started with 'up --detach'",
         "  test [tier…]    lint, typecheck and run the test tiers (unit component int e2e); CI runs exactly this",
+        "  build [app…]    bundle each app as it ships (esbuild, ESM, code splitting) into dist/apps/<app>/",
         "  bench           run the benchmarks",
         "  tools           build or verify the cached real components only",
         "",

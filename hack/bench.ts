@@ -3,14 +3,16 @@
  *
  *   control-plane   start, reuse and stop times of the local control plane (3 fresh starts)
  *   workqueue       keys/s through the de-duplicating work queue, and how many reconciles a burst collapses into
- *   controller-rss  RSS after GC of a bundled controller process: one informer, then a whole app (budget 80 MiB)
+ *   controller-rss  RSS after GC of a bundled controller process: one informer, then a whole app, then each app
+ *                   with an apps/<name>/bench/rss.bench.ts (bundled by hack/build-apps.ts) on a local control
+ *                   plane, idle before and after its work (budget 80 MiB)
  *   oras-copy       throughput and peak RSS of copying a 256 MiB blob between two real registries
  *   mirror          registry-mirror against a helm pull + push loop (when apps/registry-mirror/bench exists)
  *
  * Every result is printed and written to .aicr/bench/<name>.json.
  */
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { makeWorkQueue } from "@aicr/runtime"
 import { repoRoot, startControlPlane } from "@aicr/testing/harness"
@@ -89,18 +91,39 @@ const workqueue = async () => {
   record("workqueue", result)
 }
 
-const run = (name: string, args: string[]) => {
-  const t0 = performance.now()
+/** Runs a bench script with tsx; its stdout lines. */
+const lines = (name: string, args: string[]): string[] => {
   const r = spawnSync(join(root, "node_modules", ".bin", "tsx"), args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
   if (r.status !== 0) throw new Error(`bench ${name} failed (exit ${r.status})`)
-  const lines = r.stdout.trim().split("\n")
-  record(name, { seconds: +((performance.now() - t0) / 1000).toFixed(1), output: lines })
+  return r.stdout.trim().split("\n")
+}
+
+const run = (name: string, args: string[]) => {
+  const t0 = performance.now()
+  const output = lines(name, args)
+  record(name, { seconds: +((performance.now() - t0) / 1000).toFixed(1), output })
+}
+
+/** The minimal controller of packages/runtime, then every app that has a bench/rss.bench.ts, on one control plane. */
+const controllerRss = async () => {
+  const t0 = performance.now()
+  const result: Record<string, unknown> = { fixture: lines("controller-rss", ["packages/runtime/test/fixtures/rss-measure.ts"]) }
+  const apps = readdirSync(join(root, "apps")).filter((a) => existsSync(join(root, "apps", a, "bench", "rss.bench.ts"))).sort()
+  if (apps.length > 0) {
+    const plane = await startControlPlane({ nodes: false })
+    try {
+      for (const app of apps) result[app] = lines(`controller-rss ${app}`, [`apps/${app}/bench/rss.bench.ts`, plane.info.dir])
+    } finally {
+      await plane.stop()
+    }
+  }
+  record("controller-rss", { seconds: +((performance.now() - t0) / 1000).toFixed(1), ...result })
 }
 
 const benches: Record<string, () => Promise<void> | void> = {
   "control-plane": controlPlane,
   workqueue,
-  "controller-rss": () => run("controller-rss", ["packages/runtime/test/fixtures/rss-measure.ts"]),
+  "controller-rss": controllerRss,
   "oras-copy": () => run("oras-copy", ["packages/oras/bench/copy.bench.ts", "256", "8"]),
   mirror: () => {
     const script = "apps/registry-mirror/bench/mirror.bench.ts"

@@ -1,8 +1,8 @@
-// Idle RSS of the bundled registry-mirror controller after it mirrored the fixture recipe (architecture.md §7:
-// budget ≤ 80 MiB per idle controller). Not a test: it prints numbers.
+// Idle RSS of the bundled registry-mirror controller, before and after it mirrored the fixture recipe
+// (architecture.md §7: budget ≤ 80 MiB per idle controller). Not a test: it prints numbers.
 // Needs a running local control plane: npx tsx packages/testing/src/harness/cli.ts up --detach --dir DIR
 // Run: npx tsx apps/registry-mirror/bench/rss.bench.ts DIR
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { contentConfigMapName } from "@aicr/api"
 import { startChartUpstream } from "@aicr/chart-upstream"
 import { applyManifests, createNamespace, eventually, expectOk, kubeRequest, repoRoot, runningPlane } from "@aicr/testing/harness"
+import { buildApp, summary } from "../../../hack/build-apps"
 import { contentConfigMap, contentData, INPUT_DIGEST } from "../test/support/fixtures"
 
 const dir = process.argv[2]
@@ -19,13 +20,11 @@ if (info === undefined) throw new Error(`no healthy control plane in ${dir}`)
 const MiB = 1024 * 1024
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const work = await mkdtemp(join(tmpdir(), "mirror-rss-"))
-// One esbuild bundle (ESM). `--splitting` would keep client-node's exotic auth code in a lazy chunk, but the split
-// bundle of this app dies at start-up ("parseYaml is not a function" in the kubeconfig loader), so it is not used.
-execFileSync(join(repoRoot(), "node_modules", ".bin", "esbuild"), [
-  join(repoRoot(), "apps/registry-mirror/src/main.ts"), "--bundle", "--platform=node", "--format=esm", "--target=node24", "--minify",
-  `--outdir=${work}`, "--out-extension:.js=.mjs", "--banner:js=import { createRequire } from 'module'; const require = createRequire(import.meta.url);", "--log-level=warning",
-])
-const bundle = join(work, "main.mjs")
+// The bundle as it ships: hack/build-apps.ts (esbuild, ESM, --splitting: code behind a dynamic import() stays in a
+// chunk loaded on demand).
+const built = await buildApp("registry-mirror", join(work, "dist"))
+const bundle = built.entry
+console.log(summary(built).join("\n"))
 // On SIGUSR2 the controller collects garbage and reports its RSS on stderr (RSS after GC, as docs/benchmarks.md measures).
 const probe = join(work, "rss-probe.mjs")
 writeFileSync(probe, "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss} ${JSON.stringify(m)}\\n`) })\n")
@@ -96,7 +95,7 @@ try {
     },
     { timeoutMs: 60_000, what: "Mirrored=True" },
   )
-  console.log(`main chunk ${(readFileSync(bundle).length / MiB).toFixed(1)} MiB; Mirrored=True ${((Date.now() - t0) / 1000).toFixed(1)} s after start`)
+  console.log(`Mirrored=True ${((Date.now() - t0) / 1000).toFixed(1)} s after the resolution`)
   await new Promise((r) => setTimeout(r, 10_000))
   console.log(`idle 10 s after mirroring: RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail}; peak ${(hwm() / MiB).toFixed(1)} MiB)`)
 } finally {

@@ -3,13 +3,11 @@
  * through the `Registry` service); every failure becomes an `Outcome` via `errorsToOutcome`, defects included.
  */
 import { shortDigest } from "@aicr/conditions"
-import { type CredentialProvider, dockerConfigCredentials, type OciClient } from "@aicr/oras"
-import { Context, Effect } from "effect"
-import { readFile } from "node:fs/promises"
+import { Context, Effect, type Scope } from "effect"
 import type { MirrorSettings } from "./config"
 import type { Decision } from "./decide"
-import { defectOutcome, errorsToOutcome, type FailureOutcome, isMirrorError, type MirrorError, RegistryCredentialsUnavailableError } from "./errors"
-import { type MirrorResult, runMirror } from "./mirror"
+import { defectOutcome, errorsToOutcome, type FailureOutcome, type MirrorError } from "./errors"
+import type { MirrorResult } from "./mirror"
 import type { MirrorPlan } from "./plan"
 import type { Outcome } from "./status"
 
@@ -20,34 +18,25 @@ export interface RegistryShape {
 
 export class Registry extends Context.Service<Registry, RegistryShape>()("@aicr/registry-mirror/Registry") {}
 
-/** A docker config file re-read at every handshake, so rotated credentials are picked up without a restart. */
-export const credentialsFrom = (path: string | undefined): CredentialProvider | undefined =>
-  path === undefined
-    ? undefined
-    : async (registry) => {
-        let text: string
-        try {
-          text = await readFile(path, "utf8")
-        } catch (e) {
-          throw new RegistryCredentialsUnavailableError({ path, message: `Registry credentials ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` })
-        }
-        let config: unknown
-        try {
-          config = JSON.parse(text)
-        } catch {
-          throw new RegistryCredentialsUnavailableError({ path, message: `Registry credentials ${path} are not a docker config.json` })
-        }
-        return dockerConfigCredentials({ config: config as never })(registry)
-      }
-
-/** The `Registry` service over an existing client (tests and the bench share one). */
-export const fromClient = (client: OciClient, settings: Pick<MirrorSettings, "rewrites" | "concurrency">): RegistryShape => ({
-  mirror: (plan) =>
-    Effect.tryPromise({
-      try: (signal) => runMirror(client, plan, { rewrites: settings.rewrites, concurrency: settings.concurrency, signal }),
-      catch: (e) => e,
-    }).pipe(Effect.catch((e) => (isMirrorError(e) ? Effect.fail(e) : Effect.die(e)))),
-})
+/**
+ * The running controller's `Registry`: the OCI client and the mirror executor (`./registry`: `@aicr/oras`, undici)
+ * are loaded by the first mirror, then kept; the client is closed with the scope. An idle controller never loads
+ * them (a dynamic `import()`, which the split bundle keeps in a chunk of its own).
+ */
+export const lazyRegistry = (settings: MirrorSettings, userAgent: string): Effect.Effect<RegistryShape, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    let opened: Promise<{ readonly registry: RegistryShape; readonly close: () => Promise<void> }> | undefined
+    const open = () =>
+      (opened ??= import("./registry").then(
+        (m) => m.openRegistry(settings, userAgent),
+        (e: unknown) => {
+          opened = undefined
+          throw e
+        },
+      ))
+    yield* Effect.addFinalizer(() => (opened === undefined ? Effect.void : Effect.promise(() => opened!.then((o) => o.close()).catch(() => undefined))))
+    return { mirror: (plan) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.mirror(plan))) }
+  })
 
 const toOutcome = (e: MirrorError, what: string): FailureOutcome => {
   const table = errorsToOutcome(what) as Record<MirrorError["_tag"], (e: MirrorError) => FailureOutcome>

@@ -1,15 +1,14 @@
 /**
- * registry-mirror's composition: settings, the registry client, informers (the `cluster` runtime; content
- * ConfigMaps of the operator namespace, mapped to `cluster`) and the controller, as an `AppSpec` the runtime runs
- * (logging, leader election, health and metrics, graceful shutdown). `main.ts` runs it as the process; tests run it
- * in-process with `runApp`. No logic here.
+ * registry-mirror's composition: settings, the registry (its OCI client is loaded by the first mirror), informers
+ * (the `cluster` runtime; content ConfigMaps of the operator namespace, mapped to `cluster`) and the controller, as
+ * an `AppSpec` the runtime runs (logging, leader election, health and metrics, graceful shutdown). `main.ts` runs it
+ * as the process; tests run it in-process with `runApp`. No logic here.
  */
 import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject, SINGLETON_NAME } from "@aicr/api"
 import { makeInformer } from "@aicr/kube"
-import { OciClient } from "@aicr/oras"
 import { type AppSpec, mapped, self } from "@aicr/runtime"
 import { Effect } from "effect"
-import { credentialsFrom, fromClient, Registry } from "./act"
+import { lazyRegistry, Registry } from "./act"
 import { MirrorConfig, parseSettings } from "./config"
 import { contract } from "./contract"
 import { reconcile } from "./reconcile"
@@ -20,11 +19,7 @@ export const registryMirrorApp: AppSpec<Error> = {
     Effect.gen(function* () {
       const settings = yield* Effect.try({ try: () => parseSettings(ctx.config.rest), catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
       yield* Effect.logInfo("Starting registry-mirror", { registry: settings.registry, namespace: settings.namespace, rewrites: settings.rewrites.length })
-      const client = yield* Effect.acquireRelease(
-        Effect.sync(() => new OciClient({ credentials: credentialsFrom(settings.dockerConfig), plainHttp: settings.plainHttp, userAgent: ctx.fieldManager })),
-        (c) => Effect.promise(() => c.close()),
-      )
-      const registry = fromClient(client, settings)
+      const registry = yield* lazyRegistry(settings, ctx.fieldManager)
       const runtimes = yield* makeInformer<ClusterRuntime>({ kind: ClusterRuntimeKind, fieldSelector: `metadata.name=${SINGLETON_NAME}` })
       const content = contract.watches.find((w) => w.kind === Core.ConfigMap)
       const configMaps = yield* makeInformer<KubeObject>({ kind: Core.ConfigMap, namespace: settings.namespace, labelSelector: content?.selector })

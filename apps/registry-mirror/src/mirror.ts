@@ -8,10 +8,10 @@
  * `RegistryUnavailableError` (transient), refused credentials → `UnauthorizedError`, a missing or unusable
  * upstream chart → `ChartSourceUnsupportedError`, size limits → `ContentTooLargeError`.
  */
-import { type OciClient, OciError, parseReference } from "@aicr/oras"
+import { chartLayer, type ChartLayout, digestOf, type OciClient, OciError, parseReference, writeTgz } from "@aicr/oras"
 import { fetch as undiciFetch } from "undici"
 import { parse as parseYaml } from "yaml"
-import { type BundleArtifact, bundleArtifact, type ChartArtifact, chartArtifact, chartLayerOf, gzip, sha256, tar } from "./artifacts"
+import { type BundleArtifact, bundleArtifact, chartArtifact } from "./artifacts"
 import { ChartSourceUnsupportedError, ConflictError, ContentTooLargeError, isMirrorError, RegistryUnavailableError, UnauthorizedError } from "./errors"
 import type { MirrorPlan, PlanItem } from "./plan"
 import { type ChartSource, rewrite, type Rewrites } from "./source"
@@ -199,10 +199,10 @@ const fetchIndex = (o: MirrorOptions, cache: IndexCache, s: Extract<ChartSource,
 
 // ---- pushing -------------------------------------------------------------------------------------------------
 
-const pushChartArtifact = async (client: OciClient, repository: string, a: ChartArtifact, signal?: AbortSignal): Promise<void> => {
+const pushChartArtifact = async (client: OciClient, repository: string, tgz: Uint8Array, a: ChartLayout, signal?: AbortSignal): Promise<void> => {
   await client.pushBlob(repository, a.config.bytes, { digest: a.config.descriptor.digest, signal })
-  await client.pushBlob(repository, a.chart.bytes, { digest: a.chart.descriptor.digest, signal })
-  await client.pushManifest(`${repository}:${a.tag}`, { bytes: a.manifest.bytes, mediaType: a.manifest.mediaType }, { signal })
+  await client.pushBlob(repository, tgz, { digest: a.chart.digest, signal })
+  await client.pushManifest(`${repository}:${a.tag}`, { bytes: a.manifest.bytes, mediaType: a.manifest.descriptor.mediaType }, { signal })
 }
 
 /** What the tag holds: undefined if nothing, else its digest and chart layer. */
@@ -210,7 +210,7 @@ const existingChart = async (client: OciClient, ref: string, signal?: AbortSigna
   const found = await client.manifestExists(ref, { signal })
   if (found === undefined) return undefined
   const { manifest } = await client.fetchManifest(`${ref.slice(0, ref.lastIndexOf(":"))}@${found.digest}`, { signal })
-  const layer = chartLayerOf(manifest)
+  const layer = chartLayer(manifest)?.digest
   return layer === undefined ? { digest: found.digest } : { digest: found.digest, chartLayer: layer }
 }
 
@@ -218,7 +218,7 @@ const artifact = (key: string, repository: string, tag: string, digest: string, 
 
 /** Pushes a chart archive under its version tag, unless the tag already holds this archive. */
 const putChart = async (client: OciClient, item: PlanItem, tgz: Buffer, what: string, signal?: AbortSignal, expectName?: string): Promise<MirroredArtifact> => {
-  let a: ChartArtifact
+  let a: ChartLayout
   try {
     a = chartArtifact(tgz)
   } catch (err) {
@@ -234,11 +234,11 @@ const putChart = async (client: OciClient, item: PlanItem, tgz: Buffer, what: st
   return guarded("registry", item.release, what, async () => {
     const existing = await existingChart(client, ref, signal)
     if (existing !== undefined) {
-      if (existing.digest === a.manifest.digest || existing.chartLayer === a.chart.descriptor.digest) return artifact(item.key, item.repository, item.tag, existing.digest, "present")
-      throw conflict(ref, existing.digest, a.manifest.digest, what)
+      if (existing.digest === a.manifest.descriptor.digest || existing.chartLayer === a.chart.digest) return artifact(item.key, item.repository, item.tag, existing.digest, "present")
+      throw conflict(ref, existing.digest, a.manifest.descriptor.digest, what)
     }
-    await pushChartArtifact(client, item.repository, a, signal)
-    return artifact(item.key, item.repository, item.tag, a.manifest.digest, "pushed")
+    await pushChartArtifact(client, item.repository, tgz, a, signal)
+    return artifact(item.key, item.repository, item.tag, a.manifest.descriptor.digest, "pushed")
   })
 }
 
@@ -259,8 +259,8 @@ const mirrorHelmRepo = async (client: OciClient, o: MirrorOptions, cache: IndexC
   const base = s.repoUrl.endsWith("/") ? s.repoUrl : `${s.repoUrl}/`
   const url = rewrite(new URL(entry.urls[0]!, base).toString(), o.rewrites ?? [])
   const tgz = await httpGet(o, url, item.release, what, o.maxChartBytes ?? 64 * 1024 * 1024)
-  if (indexDigest !== undefined && sha256(tgz) !== indexDigest) {
-    throw new RegistryUnavailableError({ registry: new URL(url).host, cause: "digest mismatch", message: `${what}: ${url} hashes to ${sha256(tgz)}, the index says ${indexDigest}` })
+  if (indexDigest !== undefined && digestOf(tgz) !== indexDigest) {
+    throw new RegistryUnavailableError({ registry: new URL(url).host, cause: "digest mismatch", message: `${what}: ${url} hashes to ${digestOf(tgz)}, the index says ${indexDigest}` })
   }
   return putChart(client, item, tgz, what, o.signal, s.chart)
 }
@@ -270,7 +270,7 @@ const mirrorOci = async (client: OciClient, o: MirrorOptions, item: Extract<Plan
   const src = `${s.repository}:${s.tag}`
   const dst = `${item.repository}:${item.tag}`
   const found = await guarded("upstream", item.release, what, () => client.fetchManifest(src, { signal: o.signal }))
-  const srcLayer = chartLayerOf(found.manifest)
+  const srcLayer = chartLayer(found.manifest)?.digest
   if (srcLayer === undefined) throw new ChartSourceUnsupportedError({ release: item.release, message: `Release ${item.release}: ${s.original}/${s.chart}:${s.tag} is not a Helm chart` })
   return guarded("registry", item.release, what, async () => {
     const existing = await existingChart(client, dst, o.signal)
@@ -292,7 +292,7 @@ const mirrorOci = async (client: OciClient, o: MirrorOptions, item: Extract<Plan
 }
 
 const mirrorWrapper = (client: OciClient, o: MirrorOptions, item: Extract<PlanItem, { _tag: "Wrapper" }>) =>
-  putChart(client, item, gzip(tar(item.files)), `Pushing wrapper chart ${item.chart} ${item.version} of release ${item.release}`, o.signal)
+  putChart(client, item, writeTgz(item.files), `Pushing wrapper chart ${item.chart} ${item.version} of release ${item.release}`, o.signal)
 
 const mirrorBundle = async (client: OciClient, o: MirrorOptions, plan: MirrorPlan): Promise<MirroredArtifact> => {
   const { repository, tag } = plan.bundle

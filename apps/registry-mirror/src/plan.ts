@@ -11,11 +11,12 @@
  *
  * plus the bundle at `<prefix>/bundles/cluster:input-<32 hex of inputDigest>`. Anything else is unsupported.
  */
-import { chartTag, isRepository, isTag } from "@aicr/oras"
+import type { TarEntry } from "@aicr/oras"
+import { chartTag, isRepository, isTag } from "@aicr/oras/reference"
 import { parse as parseYaml } from "yaml"
 import type { Release, Resolution } from "./content"
-import { manifestWrapperFiles, type TarFile, wrapperVersion } from "./artifacts"
 import { type ChartSource, parseSource, type RegistryPrefix, repositoryIn, type Rewrites } from "./source"
+import { manifestWrapperFiles, wrapperVersion } from "./wrapper"
 
 export const BUNDLE_NAME = "cluster"
 export const MANIFESTS_SUFFIX = "-manifests"
@@ -31,7 +32,7 @@ export type PlanItem =
       readonly chart: string
       readonly version: string
       /** Archive entries, rooted at the chart name. */
-      readonly files: readonly TarFile[]
+      readonly files: readonly TarEntry[]
       readonly repository: string
       readonly tag: string
     }

@@ -2,7 +2,7 @@
  * Pure parsing: the runtime registry prefix (`oci://host[:port]/prefix`), upstream rewrites, and a release's chart
  * source (a Helm HTTP repository + chart + version, or an `oci://` repository) as the mirror copies it.
  */
-import { chartTag, isRepository, isTag, parseReference } from "@aicr/oras"
+import { chartTag, isRepository, isTag, parseReference } from "@aicr/oras/reference"
 
 /** `oci://host[:port]/prefix`, split. `prefix` may be empty (content then lives at the registry root). */
 export interface RegistryPrefix {

@@ -1,8 +1,10 @@
 // The whole controller (runApp: informers, work queue, driver, SSA) against the real kube-apiserver of the local
 // control plane, a real registry and the local chart upstream: Mirrored=True with every ref, no write on an idle
-// pass, and a registry outage shown as Mirroring (transient) that clears on recovery.
+// pass, and a registry outage shown as Mirroring (transient) that clears on recovery; then the bundle as it ships.
+import { spawn } from "node:child_process"
+import { once } from "node:events"
 import { join } from "node:path"
-import { mkdtemp, writeFile } from "node:fs/promises"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { contentConfigMapName } from "@aicr/api"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
@@ -11,6 +13,7 @@ import { parseConfig, runApp } from "@aicr/runtime"
 import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, readAuditEvents, type Registry, startRegistry } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { buildApp } from "../../../hack/build-apps"
 import { registryMirrorApp } from "../src/app"
 import { contentConfigMap, contentData, INPUT_DIGEST, OTHER_INPUT_DIGEST } from "./support/fixtures"
 
@@ -135,5 +138,29 @@ describe("registry-mirror controller on the local control plane", () => {
       await Effect.runPromise(Fiber.interrupt(fiber))
       await secured.stop()
     }
+  })
+
+  it("runs as the bundle that ships (esbuild --splitting): starts on the YAML kubeconfig, loads the OCI client on demand and mirrors", async () => {
+    const out = await mkdtemp(join(tmpdir(), "mirror-bundle-"))
+    const built = await buildApp("registry-mirror", out)
+    const child = spawn(process.execPath, [
+      built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
+      "--registry", `oci://${registry.address}/aicr/bundle`, "--operator-namespace", ns,
+      ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+    ], { stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    try {
+      await resolve(INPUT_DIGEST) // the status holds OTHER_INPUT_DIGEST: a new mirror, into a new prefix
+      const ok = await eventually(async () => { const m = await mirrored(); return m?.status === "True" && m.message.includes(INPUT_DIGEST.slice(7, 19)) ? m : undefined }, { timeoutMs: 60_000, what: `Mirrored=True from the bundle (stderr: ${stderr})` })
+      expect(ok.reason).toBe("ContentMirrored")
+      expect((await getRuntime()).status!.mirror!.bundle).toContain(`${registry.address}/aicr/bundle/bundles/cluster:`)
+      expect(child.exitCode).toBeNull()
+    } finally {
+      child.kill("SIGTERM")
+      if (child.exitCode === null) await once(child, "exit")
+      await rm(out, { recursive: true, force: true })
+    }
+    expect(stderr).not.toMatch(/error/i)
   })
 })

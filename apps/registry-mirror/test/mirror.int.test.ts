@@ -4,11 +4,11 @@ import { mkdir, readFile, readdir } from "node:fs/promises"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { type ChartUpstream, fixtureBundle, FIXTURE_CHARTS, fixtureRecipe, packageChart, startChartUpstream } from "@aicr/chart-upstream"
-import { OciClient, parseReference, staticCredentials } from "@aicr/oras"
+import { digestOf, OciClient, parseReference, staticCredentials } from "@aicr/oras"
 import { type Registry, startRegistry } from "@aicr/testing/harness"
 import { parseAllDocuments } from "yaml"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chartArtifact, sha256 } from "../src/artifacts"
+import { chartArtifact } from "../src/artifacts"
 import { readResolution } from "../src/content"
 import { type MirrorPlan, planMirror } from "../src/plan"
 import { runMirror } from "../src/mirror"
@@ -65,8 +65,8 @@ describe("mirroring the fixture recipe", () => {
       const mirrored = first.charts.find((c) => c.ref.includes(`/charts/${u.name}:`))!
       if (u.manifestDigest !== undefined) expect(mirrored.digest).toBe(u.manifestDigest)
       const pulled = await client.pullChart(mirrored.ref)
-      expect(sha256(pulled.chart)).toBe(u.digest)
-      if (u.manifestDigest === undefined) expect(mirrored.digest).toBe(chartArtifact(pulled.chart).manifest.digest)
+      expect(digestOf(pulled.chart)).toBe(u.digest)
+      if (u.manifestDigest === undefined) expect(mirrored.digest).toBe(chartArtifact(pulled.chart).manifest.descriptor.digest)
     }
   })
 
@@ -92,7 +92,7 @@ describe("mirroring the fixture recipe", () => {
     }
     expect((await readdir(out)).sort()).toEqual(FIXTURE_CHARTS.map((c) => `${c.chart}-${c.version}.tgz`).sort())
     const cert = FIXTURE_CHARTS.find((c) => c.chart === "cert-manager")!
-    expect(sha256(await readFile(join(out, `cert-manager-${cert.version}.tgz`)))).toBe(upstream.charts.find((u) => u.name === "cert-manager")!.digest)
+    expect(digestOf(await readFile(join(out, `cert-manager-${cert.version}.tgz`)))).toBe(upstream.charts.find((u) => u.name === "cert-manager")!.digest)
   })
 
   it("pushes wrapper charts that helm renders into exactly the release's manifests", async () => {

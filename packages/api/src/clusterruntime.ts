@@ -11,8 +11,6 @@ import {
 } from "./common"
 import { KubeObjectMeta } from "./meta"
 
-/** The only name the operator acts on (operator.md §3.2 [D]). */
-export const SINGLETON_NAME = "cluster"
 /** One encoded override value is at most 4 KiB (`MaxOverrideValueBytes` [C]). */
 export const MAX_OVERRIDE_VALUE_BYTES = 4096
 export const MAX_OVERRIDES = 64

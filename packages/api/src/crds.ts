@@ -2,9 +2,9 @@
  * The two CRDs of operator.aicr.run/v1alpha1, their root rules and printer columns (operator.md §3.1, §3.2;
  * architecture.md §1 "kubectl get clusterruntime must tell the story at a glance").
  */
-import { ClusterRuntimeSpec, ClusterRuntimeStatus, SINGLETON_NAME } from "./clusterruntime"
+import { ClusterRuntimeSpec, ClusterRuntimeStatus } from "./clusterruntime"
 import { conditionColumn, renderCrdYaml, type CrdDefinition } from "./crd"
-import { ClusterRuntimeKind, RuntimeRolloutKind } from "./resource"
+import { ClusterRuntimeKind, RuntimeRolloutKind, SINGLETON_NAME } from "./resource"
 import { RuntimeRolloutSpec, RuntimeRolloutStatus } from "./runtimerollout"
 
 export { buildCrd, conditionColumn, openApiOf, renderCrdYaml, GENERATED_HEADER, type CrdDefinition, type PrinterColumn } from "./crd"

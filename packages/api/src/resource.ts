@@ -36,6 +36,9 @@ export interface Room {
 export const GROUP = "operator.aicr.run"
 export const VERSION = "v1alpha1"
 
+/** The only name the operator acts on (operator.md §3.2 [D]): the `ClusterRuntime` is a singleton. */
+export const SINGLETON_NAME = "cluster"
+
 export const ClusterRuntimeKind: ResourceKind = { group: GROUP, version: VERSION, kind: "ClusterRuntime", plural: "clusterruntimes", namespaced: false }
 export const RuntimeRolloutKind: ResourceKind = { group: GROUP, version: VERSION, kind: "RuntimeRollout", plural: "runtimerollouts", namespaced: false }
 

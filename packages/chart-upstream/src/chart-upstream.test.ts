@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { gunzipSync } from "node:zlib"
 import { parse } from "yaml"
 import { describe, expect, it } from "vitest"
-import { FIXTURE_CHARTS, FIXTURE_COMPONENTS, fixtureBundle, fixtureRecipe, indexYaml, packageChart, repoPath, writeTar } from "./index"
+import { FIXTURE_CHARTS, FIXTURE_COMPONENTS, fixtureBundle, fixtureRecipe, indexYaml, packageChart, repoPath } from "./index"
 
 /** AICR's deployment order: Kahn's sort over dependencyRefs, queue re-sorted alphabetically after every pop. */
 const kahn = (refs: ReadonlyArray<{ name: string; dependencyRefs?: readonly string[] }>): string[] => {
@@ -93,14 +93,5 @@ describe("helm repository index", () => {
     expect(repoPath("https://helm.ngc.nvidia.com/nvidia")).toBe("/helm.ngc.nvidia.com/nvidia")
     expect(repoPath("https://helm.ngc.nvidia.com/nvidia/skyhook/")).toBe("/helm.ngc.nvidia.com/nvidia/skyhook")
     expect(repoPath("https://charts.jetstack.io")).toBe("/charts.jetstack.io")
-  })
-})
-
-describe("tar writer", () => {
-  it("splits long paths into ustar prefix and name", () => {
-    const path = `${"d".repeat(120)}/file.txt`
-    const tar = writeTar([{ path, data: Buffer.from("x") }])
-    expect(tar.subarray(0, 8).toString()).toBe("file.txt")
-    expect(tar.subarray(345, 465).toString()).toBe("d".repeat(120))
   })
 })

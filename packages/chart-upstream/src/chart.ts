@@ -3,10 +3,13 @@
  * workloads (pause containers with the GPU toleration, so kwok marks them Ready on any fake node) and, where the
  * recipe's manifests need one, a trivial CRD. Packaged deterministically, like `helm package` lays a chart out.
  */
+import { type TarEntry, writeTgz } from "@aicr/oras"
 import { createCipheriv, createHash } from "node:crypto"
 import { stringify } from "yaml"
 import { type FixtureComponent, type FixtureCrd, type FixtureWorkload, GPU_TOLERATION } from "./fixtures"
-import { type TarFile, writeTgz } from "./tar"
+
+/** The mtime of every file in a fixture chart (fixed, so fixture charts have stable digests from run to run). */
+export const FIXED_MTIME = new Date("2026-01-01T00:00:00Z")
 
 /** A packaged chart and what identifies it. */
 export interface PackagedChart {
@@ -91,9 +94,9 @@ export const fillerBytes = (size: number, seed: string): Buffer => {
 const MAX_FILLER_FILE = 4 * 1024 * 1024 // under Helm's default 5 MiB per-file limit
 
 /** The files of a component's stand-in chart, in the order `helm package` writes them (Chart.yaml first). */
-export const chartFiles = (c: FixtureComponent & { readonly chart: string; readonly version: string }, options: { readonly fillerBytes?: number } = {}): TarFile[] => {
+export const chartFiles = (c: FixtureComponent & { readonly chart: string; readonly version: string }, options: { readonly fillerBytes?: number } = {}): TarEntry[] => {
   const root = c.chart
-  const file = (path: string, text: string | Buffer): TarFile => ({ path: `${root}/${path}`, data: typeof text === "string" ? Buffer.from(text, "utf8") : text })
+  const file = (path: string, text: string | Buffer): TarEntry => ({ path: `${root}/${path}`, data: typeof text === "string" ? Buffer.from(text, "utf8") : text })
   const chartYaml = stringify({
     apiVersion: "v2",
     name: c.chart,
@@ -103,7 +106,7 @@ export const chartFiles = (c: FixtureComponent & { readonly chart: string; reado
     appVersion: c.version.replace(/^v/u, ""),
     annotations: { "aicr-operator-ts/fixture": "true" },
   })
-  const files: TarFile[] = [
+  const files: TarEntry[] = [
     file("Chart.yaml", chartYaml),
     file("values.yaml", stringify(defaultValues())),
     ...(c.crds ?? []).map((crd) => file(`crds/${crd.plural}.${crd.group}.yaml`, crdYaml(crd))),
@@ -118,6 +121,6 @@ export const chartFiles = (c: FixtureComponent & { readonly chart: string; reado
 
 /** Packages a component's stand-in chart. */
 export const packageChart = (c: FixtureComponent & { readonly chart: string; readonly version: string }, options: { readonly fillerBytes?: number } = {}): PackagedChart => {
-  const tgz = writeTgz(chartFiles(c, options))
+  const tgz = writeTgz(chartFiles(c, options), { mtime: FIXED_MTIME })
   return { name: c.chart, version: c.version, file: `${c.chart}-${c.version}.tgz`, tgz, digest: sha256(tgz) }
 }

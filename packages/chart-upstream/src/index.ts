@@ -14,8 +14,7 @@
  * ```
  */
 export { FIXTURE_CHARTS, FIXTURE_COMPONENTS, type FixtureComponent, type FixtureCrd, type FixtureWorkload, GPU_TOLERATION, isOciSource } from "./fixtures"
-export { chartFiles, defaultValues, fillerBytes, packageChart, type PackagedChart, PAUSE_IMAGE } from "./chart"
+export { chartFiles, defaultValues, FIXED_MTIME, fillerBytes, packageChart, type PackagedChart, PAUSE_IMAGE } from "./chart"
 export { FIXED_CREATED, indexYaml, ociRepoPath, repoPath } from "./helm-repo"
 export { type BundleTree, FIXTURE_AICR_VERSION, fixtureBundle, fixtureRecipe, type RecipeComponentRef, type RecipeResult } from "./recipe"
 export { type ChartUpstream, type ChartUpstreamOptions, startChartUpstream, type UpstreamChart } from "./server"
-export { FIXED_MTIME, type TarFile, writeTar, writeTgz } from "./tar"

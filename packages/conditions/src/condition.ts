@@ -2,21 +2,24 @@
  * The wire `Condition`: a mirror of `metav1.Condition` and of its OpenAPI validation, so our decoder refuses exactly
  * what the API server refuses (design/style.md §B.3).
  *
- * Patterns carry the `u` flag so that `Schema.toJsonSchemaDocument` exports them into the generated CRDs.
+ * Patterns carry the `u` flag so that `Schema.toJsonSchemaDocument` exports them into the generated CRDs. The
+ * patterns, limits and plain types live in ./wire, which loads no Schema: code that only builds conditions
+ * (every controller at run time) does not load effect's Schema module (docs/benchmarks.md).
  */
 import { Schema } from "effect"
+import {
+  CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, MAX_CONDITION_TYPE_LENGTH, MAX_MESSAGE_LENGTH, MAX_REASON_LENGTH, RFC3339_PATTERN,
+} from "./wire"
 
-/** `metav1.Condition.type`: an optional DNS-subdomain prefix and a name, at most 316 characters. */
-export const CONDITION_TYPE_PATTERN =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/u
-/** `metav1.Condition.reason`: CamelCase-ish, 1..1024 characters. */
-export const CONDITION_REASON_PATTERN = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/u
-/** RFC 3339 date-time as the API server accepts it; we always *write* UTC whole seconds with "Z". */
-export const RFC3339_PATTERN = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$/u
-
-export const MAX_CONDITION_TYPE_LENGTH = 316
-export const MAX_REASON_LENGTH = 1024
-export const MAX_MESSAGE_LENGTH = 32768
+export {
+  CONDITION_REASON_PATTERN,
+  CONDITION_TYPE_PATTERN,
+  type ConditionIntent,
+  MAX_CONDITION_TYPE_LENGTH,
+  MAX_MESSAGE_LENGTH,
+  MAX_REASON_LENGTH,
+  RFC3339_PATTERN,
+} from "./wire"
 
 export const ConditionStatus = Schema.Literals(["True", "False", "Unknown"])
 export type ConditionStatus = typeof ConditionStatus.Type
@@ -54,13 +57,5 @@ export const Condition = Schema.Struct({
   message: ConditionMessage,
 }).annotate({ description: "A metav1.Condition." })
 export type Condition = typeof Condition.Type
-
-/** What a controller decides for one condition; `materialize` turns it into a wire `Condition`. */
-export interface ConditionIntent<T extends string = string> {
-  readonly type: T
-  readonly status: ConditionStatus
-  readonly reason: string
-  readonly message: string
-}
 
 export const decodeCondition = Schema.decodeUnknownResult(Condition)

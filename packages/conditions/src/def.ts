@@ -11,7 +11,7 @@
  * Approved.false("AwaitingApproval", "Waiting for an approval")
  * // Approved.true("AwaitingApproval", "…")  // does not compile
  */
-import { CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, MAX_CONDITION_TYPE_LENGTH, type ConditionIntent, type ConditionStatus } from "./condition"
+import { CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, MAX_CONDITION_TYPE_LENGTH, type ConditionIntent, type ConditionStatus } from "./wire"
 import { formatMessage } from "./message"
 
 /** `normal-true`: True is the healthy state (Ready, Resolved). `abnormal-true`: True needs attention (Stalled). */

@@ -4,7 +4,7 @@
  * Gotchas: wire-compatible messages fixed by operator.md (e.g. `rollout <name>: step 9/18 gpu-operator (Upgrade)`)
  * start lower-case, so the first letter is left as written.
  */
-import { MAX_MESSAGE_LENGTH } from "./condition"
+import { MAX_MESSAGE_LENGTH } from "./wire"
 
 const ELLIPSIS = "…"
 

@@ -55,11 +55,11 @@ interface RawConfig {
   readonly contexts?: Named<{ readonly context: { readonly cluster: string; readonly user: string } }>
 }
 
-/** Parse kubeconfig text: JSON directly, YAML through the `yaml` package (loaded only when needed). */
+/** Parse kubeconfig text: JSON directly, YAML through the `yaml` package (loaded only when needed; see ./yaml). */
 const parse = async (text: string): Promise<RawConfig> => {
   const t = text.trimStart()
   if (t.startsWith("{")) return JSON.parse(t) as RawConfig
-  const { parse: parseYaml } = await import("yaml")
+  const { parse: parseYaml } = await import("./yaml")
   return parseYaml(text) as RawConfig
 }
 

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest"
 import { isOciError } from "./errors"
-import { chartAnnotations, chartConfigJson, chartTag, chartVersion, goJson, readChartMetadata } from "./helm"
-import { readTgz, writeTgz } from "./tar"
+import { digestOf } from "./digest"
+import { chartAnnotations, chartConfigJson, chartLayer, chartLayout, goJson, readChartMetadata } from "./helm"
+import { MediaType } from "./media-types"
+import { chartTag, chartVersion } from "./reference"
+import { writeTgz } from "./tar"
 
 const chartYaml = `apiVersion: v2
 name: demo
@@ -114,16 +117,31 @@ describe("chart config and annotations", () => {
   })
 })
 
-describe("tar", () => {
-  it("round-trips files through the writer and reader", () => {
-    const entries = [...readTgz(tgz)]
-    expect(entries.map((e) => [e.path, e.data.toString()])).toEqual([
-      ["demo/Chart.yaml", chartYaml],
-      ["demo/values.yaml", "replicas: 1\n"],
-    ])
+describe("chartLayout", () => {
+  it("lays a chart out as helm push does: config, chart layer, annotations, version tag", () => {
+    const meta = readChartMetadata(tgz)
+    const l = chartLayout(tgz, { created: "1970-01-01T00:00:00Z" })
+    expect(l.metadata).toEqual(meta)
+    expect(l.tag).toBe("1.0.0_build.7")
+    expect(l.config.bytes).toEqual(chartConfigJson(meta))
+    expect(l.config.descriptor).toEqual({ mediaType: MediaType.HelmConfig, digest: digestOf(l.config.bytes), size: l.config.bytes.length })
+    expect(l.chart).toEqual({ mediaType: MediaType.HelmChart, digest: digestOf(tgz), size: tgz.length })
+    const manifest = JSON.parse(l.manifest.bytes.toString()) as Record<string, unknown>
+    expect(Object.keys(manifest)).toEqual(["schemaVersion", "config", "layers", "annotations"])
+    expect(manifest).toEqual({ schemaVersion: 2, config: l.config.descriptor, layers: [l.chart], annotations: chartAnnotations(meta, "1970-01-01T00:00:00Z") })
+    expect(l.manifest.descriptor).toEqual({ mediaType: MediaType.OciManifest, digest: digestOf(l.manifest.bytes), size: l.manifest.bytes.length })
+    expect(chartLayout(tgz, { created: "1970-01-01T00:00:00Z" }).manifest.bytes).toEqual(l.manifest.bytes)
   })
 
-  it("writes deterministic archives", () => {
-    expect(writeTgz([{ path: "a/b", data: Buffer.from("x") }])).toEqual(writeTgz([{ path: "a/b", data: Buffer.from("x") }]))
+  it("sorts the provenance layer with the chart layer by digest", () => {
+    const l = chartLayout(tgz, { created: "1970-01-01T00:00:00Z", provenance: Buffer.from("prov") })
+    const layers = (JSON.parse(l.manifest.bytes.toString()) as { layers: Array<{ digest: string }> }).layers.map((x) => x.digest)
+    expect(layers).toEqual([l.chart.digest, l.provenance!.digest].sort())
+  })
+
+  it("finds the chart layer of a chart manifest only", () => {
+    const manifest = JSON.parse(chartLayout(tgz).manifest.bytes.toString()) as Parameters<typeof chartLayer>[0]
+    expect(chartLayer(manifest)?.digest).toBe(digestOf(tgz))
+    expect(chartLayer({ schemaVersion: 2, mediaType: MediaType.OciManifest, config: { mediaType: MediaType.OciEmpty, digest: "sha256:x", size: 2 }, layers: [] })).toBeUndefined()
   })
 })

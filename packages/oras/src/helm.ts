@@ -4,13 +4,14 @@
  * `org.opencontainers.image.*` annotations Helm derives from `Chart.yaml`, tag = version with `+` → `_`.
  */
 import { parse as parseYaml } from "yaml"
-import { ociError } from "./errors"
 import { fetchBlob } from "./blobs"
 import { type CallOptions, type Ctx, type Repo, target } from "./context"
+import { digestOf } from "./digest"
+import { ociError } from "./errors"
 import { fetchManifest, pushManifest } from "./manifests"
-import { Annotation, type Descriptor, type ImageManifest, MediaType } from "./media-types"
-import { type Reference } from "./reference"
-import { readTgz } from "./tar"
+import { Annotation, type Descriptor, type Manifest, MediaType } from "./media-types"
+import { chartTag, type Reference } from "./reference"
+import { findInTgz } from "./tar"
 import { pushBlob } from "./upload"
 
 /** A chart maintainer (`Chart.yaml` `maintainers[]`). */
@@ -52,12 +53,6 @@ export interface ChartMetadata {
   readonly dependencies?: readonly ChartDependency[]
   readonly type?: string
 }
-
-/** The OCI tag of a chart version: `+` is not allowed in tags, so Helm writes `_`. */
-export const chartTag = (version: string): string => version.replaceAll("+", "_")
-
-/** The chart version of an OCI tag (inverse of {@link chartTag}). */
-export const chartVersion = (tag: string): string => tag.replaceAll("_", "+")
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined)
 const strs = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : undefined)
@@ -102,19 +97,14 @@ const toMetadata = (y: Record<string, unknown>): ChartMetadata => {
 }
 
 /**
- * Reads `<chart>/Chart.yaml` from a chart archive. Throws `OciError` `Invalid` when the archive has none or it
- * lacks `name`/`version`.
+ * Reads `<chart>/Chart.yaml` from a chart archive, inflating only as much of it as needed (`helm package` writes
+ * Chart.yaml first). Throws `OciError` `Invalid` when the archive has none or it lacks `name`/`version`.
  */
 export const readChartMetadata = (tgz: Uint8Array): ChartMetadata => {
   const invalid = (why: string) => ociError({ registry: "" }, { _tag: "Invalid" }, `Not a Helm chart archive: ${why}`)
   let text: string | undefined
   try {
-    for (const entry of readTgz(tgz)) {
-      if (/^[^/]+\/Chart\.yaml$/.test(entry.path.replace(/^\.\//, ""))) {
-        text = entry.data.toString("utf8")
-        break
-      }
-    }
+    text = findInTgz(tgz, (path) => /^[^/]+\/Chart\.yaml$/.test(path.replace(/^\.\//, "")))?.toString("utf8")
   } catch (cause) {
     throw ociError({ registry: "" }, { _tag: "Invalid" }, "Not a Helm chart archive: cannot read it as a gzipped tar", { cause })
   }
@@ -162,12 +152,58 @@ export const chartAnnotations = (meta: ChartMetadata, created: string): Record<s
   return sortKeys(a)
 }
 
-/** Options of {@link pushChart}. */
-export interface PushChartOptions extends CallOptions {
-  /** The chart's `.prov` file, pushed as a provenance layer. */
+/** Options of {@link chartLayout}. */
+export interface ChartLayoutOptions {
+  /** The chart's `.prov` file, laid out as a provenance layer. */
   readonly provenance?: Uint8Array
   /** `org.opencontainers.image.created`, RFC 3339. Default: now, whole seconds. Fix it for reproducible digests. */
   readonly created?: string
+}
+
+/** A chart as `helm push` stores it, computed before any request: the blobs' descriptors and the manifest bytes. */
+export interface ChartLayout {
+  readonly metadata: ChartMetadata
+  /** The version tag ({@link chartTag}). */
+  readonly tag: string
+  readonly config: { readonly bytes: Buffer; readonly descriptor: Descriptor }
+  readonly chart: Descriptor
+  readonly provenance?: Descriptor
+  readonly manifest: { readonly bytes: Buffer; readonly descriptor: Descriptor }
+}
+
+/**
+ * The OCI layout of a packaged chart (`.tgz`) exactly as `helm push` writes it: the config blob (metadata JSON),
+ * the chart layer and an optional provenance layer (sorted by digest), Helm's annotations. Throws `OciError`
+ * `Invalid` for an archive that is not a chart.
+ */
+export const chartLayout = (tgz: Uint8Array, opts: ChartLayoutOptions = {}): ChartLayout => {
+  const metadata = readChartMetadata(tgz)
+  const configBytes = chartConfigJson(metadata)
+  const config: Descriptor = { mediaType: MediaType.HelmConfig, digest: digestOf(configBytes), size: configBytes.length }
+  const chart: Descriptor = { mediaType: MediaType.HelmChart, digest: digestOf(tgz), size: tgz.length }
+  const provenance = opts.provenance !== undefined ? { mediaType: MediaType.HelmProvenance, digest: digestOf(opts.provenance), size: opts.provenance.length } : undefined
+  const layers = [chart, ...(provenance !== undefined ? [provenance] : [])].sort((a, b) => (a.digest < b.digest ? -1 : 1))
+  const created = opts.created ?? new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(".000Z", "Z")
+  // Helm's manifest carries no `mediaType` field (the Content-Type says it); key order is Go's struct order.
+  const bytes = Buffer.from(goJson({ schemaVersion: 2, config, layers, annotations: chartAnnotations(metadata, created) }))
+  return {
+    metadata,
+    tag: chartTag(metadata.version),
+    config: { bytes: configBytes, descriptor: config },
+    chart,
+    ...(provenance !== undefined ? { provenance } : {}),
+    manifest: { bytes, descriptor: { mediaType: MediaType.OciManifest, digest: digestOf(bytes), size: bytes.length } },
+  }
+}
+
+/** The chart layer of a Helm chart manifest (config media type Helm's), or undefined when it is not one. */
+export const chartLayer = (manifest: Manifest): Descriptor | undefined =>
+  "config" in manifest && manifest.config.mediaType === MediaType.HelmConfig
+    ? manifest.layers.find((l) => l.mediaType === MediaType.HelmChart || l.mediaType === "application/tar+gzip")
+    : undefined
+
+/** Options of {@link pushChart}. */
+export interface PushChartOptions extends CallOptions, ChartLayoutOptions {
   /** Push to a repository whose last path component is not the chart name (Helm itself refuses). Default false. */
   readonly allowNameMismatch?: boolean
 }
@@ -187,24 +223,18 @@ export interface PushedChart {
  * `helm pull oci://<registry>/<repo> --version <version>` fetches it back byte for byte.
  */
 export const pushChart = async (ctx: Ctx, repo: Repo, tgz: Uint8Array, opts: PushChartOptions = {}): Promise<PushedChart> => {
-  const metadata = readChartMetadata(tgz)
+  const layout = chartLayout(tgz, opts)
+  const { metadata, chart, provenance } = layout
+  const config = layout.config.descriptor
   const basename = repo.repository.slice(repo.repository.lastIndexOf("/") + 1)
   if (basename !== metadata.name && opts.allowNameMismatch !== true) {
     throw ociError(target(repo), { _tag: "Invalid" }, `Chart ${metadata.name} cannot be pushed to repository ${repo.repository}: its last component must be the chart name`)
   }
-  const layer = async (bytes: Uint8Array, mediaType: string): Promise<Descriptor> => {
-    const b = await pushBlob(ctx, repo, bytes, { signal: opts.signal })
-    return { mediaType, digest: b.digest, size: bytes.length }
-  }
-  const config = await layer(chartConfigJson(metadata), MediaType.HelmConfig)
-  const chart = await layer(tgz, MediaType.HelmChart)
-  const provenance = opts.provenance !== undefined ? await layer(opts.provenance, MediaType.HelmProvenance) : undefined
-  const layers = [chart, ...(provenance !== undefined ? [provenance] : [])].sort((a, b) => (a.digest < b.digest ? -1 : 1))
-  const created = opts.created ?? new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(".000Z", "Z")
-  // Helm's manifest carries no `mediaType` field (the Content-Type says it); we match it byte for byte.
-  const manifest = { schemaVersion: 2, config, layers, annotations: chartAnnotations(metadata, created) }
-  const reference: Reference = { registry: repo.registry, repository: repo.repository, tag: chartTag(metadata.version) }
-  const descriptor = await pushManifest(ctx, reference, { bytes: Buffer.from(goJson(manifest)), mediaType: MediaType.OciManifest }, opts)
+  await pushBlob(ctx, repo, layout.config.bytes, { digest: config.digest, signal: opts.signal })
+  await pushBlob(ctx, repo, tgz, { digest: chart.digest, signal: opts.signal })
+  if (opts.provenance !== undefined && provenance !== undefined) await pushBlob(ctx, repo, opts.provenance, { digest: provenance.digest, signal: opts.signal })
+  const reference: Reference = { registry: repo.registry, repository: repo.repository, tag: layout.tag }
+  const descriptor = await pushManifest(ctx, reference, { bytes: layout.manifest.bytes, mediaType: MediaType.OciManifest }, opts)
   return { reference, manifest: descriptor, config, chart, ...(provenance !== undefined ? { provenance } : {}), metadata }
 }
 
@@ -229,18 +259,17 @@ export const pullChart = async (ctx: Ctx, ref: Reference, opts: PullChartOptions
   if ("manifests" in manifest || manifest.config.mediaType !== MediaType.HelmConfig) {
     throw ociError(t, { _tag: "Invalid" }, `${ref.repository} is not a Helm chart (config media type ${"config" in manifest ? manifest.config.mediaType : "none"})`)
   }
-  const m: ImageManifest = manifest
-  const chartLayer = m.layers.find((l) => l.mediaType === MediaType.HelmChart || l.mediaType === "application/tar+gzip")
-  if (chartLayer === undefined) throw ociError(t, { _tag: "Invalid" }, `${ref.repository} has no ${MediaType.HelmChart} layer`)
-  const provLayer = m.layers.find((l) => l.mediaType === MediaType.HelmProvenance)
-  const config = await fetchBlob(ctx, ref, m.config, { ...opts, maxBytes: 1024 * 1024 })
+  const layer = chartLayer(manifest)
+  if (layer === undefined) throw ociError(t, { _tag: "Invalid" }, `${ref.repository} has no ${MediaType.HelmChart} layer`)
+  const provLayer = manifest.layers.find((l) => l.mediaType === MediaType.HelmProvenance)
+  const config = await fetchBlob(ctx, ref, manifest.config, { ...opts, maxBytes: 1024 * 1024 })
   let metadata: ChartMetadata
   try {
     metadata = JSON.parse(config.toString("utf8")) as ChartMetadata
   } catch (cause) {
     throw ociError(t, { _tag: "Invalid" }, `Chart config of ${ref.repository} is not JSON`, { cause })
   }
-  const chart = await fetchBlob(ctx, ref, chartLayer, { ...opts, maxBytes: opts.maxChartBytes ?? 64 * 1024 * 1024 })
+  const chart = await fetchBlob(ctx, ref, layer, { ...opts, maxBytes: opts.maxChartBytes ?? 64 * 1024 * 1024 })
   const provenance = provLayer !== undefined ? await fetchBlob(ctx, ref, provLayer, opts) : undefined
   return { manifest: descriptor, metadata, chart, ...(provenance !== undefined ? { provenance } : {}) }
 }

@@ -22,6 +22,8 @@ export {
   type Unavailable,
 } from "./errors"
 export {
+  chartTag,
+  chartVersion,
   DOCKER_HUB,
   formatReference,
   isDigest,
@@ -73,10 +75,12 @@ export {
   chartAnnotations,
   chartConfigJson,
   type ChartDependency,
+  chartLayer,
+  chartLayout,
+  type ChartLayout,
+  type ChartLayoutOptions,
   type ChartMaintainer,
   type ChartMetadata,
-  chartTag,
-  chartVersion,
   type PullChartOptions,
   type PulledChart,
   type PushChartOptions,
@@ -84,3 +88,4 @@ export {
   readChartMetadata,
 } from "./helm"
 export { type CallOptions } from "./context"
+export { findInTgz, gzip, readTar, readTgz, type TarEntry, type TarWriteOptions, writeTar, writeTgz } from "./tar"

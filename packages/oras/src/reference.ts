@@ -1,6 +1,9 @@
 /**
  * OCI references: `[registry/]repository[:tag][@digest]`, parsed with the grammar of distribution's `reference`
- * package and Docker's normalisation (`alpine` → `docker.io/library/alpine`).
+ * package and Docker's normalisation (`alpine` → `docker.io/library/alpine`), and Helm's chart version ↔ tag mapping.
+ *
+ * Also the package's light entry `@aicr/oras/reference`: pure functions without the client (whose undici costs a
+ * controller ~20 MiB of RSS), for code that runs when no registry is being spoken to.
  */
 import { ociError } from "./errors"
 
@@ -128,3 +131,9 @@ export const isLoopback = (registry: string): boolean => {
   const host = registry.startsWith("[") ? registry.slice(0, registry.indexOf("]") + 1) : registry.split(":")[0]!
   return host === "localhost" || host === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(host)
 }
+
+/** The OCI tag of a chart version: `+` is not allowed in tags, so Helm writes `_`. */
+export const chartTag = (version: string): string => version.replaceAll("+", "_")
+
+/** The chart version of an OCI tag (inverse of {@link chartTag}). */
+export const chartVersion = (tag: string): string => tag.replaceAll("_", "+")

@@ -1,8 +1,12 @@
 /**
- * A minimal tar reader and writer (ustar, with PAX and GNU long names on read): enough to find `Chart.yaml` in a
- * chart archive and, in tests, to build one.
+ * A small tar reader and a deterministic tar writer: enough to read `Chart.yaml` from a chart archive and to build
+ * the archives the operator pushes (wrapper charts, the bundle) and its fixture charts.
+ *
+ * Reader: ustar, with PAX and GNU long names. Writer: ustar (long paths split into prefix and name), uid/gid 0, a
+ * fixed mtime, mode 0644 unless given, files in the order given, gzip at level 9 with a zero header mtime (Node's
+ * zlib): the same files always give the same bytes, hence the same digests.
  */
-import { gunzipSync, gzipSync } from "node:zlib"
+import { constants as zlibConstants, gunzipSync, gzipSync } from "node:zlib"
 
 /** One regular file of an archive. */
 export interface TarEntry {
@@ -46,16 +50,16 @@ const parsePax = (data: Buffer): Record<string, string> => {
 }
 
 /**
- * Yields the regular files of an uncompressed tar archive, stopping early when the caller stops iterating.
- * Throws `Error` on a truncated or corrupt archive.
+ * The regular files of `archive`; returns `"end"` at the end-of-archive block, `"short"` when the bytes stop first
+ * (a cut archive, or a prefix of one) without a partial entry, and throws when an entry runs past the end.
  */
-export function* readTar(archive: Buffer): Generator<TarEntry> {
+function* entries(archive: Buffer): Generator<TarEntry, "end" | "short"> {
   let offset = 0
   let longName: string | undefined
   let pax: Record<string, string> = {}
   while (offset + BLOCK <= archive.length) {
     const header = archive.subarray(offset, offset + BLOCK)
-    if (header.every((b) => b === 0)) return
+    if (header.every((b) => b === 0)) return "end"
     const size = octal(header, 124, 12)
     const type = String.fromCharCode(header[156] || 0x30)
     const dataStart = offset + BLOCK
@@ -77,6 +81,15 @@ export function* readTar(archive: Buffer): Generator<TarEntry> {
     pax = {}
     if (type === "0" || type === "\0" || type === "7") yield { path: name, data }
   }
+  return "short"
+}
+
+/**
+ * Yields the regular files of an uncompressed tar archive, stopping early when the caller stops iterating.
+ * Throws `Error` on a truncated or corrupt archive.
+ */
+export function* readTar(archive: Buffer): Generator<TarEntry> {
+  yield* entries(archive)
 }
 
 /** Gunzips (at most `maxBytes` of output) and reads a `.tgz`. */
@@ -84,38 +97,88 @@ export function* readTgz(tgz: Uint8Array, maxBytes = 256 * 1024 * 1024): Generat
   yield* readTar(gunzipSync(tgz, { maxOutputLength: maxBytes }))
 }
 
-const writeField = (block: Buffer, offset: number, length: number, value: string) => {
-  block.write(value, offset, Math.min(length, Buffer.byteLength(value)), "utf8")
-}
-
-const writeOctal = (block: Buffer, offset: number, length: number, value: number) => {
-  writeField(block, offset, length, value.toString(8).padStart(length - 1, "0") + "\0")
-}
-
 /**
- * Writes a ustar archive of regular files (mode 0644, fixed mtime, so output is deterministic), gzipped.
- * Paths must fit ustar's 100-byte name field.
+ * The first regular file of a `.tgz` whose path `matches`, or undefined. Inflates a growing prefix of the gzip
+ * stream (64 KiB, then ×4; `Z_SYNC_FLUSH` returns what a prefix holds) until the file is complete, so a file near
+ * the start of a large archive, such as the `Chart.yaml` that `helm package` writes first, costs a few KiB of
+ * inflating instead of the whole archive. Throws `Error` when the archive is not a gzipped tar.
  */
-export const writeTgz = (entries: readonly TarEntry[], mtime = new Date("2026-01-01T00:00:00Z")): Buffer => {
+export const findInTgz = (tgz: Uint8Array, matches: (path: string) => boolean, maxBytes = 256 * 1024 * 1024): Buffer | undefined => {
+  for (let take = 64 * 1024; ; take *= 4) {
+    const whole = take >= tgz.length
+    let archive: Buffer
+    try {
+      archive = gunzipSync(tgz.subarray(0, Math.min(take, tgz.length)), whole ? { maxOutputLength: maxBytes } : { finishFlush: zlibConstants.Z_SYNC_FLUSH, maxOutputLength: maxBytes })
+    } catch (e) {
+      if (whole) throw e
+      continue
+    }
+    try {
+      const it = entries(archive)
+      for (let r = it.next(); ; r = it.next()) {
+        if (r.done === true) {
+          if (r.value === "end" || whole) return undefined
+          break // this prefix ends between entries: inflate more
+        }
+        if (matches(r.value.path)) return r.value.data
+      }
+    } catch (e) {
+      if (whole) throw e // this prefix ends inside an entry: inflate more
+    }
+  }
+}
+
+/** How {@link writeTar} writes entries. */
+export interface TarWriteOptions {
+  /** Every entry's mtime. Default: the epoch, as AICR's and our reproducible pushes use. */
+  readonly mtime?: Date
+  /** Modes by path (e.g. 0o755 for scripts); default 0o644. */
+  readonly modes?: Readonly<Record<string, number>>
+}
+
+const put = (h: Buffer, offset: number, length: number, value: string) => void h.write(value, offset, Math.min(length, Buffer.byteLength(value)), "utf8")
+const putOctal = (h: Buffer, offset: number, length: number, value: number) => put(h, offset, length, value.toString(8).padStart(length - 1, "0") + "\0")
+
+const header = (path: string, size: number, mode: number, mtime: Date): Buffer => {
+  const h = Buffer.alloc(BLOCK)
+  let name = path
+  let prefix = ""
+  if (Buffer.byteLength(path) > 100) {
+    const cut = path.lastIndexOf("/", 155)
+    if (cut <= 0 || Buffer.byteLength(path.slice(cut + 1)) > 100) throw new Error(`Tar path too long: ${path}`)
+    prefix = path.slice(0, cut)
+    name = path.slice(cut + 1)
+  }
+  put(h, 0, 100, name)
+  putOctal(h, 100, 8, mode)
+  putOctal(h, 108, 8, 0)
+  putOctal(h, 116, 8, 0)
+  putOctal(h, 124, 12, size)
+  putOctal(h, 136, 12, Math.floor(mtime.getTime() / 1000))
+  h.fill(0x20, 148, 156)
+  h[156] = 0x30
+  put(h, 257, 6, "ustar\0")
+  put(h, 263, 2, "00")
+  put(h, 345, 155, prefix)
+  let sum = 0
+  for (const b of h) sum += b
+  put(h, 148, 8, sum.toString(8).padStart(6, "0") + "\0 ")
+  return h
+}
+
+/** An uncompressed ustar archive of regular files, in the order given. Throws on a path ustar cannot hold. */
+export const writeTar = (files: readonly TarEntry[], options: TarWriteOptions = {}): Buffer => {
+  const mtime = options.mtime ?? new Date(0)
   const blocks: Buffer[] = []
-  for (const e of entries) {
-    if (Buffer.byteLength(e.path) > 100) throw new Error(`Tar path too long: ${e.path}`)
-    const h = Buffer.alloc(BLOCK)
-    writeField(h, 0, 100, e.path)
-    writeOctal(h, 100, 8, 0o644)
-    writeOctal(h, 108, 8, 0)
-    writeOctal(h, 116, 8, 0)
-    writeOctal(h, 124, 12, e.data.length)
-    writeOctal(h, 136, 12, Math.floor(mtime.getTime() / 1000))
-    h.fill(0x20, 148, 156)
-    h[156] = 0x30
-    writeField(h, 257, 6, "ustar\0")
-    writeField(h, 263, 2, "00")
-    let sum = 0
-    for (const b of h) sum += b
-    writeField(h, 148, 8, sum.toString(8).padStart(6, "0") + "\0 ")
-    blocks.push(h, e.data, Buffer.alloc((BLOCK - (e.data.length % BLOCK)) % BLOCK))
+  for (const f of files) {
+    blocks.push(header(f.path, f.data.length, options.modes?.[f.path] ?? 0o644, mtime), f.data, Buffer.alloc((BLOCK - (f.data.length % BLOCK)) % BLOCK))
   }
   blocks.push(Buffer.alloc(BLOCK * 2))
-  return gzipSync(Buffer.concat(blocks))
+  return Buffer.concat(blocks)
 }
+
+/** gzip as {@link writeTgz} compresses: level 9, header mtime 0; deterministic. */
+export const gzip = (data: Uint8Array): Buffer => gzipSync(data, { level: 9 })
+
+/** A gzipped {@link writeTar}. */
+export const writeTgz = (files: readonly TarEntry[], options: TarWriteOptions = {}): Buffer => gzip(writeTar(files, options))

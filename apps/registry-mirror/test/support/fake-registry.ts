@@ -1,8 +1,8 @@
 // An in-memory stand-in for the `Registry` service: mirrors a plan into a map of tags (deterministic digests),
 // skips what it already holds, and fails with whatever error a test queues.
+import { digestOf } from "@aicr/oras"
 import { Effect } from "effect"
 import type { RegistryShape } from "../../src/act"
-import { sha256 } from "../../src/artifacts"
 import type { MirrorError } from "../../src/errors"
 import type { MirroredArtifact, MirrorResult } from "../../src/mirror"
 import type { MirrorPlan } from "../../src/plan"
@@ -13,7 +13,7 @@ export const makeFakeRegistry = () => {
   let calls = 0
   const put = (key: string, repository: string, tag: string, content: string): MirroredArtifact => {
     const ref = `${repository}:${tag}`
-    const digest = tags.get(ref) ?? sha256(`${ref}#${content}`)
+    const digest = tags.get(ref) ?? digestOf(`${ref}#${content}`)
     const action = tags.has(ref) ? "present" : "pushed"
     tags.set(ref, digest)
     return { key, ref: `${ref}@${digest}`, digest, action }
