@@ -59,6 +59,8 @@ const tsx = (args) => run(bin("tsx"), args)
 function up(rest) {
   ensureDeps()
   buildTools()
+  // The controllers run as they ship: one esbuild bundle each.
+  must(bin("tsx"), ["hack/build-apps.ts"], "controller bundles (dist/apps)")
   const r = tsx(["hack/up.ts", ...rest])
   process.exit(r.code)
 }

@@ -1,6 +1,7 @@
 /**
  * The operator's processes on the local control plane (`aicr-dev up`): the local chart upstream that stands in for
- * the public chart repositories, and every controller built so far, each as its own process, as in a cluster.
+ * the public chart repositories (run from source), and every controller built so far, each as its own process from
+ * its shipped bundle in dist/apps/, as in a cluster.
  *
  * Each runs in its own process group with its log in `<dir>/logs/<name>.log`. Attached (foreground `up`), a
  * watchdog stops them when `up` exits, even on SIGKILL; detached (`up --detach`), they are recorded in
@@ -38,6 +39,20 @@ const startTs = (name: string, script: string, args: string[], dir: string, atta
     attached,
   })
 
+/** A controller as it ships: its esbuild bundle (built by `aicr-dev up` before this runs), on this Node. */
+const startApp = (name: string, args: string[], dir: string, attached: boolean): Promise<Proc> => {
+  const bundle = join(root, "dist", "apps", name, "main.mjs")
+  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: build it with 'npx tsx hack/build-apps.ts ${name}'`)
+  return spawnProc({
+    name,
+    bin: process.execPath,
+    args: ["--enable-source-maps", bundle, ...args],
+    logDir: join(dir, "logs"),
+    cwd: root,
+    attached,
+  })
+}
+
 /** Waits for the first JSON line the chart upstream prints once it serves. */
 const upstreamInfo = async (p: Proc): Promise<{ httpUrl: string; rewrites: Record<string, string> }> => {
   for (let i = 0; i < 300; i++) {
@@ -73,9 +88,8 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
       "--leader-election-namespace", OPERATOR_NAMESPACE,
       "--leader-election-id", `aicr-${name}`,
     ]
-    const mirror = await startTs(
+    const mirror = await startApp(
       "registry-mirror",
-      "apps/registry-mirror/src/main.ts",
       [
         ...runtimeFlags("registry-mirror"),
         "--registry", registryPrefix(info),
