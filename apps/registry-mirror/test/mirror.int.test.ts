@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { type ChartUpstream, fixtureBundle, FIXTURE_CHARTS, fixtureRecipe, packageChart, startChartUpstream } from "@aicr/chart-upstream"
 import { digestOf, OciClient, parseReference, staticCredentials } from "@aicr/oras"
-import { type Registry, startRegistry } from "@aicr/testing/harness"
+import { isolatedHelm, type IsolatedHelm, type Registry, startRegistry } from "@aicr/testing/harness"
 import { parseAllDocuments } from "yaml"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chartArtifact } from "../src/artifacts"
@@ -14,12 +14,11 @@ import { type MirrorPlan, planMirror } from "../src/plan"
 import { runMirror } from "../src/mirror"
 import { parseRewrites } from "../src/source"
 import { contentData, INPUT_DIGEST, OTHER_INPUT_DIGEST } from "./support/fixtures"
-import { makeHelm } from "./support/helm"
 
 let upstream: ChartUpstream
 let registry: Registry
 let client: OciClient
-let helm: Awaited<ReturnType<typeof makeHelm>>
+let helm: IsolatedHelm
 const fast = { maxAttempts: 2, baseDelayMs: 50, maxDelayMs: 200 }
 
 const planFor = (registryAddress: string, prefix: string, inputDigest = INPUT_DIGEST): MirrorPlan => {
@@ -32,7 +31,7 @@ const planFor = (registryAddress: string, prefix: string, inputDigest = INPUT_DI
 const rewrites = () => parseRewrites(Object.entries(upstream.rewrites).map(([a, b]) => `${a}=${b}`))
 
 beforeAll(async () => {
-  ;[upstream, registry, helm] = await Promise.all([startChartUpstream(), startRegistry({ name: "mirror-dst" }), makeHelm()])
+  ;[upstream, registry, helm] = await Promise.all([startChartUpstream(), startRegistry({ name: "mirror-dst" }), isolatedHelm("registry-mirror-helm-")])
   client = new OciClient({ retry: fast })
 })
 
@@ -40,6 +39,7 @@ afterAll(async () => {
   await client?.close()
   await upstream?.stop()
   await registry?.stop()
+  await helm?.cleanup()
 })
 
 describe("mirroring the fixture recipe", () => {

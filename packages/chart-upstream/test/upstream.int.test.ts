@@ -1,40 +1,27 @@
 // The local upstream against the real helm v4 CLI: `helm repo add` + `helm pull` from the HTTP repositories,
 // `helm pull oci://…` from the OCI side, and `helm template` renders every chart into its workloads.
-import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { mkdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { promisify } from "node:util"
-import { toolPath } from "@aicr/testing/harness"
+import { isolatedHelm, type IsolatedHelm } from "@aicr/testing/harness"
 import { parseAllDocuments } from "yaml"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ChartUpstream, FIXTURE_CHARTS, startChartUpstream } from "../src/index"
 
-const run = promisify(execFile)
 let upstream: ChartUpstream
+let h: IsolatedHelm
 let work: string
-let helmEnv: NodeJS.ProcessEnv
-const helm = async (...args: string[]) => (await run(toolPath("helm"), args, { env: helmEnv, cwd: work, maxBuffer: 16 * 1024 * 1024 })).stdout
+const helm = (...args: string[]) => h.helm(...args)
 
 beforeAll(async () => {
   upstream = await startChartUpstream()
-  work = await mkdtemp(join(tmpdir(), "chart-upstream-"))
-  helmEnv = {
-    PATH: process.env.PATH,
-    HOME: work,
-    HELM_CONFIG_HOME: join(work, "config"),
-    HELM_CACHE_HOME: join(work, "cache"),
-    HELM_DATA_HOME: join(work, "data"),
-    HELM_REGISTRY_CONFIG: join(work, "config", "registry.json"),
-    HELM_REPOSITORY_CONFIG: join(work, "config", "repositories.yaml"),
-    HELM_REPOSITORY_CACHE: join(work, "cache", "repository"),
-  }
+  h = await isolatedHelm("chart-upstream-")
+  work = h.work
 })
 
 afterAll(async () => {
   await upstream?.stop()
-  if (work) await rm(work, { recursive: true, force: true })
+  await h?.cleanup()
 })
 
 describe("local chart upstream", () => {

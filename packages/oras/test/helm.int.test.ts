@@ -1,39 +1,27 @@
 // Helm interop against a real registry with the real helm v4 CLI: `helm pull` fetches what we pushed byte for
 // byte, we pull what `helm push` pushed byte for byte, and our config/manifest encoding equals Helm's.
-import { execFile } from "node:child_process"
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { promisify } from "node:util"
-import { type Registry, startRegistry, toolPath } from "@aicr/testing/harness"
+import { isolatedHelm, type IsolatedHelm, type Registry, startRegistry } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chartAnnotations, chartConfigJson, chartTag, digestOf, MediaType, OciClient } from "../src/index"
 import { uniqueRepo } from "./support/fixtures"
 
-const run = promisify(execFile)
-
 let registry: Registry
 let client: OciClient
 let work: string
-let helmEnv: NodeJS.ProcessEnv
+let h: IsolatedHelm
 let chartTgz: Buffer
 const NAME = "demo-chart"
 const VERSION = "1.2.3+build.5"
 
-const helm = async (...args: string[]) => (await run(toolPath("helm"), args, { env: helmEnv, cwd: work })).stdout
+const helm = (...args: string[]) => h.helm(...args)
 
 beforeAll(async () => {
   registry = await startRegistry({ name: "oras-helm" })
   client = new OciClient()
-  work = await mkdtemp(join(tmpdir(), "oras-helm-"))
-  helmEnv = {
-    PATH: process.env.PATH,
-    HOME: work,
-    HELM_CONFIG_HOME: join(work, "config"),
-    HELM_CACHE_HOME: join(work, "cache"),
-    HELM_DATA_HOME: join(work, "data"),
-    HELM_REGISTRY_CONFIG: join(work, "config", "registry.json"),
-  }
+  h = await isolatedHelm("oras-helm-")
+  work = h.work
   const dir = join(work, "src", NAME)
   await mkdir(join(dir, "templates"), { recursive: true })
   await writeFile(
@@ -63,6 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await client?.close()
   await registry?.stop()
+  await h?.cleanup()
 })
 
 describe("helm interop", () => {
