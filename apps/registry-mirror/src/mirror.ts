@@ -8,7 +8,7 @@
  * `RegistryUnavailableError` (transient), refused credentials → `UnauthorizedError`, a missing or unusable
  * upstream chart → `ChartSourceUnsupportedError`, size limits → `ContentTooLargeError`.
  */
-import { chartLayer, type ChartLayout, digestOf, type OciClient, OciError, parseReference, writeTgz } from "@aicr/oras"
+import { chartLayer, type ChartLayout, digestOf, mapLimit, type OciClient, OciError, parseReference, writeTgz } from "@aicr/oras"
 import { fetch as undiciFetch } from "undici"
 import { parse as parseYaml } from "yaml"
 import { type BundleArtifact, bundleArtifact, chartArtifact } from "./artifacts"
@@ -54,19 +54,6 @@ export interface MirrorResult {
   readonly bytesUploaded: number
   readonly pushed: number
   readonly present: number
-}
-
-const mapLimit = async <A, B>(items: readonly A[], limit: number, fn: (a: A) => Promise<B>): Promise<B[]> => {
-  const out = new Array<B>(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++
-      out[i] = await fn(items[i]!)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
-  return out
 }
 
 /** A short, stable cause for a condition message: the HTTP status or the socket error code. */

@@ -70,7 +70,7 @@ export { type BlobInfo } from "./blobs"
 export { type BlobSource, type PushBlobOptions, type PushedBlob } from "./upload"
 export { type FetchedManifest, type FetchOptions, type PushManifestOptions, referrersTag } from "./manifests"
 export { type ListTagsOptions, type ReferrersOptions, type ReferrersSource } from "./listing"
-export { type BlobEvent, type CopyOptions, type CopyResult } from "./copy"
+export { type BlobEvent, type CopyOptions, type CopyResult, mapLimit } from "./copy"
 export {
   chartAnnotations,
   chartConfigJson,
