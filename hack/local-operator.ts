@@ -28,29 +28,19 @@ interface Recorded {
   readonly log: string
 }
 
-/** A TypeScript entry point run by this Node with the tsx loader: one process, whose argv[0] is this Node. */
-const startTs = (name: string, script: string, args: string[], dir: string, attached: boolean): Promise<Proc> =>
-  spawnProc({
-    name,
-    bin: process.execPath,
-    args: ["--import", tsxLoader, join(root, script), ...args],
-    logDir: join(dir, "logs"),
-    cwd: root,
-    attached,
-  })
+/** A process of this Node (so its argv[0], which the stop path checks, is this Node's path). */
+const startNode = (name: string, args: string[], dir: string, attached: boolean): Promise<Proc> =>
+  spawnProc({ name, bin: process.execPath, args, logDir: join(dir, "logs"), cwd: root, attached })
 
-/** A controller as it ships: its esbuild bundle (built by `aicr-dev up` before this runs), on this Node. */
+/** A TypeScript entry point, run with the tsx loader in one process. */
+const startTs = (name: string, script: string, args: string[], dir: string, attached: boolean): Promise<Proc> =>
+  startNode(name, ["--import", tsxLoader, join(root, script), ...args], dir, attached)
+
+/** A controller as it ships: its esbuild bundle (built by `aicr-dev up` before this runs). */
 const startApp = (name: string, args: string[], dir: string, attached: boolean): Promise<Proc> => {
   const bundle = join(root, "dist", "apps", name, "main.mjs")
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: build it with 'npx tsx hack/build-apps.ts ${name}'`)
-  return spawnProc({
-    name,
-    bin: process.execPath,
-    args: ["--enable-source-maps", bundle, ...args],
-    logDir: join(dir, "logs"),
-    cwd: root,
-    attached,
-  })
+  return startNode(name, ["--enable-source-maps", bundle, ...args], dir, attached)
 }
 
 /** Waits for the first JSON line the chart upstream prints once it serves. */

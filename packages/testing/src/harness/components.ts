@@ -41,43 +41,32 @@ const servingArgs = (kubeconfig: string, port: number): string[] => [
   "--profiling=false",
 ]
 
+/** A control-plane component serving /healthz on a free port, with its own identity; ready once healthy. */
+const startServing = (c: ComponentContext, name: "kube-controller-manager" | "kube-scheduler", extra: readonly string[]) =>
+  retryPortClash(false, async (): Promise<Proc> => {
+    const port = await freePort()
+    const proc = await spawnProc({
+      name,
+      bin: toolPath(name),
+      logDir: join(c.dir, "logs"),
+      attached: c.attached,
+      args: [...servingArgs(componentKubeconfig(c, name), port), ...extra],
+    })
+    await waitReady(proc, healthy(`https://127.0.0.1:${port}/healthz`, insecure), 60_000, 200)
+    return proc
+  })
+
 /** kube-controller-manager with all default controllers (--controllers=*). */
-export const startControllerManager = (c: ComponentContext): Promise<Proc> => retryPortClash(false, () => startControllerManagerOnce(c))
+export const startControllerManager = (c: ComponentContext): Promise<Proc> =>
+  startServing(c, "kube-controller-manager", [
+    "--controllers=*",
+    `--root-ca-file=${c.caFile}`,
+    `--service-account-private-key-file=${c.saKey}`,
+    "--service-cluster-ip-range=10.96.0.0/16",
+    "--cluster-name=aicr-harness",
+  ])
 
-const startControllerManagerOnce = async (c: ComponentContext): Promise<Proc> => {
-  const port = await freePort()
-  const proc = await spawnProc({
-    name: "kube-controller-manager",
-    bin: toolPath("kube-controller-manager"),
-    logDir: join(c.dir, "logs"),
-    attached: c.attached,
-    args: [
-      ...servingArgs(componentKubeconfig(c, "kube-controller-manager"), port),
-      "--controllers=*",
-      `--root-ca-file=${c.caFile}`,
-      `--service-account-private-key-file=${c.saKey}`,
-      "--service-cluster-ip-range=10.96.0.0/16",
-      "--cluster-name=aicr-harness",
-    ],
-  })
-  await waitReady(proc, healthy(`https://127.0.0.1:${port}/healthz`, insecure), 60_000, 200)
-  return proc
-}
-
-export const startScheduler = (c: ComponentContext): Promise<Proc> => retryPortClash(false, () => startSchedulerOnce(c))
-
-const startSchedulerOnce = async (c: ComponentContext): Promise<Proc> => {
-  const port = await freePort()
-  const proc = await spawnProc({
-    name: "kube-scheduler",
-    bin: toolPath("kube-scheduler"),
-    logDir: join(c.dir, "logs"),
-    attached: c.attached,
-    args: servingArgs(componentKubeconfig(c, "kube-scheduler"), port),
-  })
-  await waitReady(proc, healthy(`https://127.0.0.1:${port}/healthz`, insecure), 60_000, 200)
-  return proc
-}
+export const startScheduler = (c: ComponentContext): Promise<Proc> => startServing(c, "kube-scheduler", [])
 
 /** Annotation that puts a Node under the harness's kwok controller. */
 export const KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
