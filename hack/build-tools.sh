@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm]   (no argument = all)
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [aicr]   (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,6 +59,59 @@ build_helm() {
     "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
 }
 
+# AICR: the CLI and the deployment validator of each version. The module proxy here refuses github.com/NVIDIA/aicr,
+# so the public source archive (with vendor/) is used when present: $AICR_THIRD_PARTY_DIR, or ../shared/third-party
+# beside the checkout. Elsewhere the normal route applies: `go install github.com/NVIDIA/aicr/cmd/aicr@<version>`.
+# The version ldflags matter: without them the CLI says `dev`, writes `version: dev` into recipes and points its
+# agent and validator images at :latest.
+aicr_meta() { # VERSION -> "commit date archive-sha256"
+  case $1 in
+    v0.11.1) echo "bc05c6b 2026-03-21T10:02:14Z 8ef754db571739673311b6b2cda31c57cc8f06dd72f67c6b5e1e803cbb70e01c" ;;
+    v0.10.16) echo "e07c9e6 2026-03-16T18:00:58Z 08f42f4b26b199da50bc17393dfd65527a3fdc928fd8e1b7abc8724a9f87c866" ;;
+    *) log "no build metadata for aicr $1 (add it to aicr_meta)"; return 1 ;;
+  esac
+}
+
+third_party_dir() {
+  local d
+  for d in "${AICR_THIRD_PARTY_DIR:-}" "$here/../../shared/third-party"; do
+    [[ -n $d && -d $d ]] && { (cd "$d" && pwd); return; }
+  done
+  return 0
+}
+
+build_aicr_version() { # OUT VERSION
+  local out=$1 v=$2 meta commit date sha tp archive src
+  meta=$(aicr_meta "$v"); read -r commit date sha <<<"$meta"
+  local ld="-s -w -X github.com/NVIDIA/aicr/pkg/cli.version=${v#v} -X github.com/NVIDIA/aicr/pkg/cli.commit=$commit"
+  ld+=" -X github.com/NVIDIA/aicr/pkg/cli.date=$date"
+  tp=$(third_party_dir); archive="$tp/aicr-$v-src.tar.gz"
+  mkdir -p "$out/validators"
+  if [[ -n $tp && -f $archive ]]; then
+    echo "$sha  $archive" | sha256sum -c --quiet - || { log "checksum mismatch: $archive"; return 1; }
+    # One fixed source path for every version, so the second build reuses the first one's compiled packages.
+    src="$cache/.src/aicr"
+    rm -rf "$src"; mkdir -p "$src"; tar -xzf "$archive" -C "$src"
+    (cd "$src" && GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local nice -n 10 go build -trimpath -ldflags "$ld" \
+      -o "$out/aicr" ./cmd/aicr)
+    (cd "$src" && GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local nice -n 10 go build -trimpath -ldflags "-s -w" \
+      -o "$out/validators/deployment" ./validators/deployment)
+    # The validator image's WORKDIR /app holds testdata/ (check-nvidia-smi reads testdata/nvidia-smi-verify-pod.yaml).
+    mkdir -p "$out/validators/app"; cp -r "$src/validators/deployment/testdata" "$out/validators/app/testdata"
+    echo "source: $archive" >"$out/SOURCE"
+    rm -rf "$src"
+  else
+    GOBIN=$out go install -trimpath -ldflags "$ld" "github.com/NVIDIA/aicr/cmd/aicr@$v"
+    GOBIN=$out/validators go install -trimpath -ldflags "-s -w" "github.com/NVIDIA/aicr/validators/deployment@$v"
+    local mod; mod=$(go env GOMODCACHE)/github.com/!n!v!i!d!i!a/aicr@$v
+    mkdir -p "$out/validators/app"; cp -r "$mod/validators/deployment/testdata" "$out/validators/app/testdata"
+    echo "source: go install github.com/NVIDIA/aicr@$v" >"$out/SOURCE"
+  fi
+  "$out/aicr" --version | grep -q "version ${v#v} " || { log "aicr $v reports: $("$out/aicr" --version)"; return 1; }
+}
+build_aicr_current() { build_aicr_version "$1" "$AICR_VERSION"; }
+build_aicr_previous() { build_aicr_version "$1" "$AICR_PREVIOUS_VERSION"; }
+
 # Debian's CNCF distribution registry (plus apache2-utils for `htpasswd -B`, the bcrypt hashes its htpasswd auth
 # needs); installed from apt when missing.
 ensure_registry() {
@@ -74,7 +127,7 @@ ensure_registry() {
   (systemctl disable --now docker-registry >/dev/null 2>&1 || service docker-registry stop >/dev/null 2>&1 || true)
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry etcd k8s kubectl kwok helm)
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry etcd k8s kubectl kwok helm aicr)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -82,6 +135,10 @@ for t in "${want[@]}"; do
     kubectl) done_or_build kubectl "$K8S_VERSION" build_kubectl ;;
     kwok) done_or_build kwok "$KWOK_VERSION" build_kwok ;;
     helm) done_or_build helm "$HELM_VERSION" build_helm ;;
+    aicr)
+      done_or_build aicr "$AICR_VERSION" build_aicr_current
+      done_or_build aicr "$AICR_PREVIOUS_VERSION" build_aicr_previous
+      ;;
     registry) ensure_registry ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac

@@ -138,6 +138,8 @@ const startApiServerOnce = async (opts: ApiServerOptions): Promise<ApiServer> =>
       "--service-cluster-ip-range=10.96.0.0/16",
       "--allow-privileged=true",
       "--enable-priority-and-fairness=false",
+      // Fake nodes publish only an InternalIP (127.0.0.1, the process kubelet's API); never try their host names.
+      "--kubelet-preferred-address-types=InternalIP",
       // The apiserver's own IP is loopback, which Endpoints may not hold; keep the lease reconciler from retrying it.
       "--endpoint-reconciler-type=none",
       `--audit-policy-file=${auth.auditPolicy}`,

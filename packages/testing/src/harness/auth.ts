@@ -28,6 +28,7 @@ export const COMPONENT_USERS: Readonly<Record<string, { readonly user: string; r
   "kube-controller-manager": { user: "system:kube-controller-manager", groups: ["system:masters"] },
   "kube-scheduler": { user: "system:kube-scheduler", groups: ["system:masters"] },
   kwok: { user: "system:kwok-controller", groups: ["system:masters"] },
+  kubelet: { user: "system:aicr-harness-kubelet", groups: ["system:masters"] },
 }
 
 export interface AuthMaterial {

@@ -1,9 +1,12 @@
 // kube-controller-manager, kube-scheduler and the kwok controller (test-infra.md §3.4, §4.2), each with its own
 // static-token identity and kubeconfig, serving /healthz on a free loopback port so readiness is observable.
-import { join } from "node:path"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
 import { Agent, request } from "undici"
 import { writeKubeconfig } from "./auth"
 import { ensureDir, freePort, type Proc, retryPortClash, spawnProc, waitReady } from "./proc"
+import { writeStages } from "./kubelet/stages"
 import { kwokStagesDir, toolPath } from "./tools"
 
 export interface ComponentContext {
@@ -72,9 +75,9 @@ export const startScheduler = (c: ComponentContext): Promise<Proc> => startServi
 export const KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 
 /** The kwok controller with the "fast" stages, managing nodes annotated kwok.x-k8s.io/node=fake. */
-export const startKwok = (c: ComponentContext): Promise<Proc> => retryPortClash(false, () => startKwokOnce(c))
+export const startKwok = (c: ComponentContext & { readonly kubeletPort?: number }): Promise<Proc> => retryPortClash(false, () => startKwokOnce(c))
 
-const startKwokOnce = async (c: ComponentContext): Promise<Proc> => {
+const startKwokOnce = async (c: ComponentContext & { readonly kubeletPort?: number }): Promise<Proc> => {
   const port = await freePort()
   const proc = await spawnProc({
     name: "kwok",
@@ -85,15 +88,48 @@ const startKwokOnce = async (c: ComponentContext): Promise<Proc> => {
     env: { HOME: ensureDir(join(c.dir, "kwok-home")) },
     args: [
       `--kubeconfig=${componentKubeconfig(c, "kwok")}`,
-      // A directory is run through kustomize (kwok pkg/config loadRawFromKustomize).
-      `--config=${kwokStagesDir()}`,
+      // kwok's fast stages, with the pods the process kubelet runs left out of the pod stages.
+      `--config=${writeStages(dirname(kwokStagesDir()), join(ensureDir(join(c.dir, "kwok-home")), "stages.yaml"))}`,
       `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
       // The fast heartbeat stage refreshes node status only every 600 s, so node leases carry liveness.
       "--node-lease-duration-seconds=40",
       "--cidr=10.244.0.0/16",
+      // Every fake node's address and kubelet port: the process kubelet's API (pods/log), reachable on loopback.
+      ...(c.kubeletPort ? ["--node-ip=127.0.0.1", `--node-port=${c.kubeletPort}`] : []),
       `--server-address=127.0.0.1:${port}`,
     ],
   })
   await waitReady(proc, healthy(`http://127.0.0.1:${port}/healthz`), 60_000, 100)
+  return proc
+}
+
+export interface KubeletContext extends ComponentContext {
+  /** Port of the kube-apiserver on 127.0.0.1 (what pods get as KUBERNETES_SERVICE_HOST/PORT). */
+  readonly apiPort: number
+  /** The nodes' kubelet port (kwok publishes 127.0.0.1:<it> as every fake node's kubelet endpoint). */
+  readonly kubeletPort: number
+}
+
+const tsxLoader = () => createRequire(import.meta.url).resolve("tsx")
+
+/** The process kubelet (kubelet/kubelet.ts): runs AICR's images for real on the kwok nodes. */
+export const startProcessKubelet = async (c: KubeletContext): Promise<Proc> => {
+  const dir = ensureDir(join(c.dir, "kubelet"))
+  const config = join(dir, "config.json")
+  // The kubelet serves its API with the API server's own self-signed pair; the API server does not verify kubelets.
+  const pki = join(c.dir, "pki")
+  writeFileSync(
+    config,
+    JSON.stringify({ server: c.server, caFile: c.caFile, token: c.token, dir, apiHost: "127.0.0.1", apiPort: c.apiPort, logsPort: c.kubeletPort, certFile: join(pki, "apiserver.crt"), keyFile: join(pki, "apiserver.key") }),
+    { mode: 0o600 },
+  )
+  const proc = await spawnProc({
+    name: "process-kubelet",
+    bin: process.execPath,
+    args: ["--import", tsxLoader(), join(import.meta.dirname, "kubelet", "main.ts"), config],
+    logDir: join(c.dir, "logs"),
+    attached: c.attached,
+  })
+  await waitReady(proc, async () => existsSync(proc.log) && readFileSync(proc.log, "utf8").includes("process kubelet started"), 60_000, 100)
   return proc
 }

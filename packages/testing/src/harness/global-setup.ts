@@ -34,7 +34,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("harness", plane.info)
   const v = plane.info.versions
   process.stderr.write(
-    `[harness] ${project.name}: kube ${v.k8s}, etcd ${v.etcd}, kwok ${v.kwok}, helm ${v.helm}, ${v.registry}; ` +
+    `[harness] ${project.name}: kube ${v.k8s}, etcd ${v.etcd}, kwok ${v.kwok}, helm ${v.helm}, ${v.registry}, aicr ${v.aicr} and ${v.aicrPrevious}; ` +
       `started ${plane.info.startedAt} in ${((Date.now() - t0) / 1000).toFixed(1)}s; ${plane.info.server}, dir ${dir}\n`,
   )
   return async () => {

@@ -5,7 +5,7 @@ export type { HarnessInfo, KubeTarget } from "./types"
 export { type ControlPlane, type ControlPlaneOptions, runningPlane, startControlPlane, stopRecorded } from "./plane"
 export { type ApiServer, type ApiServerOptions, type Etcd, type EtcdOptions, SERVICE_ACCOUNT_ISSUER, startApiServer, startEtcd } from "./apiserver"
 export { htpasswdLine, type Registry, type RegistryOptions, startRegistry } from "./registry"
-export { KWOK_NODE_ANNOTATION, startControllerManager, startKwok, startScheduler } from "./components"
+export { KWOK_NODE_ANNOTATION, startControllerManager, startKwok, startProcessKubelet, startScheduler } from "./components"
 export {
   addNode,
   addNodes,
@@ -43,5 +43,8 @@ export {
 export { loadManifests, parseManifests } from "./manifests"
 export { COMPONENT_USERS, DEFAULT_USERS, type StaticUser } from "./auth"
 export { adoptProc, HarnessError, pidAlive, type Proc, spawnProc, type SpawnOptions, tailFile } from "./proc"
-export { readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"
+export { aicrBinary, readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"
+export { defaultHostFor, h100Host, HOST_PROFILE_ANNOTATION, HostProfile, hostProfileOf, setHostProfile, systemHost } from "./kubelet/hosts"
+export { AICR_IMAGES, CLAIMED_REPOSITORIES, type ImageRule, type ImageRuntime, lookupImage } from "./kubelet/images"
+export { CONTAINER_ID_PREFIX, KUBELET_FIELD_MANAGER, startKubelet } from "./kubelet/kubelet"
 export { type IsolatedHelm, isolatedHelm } from "./helm"

@@ -8,10 +8,10 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { type ApiServer, type Etcd, startApiServer, startEtcd } from "./apiserver"
 import { writeKubeconfig } from "./auth"
-import { startControllerManager, startKwok, startScheduler } from "./components"
+import { startControllerManager, startKwok, startProcessKubelet, startScheduler } from "./components"
 import { eventually, kubeRequest } from "./kube"
 import { addNodes, DEFAULT_NODES } from "./nodes"
-import { adoptProc, ensureDir, HarnessError, pidAlive, type Proc, procError } from "./proc"
+import { adoptProc, ensureDir, freePort, HarnessError, pidAlive, type Proc, procError } from "./proc"
 import { type Registry, startRegistry } from "./registry"
 import { readVersions, resolveTools, type ToolName } from "./tools"
 import type { HarnessInfo } from "./types"
@@ -21,6 +21,8 @@ export interface ControlPlaneOptions {
   readonly dir?: string
   /** Run the kwok controller (default true). */
   readonly kwok?: boolean
+  /** Run the process kubelet, which runs AICR's images for real on the kwok nodes (default: with kwok). */
+  readonly kubelet?: boolean
   /** Create the default fake nodes (default true; needs kwok). */
   readonly nodes?: boolean
   /** Never reuse a running plane recorded in dir: kill it and start afresh (default false). */
@@ -65,7 +67,7 @@ const TOOLS: readonly ToolName[] = [
   "htpasswd",
 ]
 // Everything a plane writes into its dir; a fresh start removes exactly these (never anything else).
-const OWNED = ["state.json", "etcd", "pki", "logs", "registry", "kubeconfigs", "kwok-home", "auth.json", "tokens.csv", "audit-policy.yaml", "audit.log", "kubeconfig"]
+const OWNED = ["state.json", "etcd", "pki", "logs", "registry", "kubeconfigs", "kwok-home", "kubelet", "auth.json", "tokens.csv", "audit-policy.yaml", "audit.log", "kubeconfig"]
 
 const registryVersion = (bin: string): string => {
   const out = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim()
@@ -207,10 +209,13 @@ const startLocked = async (dir: string, opts: ControlPlaneOptions): Promise<Cont
     const ctx = (name: string) => ({ dir, server: api.url, caFile: api.caFile, saKey: api.auth.saKey, token: api.auth.components[name]!.token, attached })
     const procs = new Map<string, Proc>()
     const wrap = (proc: Proc) => (procs.set(proc.name, proc), record({ proc }))
+    const withKubelet = withKwok && (opts.kubelet ?? true)
+    const kubeletPort = withKubelet ? await freePort() : undefined
     await allStarted([
       startControllerManager(ctx("kube-controller-manager")).then(wrap),
       startScheduler(ctx("kube-scheduler")).then(wrap),
-      ...(withKwok ? [startKwok(ctx("kwok")).then(wrap)] : []),
+      ...(withKwok ? [startKwok({ ...ctx("kwok"), kubeletPort }).then(wrap)] : []),
+      ...(withKubelet ? [startProcessKubelet({ ...ctx("kubelet"), apiPort: api.port, kubeletPort: kubeletPort! }).then(wrap)] : []),
     ])
     const info: HarnessInfo = {
       dir,

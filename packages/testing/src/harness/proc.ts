@@ -22,6 +22,8 @@ export interface Proc {
   readonly log: string
   /** Resolves with the exit code (or signal name) once the process has exited. */
   readonly exited: Promise<number | string | null>
+  /** Exit code and signal, once the process has exited (both null for a process this one did not start). */
+  readonly exitStatus: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
   isAlive(): boolean
   kill(signal?: NodeJS.Signals): void
   /** SIGTERM the group, wait up to timeoutMs, then SIGKILL it. */
@@ -35,6 +37,8 @@ export interface SpawnOptions {
   readonly args: readonly string[]
   readonly logDir: string
   readonly env?: Record<string, string | undefined>
+  /** false: the child gets only `env`, nothing of this process's environment (default true). */
+  readonly inheritEnv?: boolean
   readonly cwd?: string
   /** true (default): a watchdog kills it when this process dies. false: it outlives us (CLI `up --detach`). */
   readonly attached?: boolean
@@ -146,15 +150,17 @@ const startWatchdog = (childPid: number): void => {
 
 /** Handle for a process this process did not start (e.g. recorded in a state file by a detached `up`). */
 export const adoptProc = (name: string, pid: number, bin: string, log: string): Proc => {
+  const exited = (async () => {
+    while (pidAlive(pid, bin)) await sleep(200)
+    return null
+  })()
   const proc: Proc = {
     name,
     pid,
     bin,
     log,
-    exited: (async () => {
-      while (pidAlive(pid, bin)) await sleep(200)
-      return null
-    })(),
+    exited,
+    exitStatus: exited.then(() => ({ code: null, signal: null })),
     isAlive: () => pidAlive(pid, bin),
     kill: (signal = "SIGTERM") => {
       if (pidAlive(pid, bin)) signalGroup(pid, signal)
@@ -194,7 +200,7 @@ export const spawnProc = async (o: SpawnOptions): Promise<Proc> => {
       detached: true,
       stdio: ["ignore", fd, fd],
       cwd: o.cwd,
-      env: Object.fromEntries(Object.entries({ ...process.env, ...o.env }).filter(([, v]) => v !== undefined)),
+      env: Object.fromEntries(Object.entries({ ...(o.inheritEnv === false ? {} : process.env), ...o.env }).filter(([, v]) => v !== undefined)),
     })
   } finally {
     closeSync(fd)
@@ -204,12 +210,13 @@ export const spawnProc = async (o: SpawnOptions): Promise<Proc> => {
     child.once("error", (e) => reject(new HarnessError(`harness: cannot start ${o.name} (${o.bin}): ${e.message}`)))
   })
   let exitInfo: number | string | null | undefined
-  const exited = new Promise<number | string | null>((resolve) => {
+  const exitStatus = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once("exit", (code, signal) => {
       exitInfo = code ?? signal
-      resolve(exitInfo)
+      resolve({ code, signal })
     })
   })
+  const exited = exitStatus.then(() => exitInfo ?? null)
   const attached = o.attached ?? true
   if (attached) startWatchdog(pid)
   else child.unref()
@@ -219,6 +226,7 @@ export const spawnProc = async (o: SpawnOptions): Promise<Proc> => {
     bin: o.bin,
     log,
     exited,
+    exitStatus,
     isAlive: () => exitInfo === undefined,
     kill: (signal = "SIGTERM") => {
       if (exitInfo === undefined) signalGroup(pid, signal)

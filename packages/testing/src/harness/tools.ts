@@ -10,6 +10,9 @@ export interface ToolVersions {
   readonly etcd: string
   readonly kwok: string
   readonly helm: string
+  /** The AICR version the operator pins, and the one before it (both built, for the upgrade scenario). */
+  readonly aicr: string
+  readonly aicrPrevious: string
 }
 
 /** The monorepo root: the first ancestor of this file that holds hack/tools/versions.env. */
@@ -35,7 +38,14 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     if (!v) throw new Error(`harness: ${key} missing from hack/tools/versions.env`)
     return v
   }
-  return { k8s: need("K8S_VERSION"), etcd: need("ETCD_VERSION"), kwok: need("KWOK_VERSION"), helm: need("HELM_VERSION") }
+  return {
+    k8s: need("K8S_VERSION"),
+    etcd: need("ETCD_VERSION"),
+    kwok: need("KWOK_VERSION"),
+    helm: need("HELM_VERSION"),
+    aicr: need("AICR_VERSION"),
+    aicrPrevious: need("AICR_PREVIOUS_VERSION"),
+  }
 }
 
 export const toolsCache = (): string =>
@@ -96,3 +106,10 @@ export const kwokStagesDir = (versions: ToolVersions = readVersions()): string =
 
 export const resolveTools = (names: readonly ToolName[], versions: ToolVersions = readVersions()): Record<string, string> =>
   Object.fromEntries(names.map((n) => [n, toolPath(n, versions)]))
+
+/** The `aicr` CLI built for a version (hack/build-tools.sh aicr); throws how to build it when missing. */
+export const aicrBinary = (version: string): string => {
+  const dir = join(toolsCache(), `aicr-${version}`)
+  if (!existsSync(join(dir, ".complete"))) throw new Error(`harness: aicr ${version} is not built (no ${dir}/.complete): run 'bash hack/build-tools.sh aicr'`)
+  return join(dir, "aicr")
+}

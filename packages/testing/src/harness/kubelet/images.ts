@@ -1,0 +1,87 @@
+// Which container images the process kubelet runs for real, and with what: AICR's own images map to the binaries
+// hack/build-tools.sh built for that version. The map is open: the operator's own images join it later.
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { toolsCache } from "../tools"
+
+/** How one container image runs as a local process. */
+export interface ImageRuntime {
+  /** The image's ENTRYPOINT, used when the container has no `command`. */
+  readonly entrypoint: readonly string[]
+  /** Directories put first on PATH (the image's own binaries), so `command: [aicr]` resolves. */
+  readonly path: readonly string[]
+  /** The image's WORKDIR. */
+  readonly workdir?: string
+}
+
+export interface ImageRule {
+  /** The image repository (reference without tag or digest), e.g. ghcr.io/nvidia/aicr. */
+  readonly repository: string
+  /** The runtime for a release tag, or an error message saying why it cannot run here. */
+  readonly resolve: (version: string) => ImageRuntime | { readonly error: string }
+}
+
+const aicrDir = (version: string) => join(toolsCache(), `aicr-${version}`)
+
+const built = (version: string): string | undefined => {
+  const dir = aicrDir(version)
+  return existsSync(join(dir, ".complete")) ? dir : undefined
+}
+
+const notBuilt = (version: string) => ({
+  error: `no local build of AICR ${version} (${aicrDir(version)}): add it to hack/tools/versions.env and run 'bash hack/build-tools.sh aicr'`,
+})
+
+/** AICR's CLI image (snapshot agent, recipe, bundle, validate) and its deployment validator image. */
+export const AICR_IMAGES: readonly ImageRule[] = [
+  {
+    repository: "ghcr.io/nvidia/aicr",
+    resolve: (v) => {
+      const dir = built(v)
+      return dir ? { entrypoint: [join(dir, "aicr")], path: [dir] } : notBuilt(v)
+    },
+  },
+  {
+    repository: "ghcr.io/nvidia/aicr-validators/deployment",
+    resolve: (v) => {
+      const dir = built(v)
+      if (!dir) return notBuilt(v)
+      const validators = join(dir, "validators")
+      return { entrypoint: [join(validators, "deployment")], path: [validators], workdir: join(validators, "app") }
+    },
+  },
+]
+
+/**
+ * Repositories the kubelet claims: their pods never get kwok's fake lifecycle, even when they cannot run here (an
+ * unbuilt version, the performance or conformance validators), so nothing "passes" without running.
+ */
+export const CLAIMED_REPOSITORIES: readonly string[] = ["ghcr.io/nvidia/aicr", "ghcr.io/nvidia/aicr-validators/[^:@]+"]
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")
+
+/** A regular expression (source) matching every image the kubelet claims; kwok's pod stages exclude these. */
+export const claimedImagePattern = (rules: readonly ImageRule[] = AICR_IMAGES, claimed: readonly string[] = CLAIMED_REPOSITORIES): string =>
+  `^(${[...rules.map((r) => escape(r.repository)), ...claimed.map((c) => c.replaceAll(".", "\\."))].join("|")})[:@]`
+
+export type ImageLookup =
+  | { readonly kind: "unclaimed" }
+  | { readonly kind: "runnable"; readonly repository: string; readonly version: string; readonly runtime: ImageRuntime }
+  | { readonly kind: "unavailable"; readonly message: string }
+
+const TAG = /^:(v\d+\.\d+\.\d+)(@sha256:[a-f0-9]{64})?$/
+
+/** What the kubelet does with a container image. */
+export const lookupImage = (image: string, rules: readonly ImageRule[] = AICR_IMAGES, claimed: readonly string[] = CLAIMED_REPOSITORIES): ImageLookup => {
+  for (const rule of rules) {
+    if (!image.startsWith(rule.repository) || !/^[:@]/.test(image.slice(rule.repository.length))) continue
+    const tag = TAG.exec(image.slice(rule.repository.length))
+    if (!tag) return { kind: "unavailable", message: `image ${image}: only release tags (vX.Y.Z, optionally @sha256:…) of ${rule.repository} run on the local control plane` }
+    const r = rule.resolve(tag[1]!)
+    return "error" in r ? { kind: "unavailable", message: `image ${image}: ${r.error}` } : { kind: "runnable", repository: rule.repository, version: tag[1]!, runtime: r }
+  }
+  if (new RegExp(claimedImagePattern(rules, claimed)).test(image)) {
+    return { kind: "unavailable", message: `image ${image} has no local build: the process kubelet runs only ${rules.map((r) => r.repository).join(", ")}` }
+  }
+  return { kind: "unclaimed" }
+}
