@@ -49,7 +49,7 @@ describe("aicr-dev up --detach and down", () => {
   it("stops every process it started on down", async () => {
     const all = recordedPids()
     const { stderr } = await run(process.execPath, [devScript, "down"], { cwd: root, env })
-    expect(stderr).toMatch(/stopped 2 operator processes and 6 control-plane processes/)
+    expect(stderr).toMatch(/stopped 2 operator processes and 7 control-plane processes/)
     expect(all.filter((pid) => pidAlive(pid))).toEqual([])
   })
 })
