@@ -9,7 +9,7 @@ import {
   ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, LABEL_OUTCOME, LABEL_ROLE, PLAN_DATA_KEY, planConfigMapName, readPlan, Reviews, ROLE_PLAN,
   RuntimeRolloutKind, SINGLETON_NAME, type ClusterRuntime, type KubeObject, type Plan, type RuntimeRollout,
 } from "@aicr/api"
-import { KubeError, type KubeShape } from "@aicr/kube"
+import type { KubeError, KubeShape } from "@aicr/kube"
 import { Clock, Effect, Option, Result } from "effect"
 import { type Flags, MAX_REASON, parseDuration } from "./args"
 import { describeText, type DescribeDoc, readAssessment } from "./render"
