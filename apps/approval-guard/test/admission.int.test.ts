@@ -3,7 +3,7 @@
 // acknowledge verbs): each refusal with several variants and its message, and each allowed path. No controller
 // runs here: the API server alone holds the line.
 import { ANNOTATION_EDITED_BY, APPROVER_ROLE, LABEL_OUTCOME, PLAN_READER_ROLE, VIEWER_ROLE } from "@aicr/api"
-import { applyManifests, createNamespace, createServiceAccountToken, expectOk, type HarnessInfo, installApprovalPolicies, kubeRequest, type KubeResponse, type KubeTarget, removeApprovalPolicies } from "@aicr/testing/harness"
+import { applyManifests, createNamespace, createServiceAccountToken, eventually, expectOk, type HarnessInfo, installApprovalPolicies, kubeRequest, type KubeResponse, type KubeTarget, removeApprovalPolicies } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { approval, clusterRoleBinding, createRuntime, deleteRuntime, editRuntime, isoIn, plannedRollout, ROLLOUTS, RUNTIME } from "./support/rollouts"
 
@@ -74,7 +74,8 @@ beforeAll(async () => {
     },
   }
   uid = await createRuntime(info)
-  ok(await editRuntime(info, "alice", "inference")) // alice's edit produces the rollouts below
+  // alice's edit produces the rollouts below (retried while her fresh RoleBinding reaches the authorizer's cache).
+  await eventually(async () => (await editRuntime(info, "alice", "inference")).status === 200, { what: "alice's runtime edit" })
 })
 
 afterAll(async () => {
@@ -252,6 +253,18 @@ describe("refusal 5: tenants reaching admin resources", () => {
     // A namespaced binding of a ClusterRole cannot reach cluster-scoped kinds; the plan reader Role lives only in aicr-system.
     refused(await kubeRequest(info, { method: "GET", path: ROLLOUTS, user: "tenant" }), 403, /cannot list resource "runtimerollouts"/)
     expect((await kubeRequest(info, { method: "GET", path: `/apis/rbac.authorization.k8s.io/v1/namespaces/aicr-system/roles/${PLAN_READER_ROLE}` })).status).toBe(200)
+  })
+})
+
+describe("the API server these policies rely on", () => {
+  it("serves ValidatingAdmissionPolicy (GA) but no MutatingAdmissionPolicy by default, so requestedBy cannot be stamped by mutation", async () => {
+    const group = expectOk(await kubeRequest(info, { method: "GET", path: "/apis/admissionregistration.k8s.io" }), "discovery")
+    const resources: string[] = []
+    for (const v of group.versions as Array<{ groupVersion: string }>) {
+      resources.push(...(expectOk(await kubeRequest(info, { method: "GET", path: `/apis/${v.groupVersion}` }), v.groupVersion).resources as Array<{ name: string }>).map((r) => `${v.groupVersion}/${r.name}`))
+    }
+    expect(resources).toContain("admissionregistration.k8s.io/v1/validatingadmissionpolicies")
+    expect(resources.filter((r) => r.includes("mutatingadmissionpolicies"))).toEqual([])
   })
 })
 
