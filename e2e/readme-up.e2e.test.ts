@@ -37,7 +37,7 @@ describe("aicr-dev up --detach and down", () => {
     expect(stdout).toContain("Mirrored=False AwaitingResolution")
     expect(stdout).toContain(`export KUBECONFIG=${join(dir, "kubeconfig")}`)
     pids = recordedPids()
-    expect(pids.length).toBeGreaterThanOrEqual(8) // etcd, registry, apiserver, KCM, scheduler, kwok + upstream, mirror
+    expect(pids.length).toBeGreaterThanOrEqual(9) // etcd, registry, apiserver, KCM, scheduler, kwok + upstream, mirror, approval-guard
     expect(pids.every((pid) => pidAlive(pid))).toBe(true)
   })
 
@@ -49,7 +49,7 @@ describe("aicr-dev up --detach and down", () => {
   it("stops every process it started on down", async () => {
     const all = recordedPids()
     const { stderr } = await run(process.execPath, [devScript, "down"], { cwd: root, env })
-    expect(stderr).toMatch(/stopped 2 operator processes and 7 control-plane processes/)
+    expect(stderr).toMatch(/stopped 3 operator processes and 7 control-plane processes/)
     expect(all.filter((pid) => pidAlive(pid))).toEqual([])
   })
 })

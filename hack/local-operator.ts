@@ -91,6 +91,9 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     )
     procs.push(mirror)
     record()
+    const guard = await startApp("approval-guard", [...runtimeFlags("approval-guard"), "--operator-namespace", OPERATOR_NAMESPACE], opts.dir, opts.attached)
+    procs.push(guard)
+    record()
     return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
   } catch (e) {
     await Promise.all(procs.map((p) => p.stop()))

@@ -41,6 +41,7 @@ export {
   type TokenOptions,
 } from "./kube"
 export { loadManifests, parseManifests } from "./manifests"
+export { installApprovalPolicies, POLICIES_DIR, removeApprovalPolicies } from "./policies"
 export { COMPONENT_USERS, DEFAULT_USERS, type StaticUser } from "./auth"
 export { adoptProc, HarnessError, pidAlive, type Proc, spawnProc, type SpawnOptions, tailFile } from "./proc"
 export { aicrBinary, readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"
