@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm]   (no argument = all)
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis]
+#        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
+# Go builds run under `nice` so they leave room for whatever else runs on the machine.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/versions.env
@@ -59,6 +61,57 @@ build_helm() {
     "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
 }
 
+# Helm v3 only for Argo CD's repo-server (the version Argo CD pins): in v3 `helm pull oci://` falls back to plain
+# HTTP, which the runtime registry on loopback needs, because Argo CD never passes --plain-http. Everything else
+# uses helm v4.
+build_helm3() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM3_VERSION" \
+    "helm.sh/helm/v3/cmd/helm@$HELM3_VERSION"
+}
+
+# Argo CD's module on the proxy lacks its nested gitops-engine module (module zips leave nested modules out), so the
+# source tree is the proxy's module plus that folder. Here the folder comes from a checked archive in the
+# third-party directory ($AICR_THIRD_PARTY_DIR, or ../shared/third-party beside the checkout). Elsewhere the whole
+# tree comes from a shallow git clone of the release tag, which holds the folder (that route needs GitHub; it is
+# not exercised where GitHub is unreachable). The CRDs the harness installs are copied beside the binary.
+third_party_dir() {
+  local d=${AICR_THIRD_PARTY_DIR:-$here/../../shared/third-party}
+  [[ -d $d ]] && (cd "$d" && pwd)
+}
+
+argocd_source() {
+  local src=$1 archive dir
+  archive="$(third_party_dir || true)/argo-cd-gitops-engine-$ARGOCD_VERSION.tar.gz"
+  if [[ -f $archive ]]; then
+    local sum; sum=$(sha256sum "$archive" | cut -d' ' -f1)
+    if [[ $sum != "$ARGOCD_GITOPS_ENGINE_SHA256" ]]; then
+      log "$archive: sha256 $sum, expected $ARGOCD_GITOPS_ENGINE_SHA256"; exit 1
+    fi
+    log "argocd: module from the Go proxy + gitops-engine from $archive"
+    dir=$(cd "$src" && go mod download -json "github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION" |
+      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    [[ -n $dir && -d $dir ]] || { log "argocd: go mod download gave no module directory"; exit 1; }
+    cp -r "$dir/." "$src/argo-cd"; chmod -R u+w "$src/argo-cd"
+    tar -xzf "$archive" -C "$src/argo-cd"
+  else
+    log "argocd: no $archive; cloning the $ARGOCD_VERSION tag from GitHub"
+    git clone -q --depth 1 --branch "$ARGOCD_VERSION" https://github.com/argoproj/argo-cd.git "$src/argo-cd"
+  fi
+  [[ -f $src/argo-cd/gitops-engine/go.mod ]] || { log "argocd: gitops-engine/ missing from the source tree"; exit 1; }
+}
+
+build_argocd() {
+  local out=$1 src; src=$(mktemp -d "$cache/.argocd-src.XXXX")
+  mkdir -p "$src/argo-cd"
+  argocd_source "$src"
+  local p=github.com/argoproj/argo-cd/v3/common
+  (cd "$src/argo-cd" && nice -n 10 go build -trimpath -ldflags "-s -w -X $p.version=${ARGOCD_VERSION#v} \
+      -X $p.gitTag=$ARGOCD_VERSION -X $p.gitCommit=$ARGOCD_COMMIT -X $p.gitTreeState=clean" -o "$out/argocd" ./cmd)
+  mkdir -p "$out/crds"
+  cp "$src/argo-cd/manifests/crds/"*.yaml "$out/crds/"
+  rm -rf "$src"
+}
+
 # Debian's CNCF distribution registry (plus apache2-utils for `htpasswd -B`, the bcrypt hashes its htpasswd auth
 # needs); installed from apt when missing.
 ensure_registry() {
@@ -74,7 +127,18 @@ ensure_registry() {
   (systemctl disable --now docker-registry >/dev/null 2>&1 || service docker-registry stop >/dev/null 2>&1 || true)
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry etcd k8s kubectl kwok helm)
+# Debian's redis-server for Argo CD's cache; the harness runs its own instance on a free loopback port, never the
+# system service.
+ensure_redis() {
+  command -v redis-server >/dev/null 2>&1 && return
+  log "installing Debian redis-server"
+  if [[ $(id -u) -ne 0 ]]; then log "redis-server missing and not root: run 'sudo apt-get install -y redis-server'"; exit 1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+  (systemctl disable --now redis-server >/dev/null 2>&1 || service redis-server stop >/dev/null 2>&1 || true)
+}
+
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -82,7 +146,10 @@ for t in "${want[@]}"; do
     kubectl) done_or_build kubectl "$K8S_VERSION" build_kubectl ;;
     kwok) done_or_build kwok "$KWOK_VERSION" build_kwok ;;
     helm) done_or_build helm "$HELM_VERSION" build_helm ;;
+    helm3) done_or_build helm "$HELM3_VERSION" build_helm3 ;;
+    argocd) done_or_build argocd "$ARGOCD_VERSION" build_argocd ;;
     registry) ensure_registry ;;
+    redis) ensure_redis ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

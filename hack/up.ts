@@ -3,13 +3,13 @@
  *
  * Starts (or reuses) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with 2 system and 4 H100
  * nodes, and an OCI registry; installs the operator's API (crds/); starts the local chart upstream and every
- * controller built so far as its own process; applies the sample ClusterRuntime of the EKS guide and shows what the
- * controllers report. In the foreground until Ctrl-C, which stops everything; `--detach` leaves it all running (stop
+ * controller built so far as its own process, and Argo CD (redis, repo-server, application-controller); applies the
+ * sample ClusterRuntime of the EKS guide and shows what the controllers report. In the foreground until Ctrl-C, which stops everything; `--detach` leaves it all running (stop
  * it with `aicr-dev down`).
  */
 import { spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
-import { applyManifests, eventually, kubeRequest, startControlPlane } from "@aicr/testing/harness"
+import { applyManifests, ARGOCD_NAMESPACE, eventually, kubeRequest, startArgoCd, startControlPlane } from "@aicr/testing/harness"
 import { OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
@@ -25,8 +25,12 @@ say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${
 
 await applyManifests(info, join(root, "crds"))
 await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: OPERATOR_NAMESPACE } }])
-const operator = await startLocalOperator(info, { dir: stateDir, attached: !detach })
+const [operator, argocd] = await Promise.all([
+  startLocalOperator(info, { dir: stateDir, attached: !detach }),
+  startArgoCd(info, { attached: !detach }),
+])
 say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
+say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1)}s: ${argocd.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 await applyManifests(info, join(root, "e2e", "samples", "clusterruntime-eks.yaml"))
 
 // Wait until every running controller has reported on the runtime at least once.
@@ -56,6 +60,10 @@ process.stdout.write(
     "  kubectl get clusterruntime -o wide",
     `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${operator.upstream}`,
     `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
+    `Argo CD ${argocd.info.version} (application-controller, repo-server, redis ${argocd.info.redis}) in namespace ${ARGOCD_NAMESPACE}:`,
+    `  kubectl -n ${ARGOCD_NAMESPACE} get applications   # charts come from the runtime registry (credential template runtime-registry)`,
+    `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
+    `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
     "Controllers running: registry-mirror. Not built yet: resolver (needs the aicr CLI), planner, step-executor,",
     "approval-guard, validation-gate, ecr-credential-refresher; until the resolver exists, Mirrored waits for Resolved.",
     "",
@@ -71,6 +79,7 @@ process.stdout.write("Running; press Ctrl-C to stop everything.\n")
 const stop = async () => {
   say("stopping the operator and the local control plane")
   await operator.stop()
+  await argocd.stop()
   await plane.stop()
   process.exit(0)
 }
