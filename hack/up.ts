@@ -9,7 +9,15 @@
  */
 import { spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
-import { applyManifests, ARGOCD_NAMESPACE, eventually, kubeRequest, startArgoCd, startControlPlane } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  eventually,
+  kubeRequest,
+  runtimeRepositories,
+  startArgoCd,
+  startControlPlane,
+} from "@aicr/testing/harness"
 import { OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
@@ -61,7 +69,8 @@ process.stdout.write(
     `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${operator.upstream}`,
     `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
     `Argo CD ${argocd.info.version} (application-controller, repo-server, redis ${argocd.info.redis}) in namespace ${ARGOCD_NAMESPACE}:`,
-    `  kubectl -n ${ARGOCD_NAMESPACE} get applications   # charts come from the runtime registry (credential template runtime-registry)`,
+    `  kubectl -n ${ARGOCD_NAMESPACE} get applications`,
+    `  Applications pull from repoURL ${runtimeRepositories(info).join(" or ")} (no oci:// scheme; repository Secrets runtime-charts, runtime-wrappers)`,
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
     "Controllers running: registry-mirror. Not built yet: resolver (needs the aicr CLI), planner, step-executor,",

@@ -20,6 +20,7 @@ import {
   kubeRequest,
   pidAlive,
   readAuditEvents,
+  runtimeRepositories,
   type Registry,
   startArgoCd,
   startRegistry,
@@ -87,7 +88,8 @@ spec:
 describe("Argo CD on the local control plane", () => {
   let argocd: ArgoCd | undefined
   let helm: IsolatedHelm
-  const repo = `${info.registry}/argocd-test/charts`
+  // One of the runtime registry's repositories, which Argo CD is set up to pull from.
+  const repo = runtimeRepositories(info)[0]!
   const ns = `demo-${Math.random().toString(36).slice(2, 7)}`
 
   beforeAll(async () => {
@@ -182,7 +184,7 @@ describe("Argo CD on the local control plane", () => {
       await helm.helm("registry", "login", authed.address, "--username", "puller", "--password", "s3cret-pw", "--plain-http")
       await helm.helm("push", join(helm.work, "pkgs", "demo-0.1.0.tgz"), `oci://${authed.address}/charts`, "--plain-http")
       const authedNs = `${ns}-authed`
-      await addRepositoryCredential(info, { name: "authed-registry", url: authed.address, username: "puller", password: "s3cret-pw", plainHttp: true })
+      await addRepositoryCredential(info, { name: "authed-registry", url: `${authed.address}/charts`, username: "puller", password: "s3cret-pw", plainHttp: true })
       expectOk(
         await apply(helmApplication({ name: "demo-authed", repoURL: `${authed.address}/charts`, chart: "demo", targetRevision: "0.1.0", destinationNamespace: authedNs })),
         "create Application demo-authed",

@@ -26,8 +26,11 @@ export const ARGOCD_CONTROLLER = "argocd-application-controller"
 export const ARGOCD_PROCS = ["argocd-redis", "argocd-repo-server", ARGOCD_CONTROLLER] as const
 /** The finalizer that makes deleting an Application prune what it installed. */
 export const RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
-/** Name of the credential template for the plane's runtime registry (info.registry). */
-export const RUNTIME_REGISTRY_CREDENTIAL = "runtime-registry"
+/** The runtime registry prefix under info.registry (`aicr-dev up` runs the operator with the same one). */
+export const RUNTIME_PREFIX = "aicr/cluster"
+/** The repositories Argo CD pulls from (AppProject allow-list of the operator): charts and wrapper charts. */
+export const runtimeRepositories = (info: Pick<HarnessInfo, "registry">): string[] =>
+  ["charts", "wrappers"].map((r) => `${info.registry}/${RUNTIME_PREFIX}/${r}`)
 
 const isArgoCdProc = (name: string) => (ARGOCD_PROCS as readonly string[]).includes(name)
 
@@ -67,10 +70,17 @@ export interface RepositoryCredential {
   /** Name of the Secret in the argocd namespace. */
   readonly name: string
   /**
-   * URL prefix of the OCI repositories it covers, without scheme (`host[:port][/path]`), e.g. `127.0.0.1:5000` or
-   * `123456789012.dkr.ecr.us-east-1.amazonaws.com`. Application repoURLs are written the same way (no `oci://`).
+   * The OCI repository without scheme (`host[:port]/path`, the Application's repoURL, which is written the same way),
+   * or with template, a prefix of such URLs, e.g. `123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr`.
    */
   readonly url: string
+  /**
+   * A credential template (`secret-type: repo-creds`) for every repoURL that starts with url, instead of one
+   * repository (`secret-type: repository`, exact URL). Argo CD 3.4 matches templates only on URLs that Go's url.Parse
+   * accepts, which `127.0.0.1:PORT/…` is not (a colon in the first path segment): on loopback use `localhost:PORT` or
+   * one repository credential per repoURL.
+   */
+  readonly template?: boolean
   readonly username?: string
   readonly password?: string
   /**
@@ -81,8 +91,8 @@ export interface RepositoryCredential {
 }
 
 /**
- * A credential template (`argocd.argoproj.io/secret-type: repo-creds`) for Helm charts in an OCI registry
- * (`type: helm`, `enableOCI`): every Application whose repoURL starts with url gets these credentials and OCI mode.
+ * A repository credential for Helm charts in an OCI registry (`type: helm`, `enableOCI`): Applications whose repoURL
+ * is url (or, as a template, starts with it) pull with these credentials in OCI mode.
  */
 export const repositoryCredentialSecret = (c: RepositoryCredential) => ({
   apiVersion: "v1",
@@ -90,10 +100,11 @@ export const repositoryCredentialSecret = (c: RepositoryCredential) => ({
   metadata: {
     name: c.name,
     namespace: ARGOCD_NAMESPACE,
-    labels: { "argocd.argoproj.io/secret-type": "repo-creds", "app.kubernetes.io/part-of": "argocd" },
+    labels: { "argocd.argoproj.io/secret-type": c.template ? "repo-creds" : "repository", "app.kubernetes.io/part-of": "argocd" },
   },
   type: "Opaque",
   stringData: {
+    ...(c.template ? {} : { name: c.name }),
     type: "helm",
     url: c.url,
     enableOCI: "true",
@@ -110,8 +121,9 @@ export const addRepositoryCredential = (info: KubeTarget, c: RepositoryCredentia
 /**
  * The in-cluster objects Argo CD needs when argocd-server does not run: its CRDs (Application, AppProject), the
  * namespace, argocd-cm and argocd-secret (both labelled part-of argocd, or the settings informers miss them), the
- * `default` AppProject (argocd-server normally creates it) and the runtime registry's credential. No argocd-rbac-cm:
- * only argocd-server reads it.
+ * `default` AppProject (argocd-server normally creates it) and a repository credential for each of the runtime
+ * registry's repositories (runtimeRepositories; the registry has no auth, the credential makes Argo CD use OCI).
+ * No argocd-rbac-cm: only argocd-server reads it.
  */
 export const installArgoCdObjects = async (info: HarnessInfo): Promise<void> => {
   const crds = loadManifests(argoCdCrdsDir()).filter((o) =>
@@ -138,7 +150,9 @@ export const installArgoCdObjects = async (info: HarnessInfo): Promise<void> => 
       metadata: { name: "default", namespace: ARGOCD_NAMESPACE },
       spec: { sourceRepos: ["*"], destinations: [{ server: "*", namespace: "*" }], clusterResourceWhitelist: [{ group: "*", kind: "*" }] },
     },
-    repositoryCredentialSecret({ name: RUNTIME_REGISTRY_CREDENTIAL, url: info.registry, plainHttp: true }),
+    ...runtimeRepositories(info).map((url) =>
+      repositoryCredentialSecret({ name: `runtime-${url.split("/").at(-1)!}`, url, plainHttp: true }),
+    ),
   ])
 }
 

@@ -58,7 +58,8 @@ export {
   RESOURCES_FINALIZER,
   type RepositoryCredential,
   repositoryCredentialSecret,
-  RUNTIME_REGISTRY_CREDENTIAL,
+  RUNTIME_PREFIX,
+  runtimeRepositories,
   startArgoCd,
   stopArgoCd,
 } from "./argocd"
