@@ -2,7 +2,6 @@
 // registry, its pods land on kwok system nodes, a targetRevision change reports the new revision, deleting it with
 // the resources finalizer prunes what it installed, and stopping Argo CD leaves no process behind.
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
-import { mkdir, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import {
@@ -18,6 +17,7 @@ import {
   type IsolatedHelm,
   isolatedHelm,
   kubeRequest,
+  packageDemoChart,
   pidAlive,
   readAuditEvents,
   runtimeRepositories,
@@ -51,40 +51,6 @@ const apply = (obj: unknown) =>
     contentType: "application/apply-patch+yaml",
   })
 
-/** A one-Deployment, one-ConfigMap chart, like `helm create` trimmed down; appVersion becomes the image tag. */
-const writeChart = async (root: string, name: string, version: string, appVersion: string): Promise<string> => {
-  const dir = join(root, `${name}-${version}`)
-  await mkdir(join(dir, "templates"), { recursive: true })
-  await writeFile(join(dir, "Chart.yaml"), `apiVersion: v2\nname: ${name}\nversion: ${version}\nappVersion: "${appVersion}"\ntype: application\n`)
-  await writeFile(join(dir, "values.yaml"), "replicas: 1\nmessage: default\n")
-  await writeFile(
-    join(dir, "templates", "deployment.yaml"),
-    `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-  labels: {helm.sh/chart: "{{ .Chart.Name }}-{{ .Chart.Version }}"}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector: {matchLabels: {app.kubernetes.io/instance: "{{ .Release.Name }}"}}
-  template:
-    metadata:
-      labels: {app.kubernetes.io/instance: "{{ .Release.Name }}", chart-version: "{{ .Chart.Version }}"}
-    spec:
-      nodeSelector: {eks.amazonaws.com/nodegroup: system}
-      containers:
-        - name: app
-          image: "registry.example/demo:{{ .Chart.AppVersion }}"
-          env: [{name: MESSAGE, value: {{ .Values.message | quote }}}]
-`,
-  )
-  await writeFile(
-    join(dir, "templates", "configmap.yaml"),
-    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  version: "{{ .Chart.Version }}"\n`,
-  )
-  return dir
-}
-
 describe("Argo CD on the local control plane", () => {
   let argocd: ArgoCd | undefined
   let helm: IsolatedHelm
@@ -98,9 +64,7 @@ describe("Argo CD on the local control plane", () => {
       startArgoCd(info),
       (async () => {
         for (const [version, appVersion] of [["0.1.0", "1.0.0"], ["0.2.0", "1.1.0"]] as const) {
-          const dir = await writeChart(helm.work, "demo", version, appVersion)
-          await helm.helm("package", dir, "-d", join(helm.work, "pkgs"))
-          await helm.helm("push", join(helm.work, "pkgs", `demo-${version}.tgz`), `oci://${repo}`, "--plain-http")
+          await helm.helm("push", await packageDemoChart(helm, "demo", version, appVersion), `oci://${repo}`, "--plain-http")
         }
       })(),
     ])
@@ -184,10 +148,27 @@ describe("Argo CD on the local control plane", () => {
       await helm.helm("registry", "login", authed.address, "--username", "puller", "--password", "s3cret-pw", "--plain-http")
       await helm.helm("push", join(helm.work, "pkgs", "demo-0.1.0.tgz"), `oci://${authed.address}/charts`, "--plain-http")
       const authedNs = `${ns}-authed`
-      await addRepositoryCredential(info, { name: "authed-registry", url: `${authed.address}/charts`, username: "puller", password: "s3cret-pw", plainHttp: true })
+      const url = `${authed.address}/charts`
+      // Without a credential for it, the registry refuses the pull and the Application says so.
+      await addRepositoryCredential(info, { name: "authed-registry", url, plainHttp: true })
       expectOk(
-        await apply(helmApplication({ name: "demo-authed", repoURL: `${authed.address}/charts`, chart: "demo", targetRevision: "0.1.0", destinationNamespace: authedNs })),
+        await apply(helmApplication({ name: "demo-authed", repoURL: url, chart: "demo", targetRevision: "0.1.0", destinationNamespace: authedNs })),
         "create Application demo-authed",
+      )
+      const refused = await eventually(
+        async () => (await getApplication(info, "demo-authed")).status?.conditions?.find((c) => c.type === "ComparisonError"),
+        { what: "ComparisonError on demo-authed" },
+      )
+      expect(refused.message).toMatch(/helm pull oci:\/\/.*basic credential not found/)
+      await addRepositoryCredential(info, { name: "authed-registry", url, username: "puller", password: "s3cret-pw", plainHttp: true })
+      // A hard refresh retries at once instead of at the next resync.
+      expectOk(
+        await kubeRequest(info, {
+          method: "PATCH",
+          path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/demo-authed`,
+          body: { metadata: { annotations: { "argocd.argoproj.io/refresh": "hard" } } },
+        }),
+        "request a hard refresh",
       )
       await waitForApplication(info, "demo-authed", "0.1.0")
       expect((await get(`/apis/apps/v1/namespaces/${authedNs}/deployments/demo-authed`)).status).toBe(200)

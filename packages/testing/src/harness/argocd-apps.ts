@@ -2,8 +2,11 @@
 // healthy at the revision just written" (research argocd-local.md §8, checked there against every recorded status
 // write). The Application CRD has no status subresource, so metadata.generation moves on every status write and
 // cannot serve as an observed generation; status.sync.comparedTo proves the controller saw the spec.
+import { mkdir, writeFile } from "node:fs/promises"
+import { join } from "node:path"
 import { isDeepStrictEqual } from "node:util"
 import { ARGOCD_NAMESPACE, RESOURCES_FINALIZER } from "./argocd"
+import type { IsolatedHelm } from "./helm"
 import { eventually, expectOk, kubeRequest } from "./kube"
 import type { KubeTarget } from "./types"
 
@@ -114,4 +117,43 @@ export const deleteApplication = async (info: KubeTarget, name: string, opts: { 
     intervalMs: 100,
     what: `Application ${name} gone`,
   })
+}
+
+/**
+ * Packages a small chart with the real helm (like `helm create`, trimmed to one Deployment on the system nodes and one
+ * ConfigMap; appVersion is the image tag, the values set replicas and a MESSAGE env var) and returns the .tgz path.
+ */
+export const packageDemoChart = async (helm: IsolatedHelm, name: string, version: string, appVersion: string): Promise<string> => {
+  const dir = join(helm.work, "charts-src", `${name}-${version}`)
+  await mkdir(join(dir, "templates"), { recursive: true })
+  await writeFile(join(dir, "Chart.yaml"), `apiVersion: v2\nname: ${name}\nversion: ${version}\nappVersion: "${appVersion}"\ntype: application\n`)
+  await writeFile(join(dir, "values.yaml"), "replicas: 1\nmessage: default\n")
+  await writeFile(
+    join(dir, "templates", "deployment.yaml"),
+    `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+  labels: {helm.sh/chart: "{{ .Chart.Name }}-{{ .Chart.Version }}"}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector: {matchLabels: {app.kubernetes.io/instance: "{{ .Release.Name }}"}}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/instance: "{{ .Release.Name }}", chart-version: "{{ .Chart.Version }}"}
+    spec:
+      nodeSelector: {eks.amazonaws.com/nodegroup: system}
+      containers:
+        - name: app
+          image: "registry.example/demo:{{ .Chart.AppVersion }}"
+          env: [{name: MESSAGE, value: {{ .Values.message | quote }}}]
+`,
+  )
+  await writeFile(
+    join(dir, "templates", "configmap.yaml"),
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  version: "{{ .Chart.Version }}"\n`,
+  )
+  const pkgs = join(helm.work, "pkgs")
+  await helm.helm("package", dir, "-d", pkgs)
+  return join(pkgs, `${name}-${version}.tgz`)
 }

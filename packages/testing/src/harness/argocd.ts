@@ -126,9 +126,7 @@ export const addRepositoryCredential = (info: KubeTarget, c: RepositoryCredentia
  * No argocd-rbac-cm: only argocd-server reads it.
  */
 export const installArgoCdObjects = async (info: HarnessInfo): Promise<void> => {
-  const crds = loadManifests(argoCdCrdsDir()).filter((o) =>
-    ["applications.argoproj.io", "appprojects.argoproj.io"].includes((o as { metadata?: { name?: string } }).metadata?.name ?? ""),
-  )
+  const crds = ["application-crd.yaml", "appproject-crd.yaml"].flatMap((f) => loadManifests(join(argoCdCrdsDir(), f)))
   const labels = (name: string) => ({ "app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "argocd" })
   const secret = await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ARGOCD_NAMESPACE}/secrets/argocd-secret` })
   // Keep the key of an earlier start (up reusing a plane); argocd-server would sign sessions with it.

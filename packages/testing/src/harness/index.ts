@@ -70,5 +70,6 @@ export {
   getApplication,
   type HelmApplication,
   helmApplication,
+  packageDemoChart,
   waitForApplication,
 } from "./argocd-apps"
