@@ -65,7 +65,7 @@ const TOOLS: readonly ToolName[] = [
   "htpasswd",
 ]
 // Everything a plane writes into its dir; a fresh start removes exactly these (never anything else).
-const OWNED = ["state.json", "etcd", "pki", "logs", "registry", "kubeconfigs", "kwok-home", "auth.json", "tokens.csv", "audit-policy.yaml", "audit.log", "kubeconfig"]
+const OWNED = ["state.json", "etcd", "pki", "logs", "registry", "kubeconfigs", "kwok-home", "auth.json", "tokens.csv", "audit-policy.yaml", "audit.log", "kubeconfig", "argocd"]
 
 const registryVersion = (bin: string): string => {
   const out = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim()
