@@ -80,9 +80,10 @@ third_party_dir() {
 }
 
 argocd_source() {
-  local src=$1 archive dir
-  archive="$(third_party_dir || true)/argo-cd-gitops-engine-$ARGOCD_VERSION.tar.gz"
-  if [[ -f $archive ]]; then
+  local src=$1 archive="" tp dir
+  tp=$(third_party_dir || true)
+  [[ -n $tp ]] && archive="$tp/argo-cd-gitops-engine-$ARGOCD_VERSION.tar.gz"
+  if [[ -n $archive && -f $archive ]]; then
     local sum; sum=$(sha256sum "$archive" | cut -d' ' -f1)
     if [[ $sum != "$ARGOCD_GITOPS_ENGINE_SHA256" ]]; then
       log "$archive: sha256 $sum, expected $ARGOCD_GITOPS_ENGINE_SHA256"; exit 1
@@ -94,23 +95,24 @@ argocd_source() {
     cp -r "$dir/." "$src/argo-cd"; chmod -R u+w "$src/argo-cd"
     tar -xzf "$archive" -C "$src/argo-cd"
   else
-    log "argocd: no $archive; cloning the $ARGOCD_VERSION tag from GitHub"
+    log "argocd: no third-party archive (${AICR_THIRD_PARTY_DIR:-../shared/third-party}); cloning the $ARGOCD_VERSION tag from GitHub"
     git clone -q --depth 1 --branch "$ARGOCD_VERSION" https://github.com/argoproj/argo-cd.git "$src/argo-cd"
   fi
   [[ -f $src/argo-cd/gitops-engine/go.mod ]] || { log "argocd: gitops-engine/ missing from the source tree"; exit 1; }
 }
 
-build_argocd() {
-  local out=$1 src; src=$(mktemp -d "$cache/.argocd-src.XXXX")
+build_argocd() (
+  out=$(cd "$1" && pwd) src=$(mktemp -d "$cache/.argocd-src.XXXX")
+  trap 'rm -rf "$src"' EXIT # the source tree is about 100 MB; never left behind, not even by a failed build
   mkdir -p "$src/argo-cd"
   argocd_source "$src"
-  local p=github.com/argoproj/argo-cd/v3/common
-  (cd "$src/argo-cd" && nice -n 10 go build -trimpath -ldflags "-s -w -X $p.version=${ARGOCD_VERSION#v} \
-      -X $p.gitTag=$ARGOCD_VERSION -X $p.gitCommit=$ARGOCD_COMMIT -X $p.gitTreeState=clean" -o "$out/argocd" ./cmd)
+  p=github.com/argoproj/argo-cd/v3/common
+  cd "$src/argo-cd"
+  nice -n 10 go build -trimpath -ldflags "-s -w -X $p.version=${ARGOCD_VERSION#v} \
+    -X $p.gitTag=$ARGOCD_VERSION -X $p.gitCommit=$ARGOCD_COMMIT -X $p.gitTreeState=clean" -o "$out/argocd" ./cmd
   mkdir -p "$out/crds"
-  cp "$src/argo-cd/manifests/crds/"*.yaml "$out/crds/"
-  rm -rf "$src"
-}
+  cp manifests/crds/*.yaml "$out/crds/"
+)
 
 # Debian's CNCF distribution registry (plus apache2-utils for `htpasswd -B`, the bcrypt hashes its htpasswd auth
 # needs); installed from apt when missing.

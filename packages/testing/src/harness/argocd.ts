@@ -183,8 +183,20 @@ const healthz = (url: string) => async (): Promise<boolean> => {
 
 /**
  * Starts redis, the repo-server and the application-controller against the plane described by info, after
- * installing the objects they need, and records them in the plane's state. One Argo CD per plane: leftovers of an
- * earlier one in info.dir are stopped first.
+ * installing the objects they need, and records them in the plane's state.
+ *
+ * Gotchas:
+ * - One Argo CD per plane: a start stops whatever Argo CD is recorded in info.dir first (int files run one at a time).
+ * - The plane must be one this code started (auth.json needs the controller's identity).
+ * - An Application's repoURL has no `oci://` scheme and must equal a repository credential's URL (see
+ *   RepositoryCredential.template for prefixes).
+ *
+ * @example
+ * const argocd = await startArgoCd(inject("harness"))
+ * await applyManifests(info, [helmApplication({ name: "demo", repoURL: runtimeRepositories(info)[0]!, chart: "demo",
+ *   targetRevision: "0.1.0", destinationNamespace: "demo" })])
+ * await waitForApplication(info, "demo", "0.1.0")
+ * await argocd.stop()
  */
 export const startArgoCd = async (info: HarnessInfo, opts: ArgoCdOptions = {}): Promise<ArgoCd> => {
   const t0 = Date.now()
