@@ -167,7 +167,8 @@ describe("authentication and authorization", () => {
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "read-secrets" },
         subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }] },
     ])
-    expect((await get(`/api/v1/namespaces/${ns}/secrets`, "approver")).status).toBe(200)
+    // A new binding reaches the authorizer's cache a moment after the write (informer-fed): wait for the grant.
+    await eventually(async () => (await get(`/api/v1/namespaces/${ns}/secrets`, "approver")).status === 200, { timeoutMs: 10_000, what: "the RoleBinding to take effect" })
     expect((await get(`/api/v1/namespaces/${ns}/secrets`, "tenant")).status).toBe(403)
     expect((await get(`/api/v1/namespaces/default/secrets`, "approver")).status).toBe(403)
   })
