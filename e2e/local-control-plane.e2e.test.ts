@@ -43,6 +43,15 @@ describe("the local control plane of the README", () => {
     expect(nodes.every((n) => n.STATUS === "Ready")).toBe(true)
   })
 
+  it("runs Argo CD beside it, its Applications listed by kubectl in the argocd namespace", async () => {
+    const argocd = inject("argocd")
+    expect(argocd?.namespace).toBe("argocd")
+    const health = await fetch(`${argocd!.metrics.controller}/healthz`)
+    expect(await health.text()).toBe("ok\n")
+    const { stdout } = await kubectl(["-n", "argocd", "get", "applications,appprojects", "-o", "name"])
+    expect(stdout.trim()).toBe("appproject.argoproj.io/default")
+  })
+
   it("serves the operator's API under its short names and category", async () => {
     const { stdout } = await kubectl(["api-resources", "--api-group=operator.aicr.run", "-o", "wide"])
     const resources = table(stdout)

@@ -1,7 +1,7 @@
 /**
  * The README's first command exactly as a user runs it (`hack/aicr-dev.mjs up`, detached so the test can go on),
  * in its own state directory: it must bring up the control plane, install the API, start the operator's processes,
- * apply the sample runtime, show what the controllers report, and `down` must leave no process behind.
+ * start Argo CD, apply the sample runtime, show what the controllers report, and `down` must leave no process behind.
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -36,8 +36,11 @@ describe("aicr-dev up --detach and down", () => {
     expect(stdout).toMatch(/^cluster\s/m)
     expect(stdout).toContain("Mirrored=False AwaitingResolution")
     expect(stdout).toContain(`export KUBECONFIG=${join(dir, "kubeconfig")}`)
+    expect(stdout).toContain("kubectl -n argocd get applications")
     pids = recordedPids()
-    expect(pids.length).toBeGreaterThanOrEqual(8) // etcd, registry, apiserver, KCM, scheduler, kwok + upstream, mirror
+    // etcd, registry, apiserver, KCM, scheduler, kwok, process kubelet, Argo CD's redis, repo-server, controller
+    // + upstream, mirror, approval-guard
+    expect(pids.length).toBeGreaterThanOrEqual(13)
     expect(pids.every((pid) => pidAlive(pid))).toBe(true)
   })
 
@@ -49,7 +52,7 @@ describe("aicr-dev up --detach and down", () => {
   it("stops every process it started on down", async () => {
     const all = recordedPids()
     const { stderr } = await run(process.execPath, [devScript, "down"], { cwd: root, env })
-    expect(stderr).toMatch(/stopped 2 operator processes and 6 control-plane processes/)
+    expect(stderr).toMatch(/stopped 3 operator processes, 3 Argo CD processes and 7 control-plane processes/)
     expect(all.filter((pid) => pidAlive(pid))).toEqual([])
   })
 })

@@ -8,14 +8,29 @@
  *                   plane, idle before and after its work (budget 80 MiB)
  *   oras-copy       throughput and peak RSS of copying a 256 MiB blob between two real registries
  *   mirror          registry-mirror against a helm pull + push loop (when apps/registry-mirror/bench exists)
+ *   argocd          Argo CD start (3 starts), create → synced and healthy (first and warm), an upgrade, a
+ *                   prune, and the RSS of redis, repo-server and application-controller idle with one Application
  *
  * Every result is printed and written to .aicr/bench/<name>.json.
  */
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
 import { makeWorkQueue } from "@aicr/runtime"
-import { repoRoot, startControlPlane } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  deleteApplication,
+  helmApplication,
+  isolatedHelm,
+  kubeRequest,
+  packageDemoChart,
+  repoRoot,
+  runtimeRepositories,
+  startArgoCd,
+  startControlPlane,
+  waitForApplication,
+} from "@aicr/testing/harness"
 import { Effect, Option } from "effect"
 
 const root = repoRoot()
@@ -120,6 +135,71 @@ const controllerRss = async () => {
   record("controller-rss", { seconds: +((performance.now() - t0) / 1000).toFixed(1), ...result })
 }
 
+const rssMiB = (pid: number): number => {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+  return +(Number(kb) / 1024).toFixed(1)
+}
+
+/** Argo CD on a local control plane with kwok nodes: start, sync, upgrade, prune, idle RSS. */
+const argocd = async () => {
+  const plane = await startControlPlane({ fresh: true })
+  const helm = await isolatedHelm("aicr-bench-argocd-")
+  const s = (ms: number) => +(ms / 1000).toFixed(2)
+  try {
+    const { info } = plane
+    const repo = runtimeRepositories(info)[0]!
+    for (const [v, app] of [["0.1.0", "1.0.0"], ["0.2.0", "1.1.0"]] as const) {
+      await helm.helm("push", await packageDemoChart(helm, "bench", v, app), `oci://${repo}`, "--plain-http")
+    }
+    // The first start also installs the CRDs; the later ones find them.
+    let argo = await startArgoCd(info)
+    const starts = [argo.startMs]
+    for (let i = 0; i < 2; i++) {
+      await argo.stop()
+      argo = await startArgoCd(info)
+      starts.push(argo.startMs)
+    }
+    const app = (name: string, rev: string) =>
+      helmApplication({ name, repoURL: repo, chart: "bench", targetRevision: rev, destinationNamespace: `bench-${name}`, values: { replicas: 2 } })
+    const timed = async (fn: () => Promise<unknown>) => {
+      const t0 = performance.now()
+      await fn()
+      return performance.now() - t0
+    }
+    const createReady = async (name: string) =>
+      timed(async () => {
+        await applyManifests(info, [app(name, "0.1.0")])
+        await waitForApplication(info, name, "0.1.0")
+      })
+    const first = await createReady("first")
+    const warm = await createReady("warm")
+    const upgrade = await timed(async () => {
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/warm",
+        body: { spec: { source: { targetRevision: "0.2.0" } } },
+      })
+      await waitForApplication(info, "warm", "0.2.0")
+    })
+    const prune = await timed(() => deleteApplication(info, "first"))
+    await sleep(30_000)
+    const rss = Object.fromEntries(Object.entries(argo.info.pids).map(([name, pid]) => [name, rssMiB(pid)]))
+    const stop = await timed(() => argo.stop())
+    record("argocd", {
+      what: `Argo CD ${argo.info.version} (redis, repo-server, application-controller) on the local control plane; a 2-replica chart from the runtime registry`,
+      startSeconds: starts.map(s),
+      createToReadySeconds: { first: s(first), warm: s(warm) },
+      upgradeToReadySeconds: s(upgrade),
+      deleteWithPruneSeconds: s(prune),
+      rssMiBIdleOneApp: rss,
+      stopSeconds: s(stop),
+    })
+  } finally {
+    await helm.cleanup()
+    await plane.stop()
+  }
+}
+
 const benches: Record<string, () => Promise<void> | void> = {
   "control-plane": controlPlane,
   workqueue,
@@ -130,6 +210,7 @@ const benches: Record<string, () => Promise<void> | void> = {
     if (!existsSync(join(root, script))) return record("mirror", { skipped: "apps/registry-mirror has no benchmark yet" })
     run("mirror", [script])
   },
+  argocd,
 }
 
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches)

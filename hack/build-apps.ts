@@ -10,7 +10,7 @@
  * Also a library: `buildApp(name, outdir)` and `bundleOptions` for tests and benchmarks that need the bundle as it
  * ships.
  */
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { isBuiltin } from "node:module"
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -140,6 +140,37 @@ export const buildApp = async (app: string, outdir = join(root, "dist", "apps", 
   }
 }
 
+/** Every command-line app (`apps/<name>/src/cli.ts`), shipped as one executable file. */
+export const cliApps = (): string[] =>
+  readdirSync(join(root, "apps"), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(root, "apps", d.name, "src", "cli.ts")))
+    .map((d) => d.name)
+    .sort()
+
+/**
+ * Bundles a command-line app into ONE executable file `outdir/<app>` (default `dist/apps/<app>/<app>`): ESM without
+ * splitting (dynamic imports are inlined), a `#!/usr/bin/env node` shebang (Node ≥ 24), mode 0755, no source map.
+ */
+export const buildCli = async (app: string, outdir = join(root, "dist", "apps", app)): Promise<{ readonly file: string; readonly bytes: number }> => {
+  const entry = join(root, "apps", app, "src", "cli.ts")
+  if (!existsSync(entry)) throw new Error(`apps/${app}/src/cli.ts does not exist`)
+  rmSync(outdir, { recursive: true, force: true })
+  mkdirSync(outdir, { recursive: true })
+  const file = join(outdir, app)
+  await build({
+    ...bundleOptions,
+    splitting: false,
+    sourcemap: false,
+    metafile: false,
+    entryPoints: [entry],
+    outfile: file,
+    outExtension: {},
+    banner: { js: `#!/usr/bin/env node\n${banner}` },
+  })
+  chmodSync(file, 0o755)
+  return { file, bytes: statSync(file).size }
+}
+
 export const kib = (n: number): string => `${(n / 1024).toFixed(0)} KiB`
 
 /** The lines `npm run build` prints for one app. */
@@ -151,12 +182,18 @@ export const summary = (b: AppBuild): string[] => [
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const wanted = process.argv.slice(2)
   const known = apps()
-  const unknown = wanted.filter((a) => !known.includes(a))
+  const clis = cliApps()
+  const unknown = wanted.filter((a) => !known.includes(a) && !clis.includes(a))
   if (unknown.length > 0) {
-    process.stderr.write(`build-apps: unknown app ${unknown.join(", ")}; known: ${known.join(", ")}\n`)
+    process.stderr.write(`build-apps: unknown app ${unknown.join(", ")}; known: ${[...known, ...clis].join(", ")}\n`)
     process.exit(2)
   }
-  for (const app of wanted.length > 0 ? wanted : known) {
+  for (const app of (wanted.length > 0 ? wanted : clis).filter((a) => clis.includes(a))) {
+    const t0 = performance.now()
+    const b = await buildCli(app)
+    process.stdout.write(`${app}: ${relative(root, b.file)} ${kib(b.bytes)}, one executable file (#!/usr/bin/env node, Node >= 24)\n  (${((performance.now() - t0) / 1000).toFixed(1)} s)\n`)
+  }
+  for (const app of (wanted.length > 0 ? wanted : known).filter((a) => known.includes(a))) {
     const t0 = performance.now()
     const b = await buildApp(app)
     process.stdout.write(`${summary(b).join("\n")}\n  (${((performance.now() - t0) / 1000).toFixed(1)} s)\n`)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [aicr]   (no argument = all)
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr]
+#        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
+# Go builds run under `nice` so they leave room for whatever else runs on the machine.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tools/versions.env
@@ -61,7 +63,7 @@ build_helm() {
 
 # AICR: the CLI and the deployment validator of each version. The module proxy here refuses github.com/NVIDIA/aicr,
 # so the public source archive (with vendor/) is used when present: $AICR_THIRD_PARTY_DIR, or ../shared/third-party
-# beside the checkout. Elsewhere the normal route applies: `go install github.com/NVIDIA/aicr/cmd/aicr@<version>`.
+# beside the checkout (third_party_dir, below). Elsewhere the normal route applies: `go install github.com/NVIDIA/aicr/cmd/aicr@<version>`.
 # The version ldflags matter: without them the CLI says `dev`, writes `version: dev` into recipes and points its
 # agent and validator images at :latest.
 aicr_meta() { # VERSION -> "commit date archive-sha256"
@@ -72,20 +74,12 @@ aicr_meta() { # VERSION -> "commit date archive-sha256"
   esac
 }
 
-third_party_dir() {
-  local d
-  for d in "${AICR_THIRD_PARTY_DIR:-}" "$here/../../shared/third-party"; do
-    [[ -n $d && -d $d ]] && { (cd "$d" && pwd); return; }
-  done
-  return 0
-}
-
 build_aicr_version() { # OUT VERSION
   local out=$1 v=$2 meta commit date sha tp archive src
   meta=$(aicr_meta "$v"); read -r commit date sha <<<"$meta"
   local ld="-s -w -X github.com/NVIDIA/aicr/pkg/cli.version=${v#v} -X github.com/NVIDIA/aicr/pkg/cli.commit=$commit"
   ld+=" -X github.com/NVIDIA/aicr/pkg/cli.date=$date"
-  tp=$(third_party_dir); archive="$tp/aicr-$v-src.tar.gz"
+  tp=$(third_party_dir || true); archive="$tp/aicr-$v-src.tar.gz"
   mkdir -p "$out/validators"
   if [[ -n $tp && -f $archive ]]; then
     echo "$sha  $archive" | sha256sum -c --quiet - || { log "checksum mismatch: $archive"; return 1; }
@@ -112,6 +106,59 @@ build_aicr_version() { # OUT VERSION
 build_aicr_current() { build_aicr_version "$1" "$AICR_VERSION"; }
 build_aicr_previous() { build_aicr_version "$1" "$AICR_PREVIOUS_VERSION"; }
 
+# Helm v3 only for Argo CD's repo-server (the version Argo CD pins): in v3 `helm pull oci://` falls back to plain
+# HTTP, which the runtime registry on loopback needs, because Argo CD never passes --plain-http. Everything else
+# uses helm v4.
+build_helm3() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM3_VERSION" \
+    "helm.sh/helm/v3/cmd/helm@$HELM3_VERSION"
+}
+
+# Argo CD's module on the proxy lacks its nested gitops-engine module (module zips leave nested modules out), so the
+# source tree is the proxy's module plus that folder. Here the folder comes from a checked archive in the
+# third-party directory ($AICR_THIRD_PARTY_DIR, or ../shared/third-party beside the checkout). Elsewhere the whole
+# tree comes from a shallow git clone of the release tag, which holds the folder (that route needs GitHub; it is
+# not exercised where GitHub is unreachable). The CRDs the harness installs are copied beside the binary.
+third_party_dir() {
+  local d=${AICR_THIRD_PARTY_DIR:-$here/../../shared/third-party}
+  [[ -d $d ]] && (cd "$d" && pwd)
+}
+
+argocd_source() {
+  local src=$1 archive="" tp dir
+  tp=$(third_party_dir || true)
+  [[ -n $tp ]] && archive="$tp/argo-cd-gitops-engine-$ARGOCD_VERSION.tar.gz"
+  if [[ -n $archive && -f $archive ]]; then
+    local sum; sum=$(sha256sum "$archive" | cut -d' ' -f1)
+    if [[ $sum != "$ARGOCD_GITOPS_ENGINE_SHA256" ]]; then
+      log "$archive: sha256 $sum, expected $ARGOCD_GITOPS_ENGINE_SHA256"; exit 1
+    fi
+    log "argocd: module from the Go proxy + gitops-engine from $archive"
+    dir=$(cd "$src" && go mod download -json "github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION" |
+      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    [[ -n $dir && -d $dir ]] || { log "argocd: go mod download gave no module directory"; exit 1; }
+    cp -r "$dir/." "$src/argo-cd"; chmod -R u+w "$src/argo-cd"
+    tar -xzf "$archive" -C "$src/argo-cd"
+  else
+    log "argocd: no third-party archive (${AICR_THIRD_PARTY_DIR:-../shared/third-party}); cloning the $ARGOCD_VERSION tag from GitHub"
+    git clone -q --depth 1 --branch "$ARGOCD_VERSION" https://github.com/argoproj/argo-cd.git "$src/argo-cd"
+  fi
+  [[ -f $src/argo-cd/gitops-engine/go.mod ]] || { log "argocd: gitops-engine/ missing from the source tree"; exit 1; }
+}
+
+build_argocd() (
+  out=$(cd "$1" && pwd) src=$(mktemp -d "$cache/.argocd-src.XXXX")
+  trap 'rm -rf "$src"' EXIT # the source tree is about 100 MB; never left behind, not even by a failed build
+  mkdir -p "$src/argo-cd"
+  argocd_source "$src"
+  p=github.com/argoproj/argo-cd/v3/common
+  cd "$src/argo-cd"
+  nice -n 10 go build -trimpath -ldflags "-s -w -X $p.version=${ARGOCD_VERSION#v} \
+    -X $p.gitTag=$ARGOCD_VERSION -X $p.gitCommit=$ARGOCD_COMMIT -X $p.gitTreeState=clean" -o "$out/argocd" ./cmd
+  mkdir -p "$out/crds"
+  cp manifests/crds/*.yaml "$out/crds/"
+)
+
 # Debian's CNCF distribution registry (plus apache2-utils for `htpasswd -B`, the bcrypt hashes its htpasswd auth
 # needs); installed from apt when missing.
 ensure_registry() {
@@ -127,7 +174,18 @@ ensure_registry() {
   (systemctl disable --now docker-registry >/dev/null 2>&1 || service docker-registry stop >/dev/null 2>&1 || true)
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry etcd k8s kubectl kwok helm aicr)
+# Debian's redis-server for Argo CD's cache; the harness runs its own instance on a free loopback port, never the
+# system service.
+ensure_redis() {
+  command -v redis-server >/dev/null 2>&1 && return
+  log "installing Debian redis-server"
+  if [[ $(id -u) -ne 0 ]]; then log "redis-server missing and not root: run 'sudo apt-get install -y redis-server'"; exit 1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+  (systemctl disable --now redis-server >/dev/null 2>&1 || service redis-server stop >/dev/null 2>&1 || true)
+}
+
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -139,7 +197,10 @@ for t in "${want[@]}"; do
       done_or_build aicr "$AICR_VERSION" build_aicr_current
       done_or_build aicr "$AICR_PREVIOUS_VERSION" build_aicr_previous
       ;;
+    helm3) done_or_build helm "$HELM3_VERSION" build_helm3 ;;
+    argocd) done_or_build argocd "$ARGOCD_VERSION" build_argocd ;;
     registry) ensure_registry ;;
+    redis) ensure_redis ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

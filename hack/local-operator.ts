@@ -11,11 +11,11 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { adoptProc, type HarnessInfo, type Proc, spawnProc } from "@aicr/testing/harness"
+import { adoptProc, type HarnessInfo, type Proc, RUNTIME_PREFIX, spawnProc } from "@aicr/testing/harness"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** The runtime registry prefix (chart value `registry.repository`) on the local control plane. */
-export const registryPrefix = (info: HarnessInfo) => `oci://${info.registry}/aicr/cluster`
+export const registryPrefix = (info: HarnessInfo) => `oci://${info.registry}/${RUNTIME_PREFIX}`
 
 const root = join(import.meta.dirname, "..")
 const tsxLoader = createRequire(import.meta.url).resolve("tsx")
@@ -90,6 +90,9 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
       opts.attached,
     )
     procs.push(mirror)
+    record()
+    const guard = await startApp("approval-guard", [...runtimeFlags("approval-guard"), "--operator-namespace", OPERATOR_NAMESPACE], opts.dir, opts.attached)
+    procs.push(guard)
     record()
     return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
   } catch (e) {

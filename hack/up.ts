@@ -2,14 +2,24 @@
  * `aicr-dev up`: the operator's main job on the embedded local control plane.
  *
  * Starts (or reuses) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with 2 system and 4 H100
- * nodes, and an OCI registry; installs the operator's API (crds/); starts the local chart upstream and every
- * controller built so far as its own process; applies the sample ClusterRuntime of the EKS guide and shows what the
- * controllers report. In the foreground until Ctrl-C, which stops everything; `--detach` leaves it all running (stop
+ * nodes, and an OCI registry; installs the operator's API (crds/) and its admission policies and approver roles
+ * (policies/); starts the local chart upstream and every controller built so far as its own process, and Argo CD
+ * (redis, repo-server, application-controller); applies the sample ClusterRuntime of the EKS guide and shows what
+ * the controllers report. In the foreground until Ctrl-C, which stops everything; `--detach` leaves it all running (stop
  * it with `aicr-dev down`).
  */
 import { spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
-import { applyManifests, eventually, kubeRequest, startControlPlane } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  eventually,
+  kubeRequest,
+  loadManifests,
+  runtimeRepositories,
+  startArgoCd,
+  startControlPlane,
+} from "@aicr/testing/harness"
 import { OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
@@ -25,9 +35,17 @@ say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${
 
 await applyManifests(info, join(root, "crds"))
 await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: OPERATOR_NAMESPACE } }])
-const operator = await startLocalOperator(info, { dir: stateDir, attached: !detach })
+// The admission policies and approver roles the chart ships (policies/): a spec edit must name its editor.
+await applyManifests(info, join(root, "policies"))
+const [operator, argocd] = await Promise.all([
+  startLocalOperator(info, { dir: stateDir, attached: !detach }),
+  startArgoCd(info, { attached: !detach }),
+])
 say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
-await applyManifests(info, join(root, "e2e", "samples", "clusterruntime-eks.yaml"))
+say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1)}s: ${argocd.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
+// Applied as admin, so the editor annotation names admin (the policy refuses any other name).
+const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ metadata: { annotations?: Record<string, string> } }>
+await applyManifests(info, sample.map((o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } } })))
 
 // Wait until every running controller has reported on the runtime at least once.
 const reported = ["Mirrored"]
@@ -54,10 +72,17 @@ process.stdout.write(
     `  export KUBECONFIG=${info.kubeconfig}`,
     `  export PATH=${dirname(kubectlBin)}:$PATH   # kubectl of the same Kubernetes version`,
     "  kubectl get clusterruntime -o wide",
+    `  export PATH=${join(root, "dist", "apps", "kubectl-aicr")}:$PATH   # kubectl aicr (needs Node >= 24 on PATH)`,
+    "  kubectl get runtimerollouts; kubectl aicr describe <rollout>",
     `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${operator.upstream}`,
     `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
-    "Controllers running: registry-mirror. Not built yet: resolver (needs the aicr CLI), planner, step-executor,",
-    "approval-guard, validation-gate, ecr-credential-refresher; until the resolver exists, Mirrored waits for Resolved.",
+    `Argo CD ${argocd.info.version} (application-controller, repo-server, redis ${argocd.info.redis}) in namespace ${ARGOCD_NAMESPACE}:`,
+    `  kubectl -n ${ARGOCD_NAMESPACE} get applications`,
+    `  Applications pull from repoURL ${runtimeRepositories(info).join(" or ")} (no oci:// scheme; repository Secrets runtime-charts, runtime-wrappers)`,
+    `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
+    `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
+    "Controllers running: registry-mirror, approval-guard. Not built yet: resolver, planner, step-executor,",
+    "validation-gate, ecr-credential-refresher; until the resolver exists, Mirrored waits for Resolved.",
     "",
   ].join("\n"),
 )
@@ -71,6 +96,7 @@ process.stdout.write("Running; press Ctrl-C to stop everything.\n")
 const stop = async () => {
   say("stopping the operator and the local control plane")
   await operator.stop()
+  await argocd.stop()
   await plane.stop()
   process.exit(0)
 }

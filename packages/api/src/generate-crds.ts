@@ -1,5 +1,5 @@
 /**
- * Writes `crds/*.yaml` and `docs/api/conditions.md` from the effect Schemas and condition catalogs. Run: `npx tsx packages/api/src/generate-crds.ts` (or `npm run crds`).
+ * Writes `crds/*.yaml`, `policies/*.yaml` (admission policies and approver roles) and `docs/api/conditions.md` from the effect Schemas and condition catalogs. Run: `npx tsx packages/api/src/generate-crds.ts` (or `npm run crds`).
  * The golden test in crds.test.ts fails when `crds/` differs from what this writes.
  */
 import { mkdirSync, writeFileSync } from "node:fs"
@@ -7,8 +7,10 @@ import { dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import { renderConditionCatalog } from "./catalog-doc"
 import { renderCrds } from "./crds"
+import { renderPolicies } from "./policies"
 
 export const CRDS_DIR = fileURLToPath(new URL("../../../crds/", import.meta.url))
+export const POLICIES_DIR = fileURLToPath(new URL("../../../policies/", import.meta.url))
 export const CATALOG_FILE = fileURLToPath(new URL("../../../docs/api/conditions.md", import.meta.url))
 
 const main = (): void => {
@@ -16,6 +18,11 @@ const main = (): void => {
   for (const { file, yaml } of renderCrds()) {
     writeFileSync(`${CRDS_DIR}${file}`, yaml)
     process.stdout.write(`Wrote crds/${file}\n`)
+  }
+  mkdirSync(POLICIES_DIR, { recursive: true })
+  for (const { file, yaml } of renderPolicies()) {
+    writeFileSync(`${POLICIES_DIR}${file}`, yaml)
+    process.stdout.write(`Wrote policies/${file}\n`)
   }
   mkdirSync(dirname(CATALOG_FILE), { recursive: true })
   writeFileSync(CATALOG_FILE, renderConditionCatalog())

@@ -32,6 +32,12 @@ export const ANNOTATION_TOKEN_EXPIRES_AT = "operator.aicr.run/token-expires-at"
 export const ANNOTATION_EDITED_BY = "operator.aicr.run/edited-by"
 /** [I] Ask for a new rollout for the same transition after a terminal one: value = the terminal rollout's name. */
 export const ANNOTATION_RETRY = "operator.aicr.run/retry"
+/** [D] The approver ClusterRole (chart `approvers.users`/`approvers.groups`); [I] the viewer and plan-reader roles. */
+export const APPROVER_ROLE = "aicr-operator-approver"
+export const VIEWER_ROLE = "aicr-operator-viewer"
+export const PLAN_READER_ROLE = "aicr-operator-plan-reader"
+/** [I] Custom verbs on `runtimerollouts`, checked by admission with CEL's `authorizer` (ADR 20261202-approval-admission). */
+export const APPROVAL_VERBS = ["approve", "revoke", "acknowledge"] as const
 /** [I] The cleanup finalizer on ClusterRuntime (operator.md §3.2). */
 export const FINALIZER_CLEANUP = "operator.aicr.run/cleanup"
 

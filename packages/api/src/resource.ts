@@ -60,6 +60,17 @@ export const ArgoCD = {
   AppProject: { group: "argoproj.io", version: "v1alpha1", kind: "AppProject", plural: "appprojects", namespaced: true },
 } as const satisfies Record<string, ResourceKind>
 
+export const Rbac = {
+  ClusterRole: { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRole", plural: "clusterroles", namespaced: false },
+  ClusterRoleBinding: { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRoleBinding", plural: "clusterrolebindings", namespaced: false },
+} as const satisfies Record<string, ResourceKind>
+
+/** Create-only review kinds: the API server answers in `status` and stores nothing. */
+export const Reviews = {
+  SubjectAccessReview: { group: "authorization.k8s.io", version: "v1", kind: "SubjectAccessReview", plural: "subjectaccessreviews", namespaced: false },
+  SelfSubjectReview: { group: "authentication.k8s.io", version: "v1", kind: "SelfSubjectReview", plural: "selfsubjectreviews", namespaced: false },
+} as const satisfies Record<string, ResourceKind>
+
 /** The minimal shape every object read from the API server has. */
 export interface ObjectMeta {
   readonly name: string

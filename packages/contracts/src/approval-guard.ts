@@ -1,13 +1,17 @@
-import { Approved, Core, RuntimeRolloutKind } from "@aicr/api"
+import { Approved, Rbac, RuntimeRolloutKind } from "@aicr/api"
 import { Contract, Watch } from "./contract"
 
-/** approval-guard: decides whether a rollout may proceed now (approval, expiry, revocation, acknowledgements). */
+/**
+ * approval-guard: decides whether a rollout may proceed now (approval, expiry, revocation, acknowledgements).
+ * It reads the approver ClusterRoleBindings at each pass (for "who may approve") and asks the API server's authorizer
+ * with a SubjectAccessReview (create, not stored) whether the approver holds the `approve` verb.
+ */
 export const approvalGuard = Contract.make({
   controller: "approval-guard",
   fieldManager: "aicr-approval-guard",
   reconciles: RuntimeRolloutKind,
   watches: [Watch.self(RuntimeRolloutKind)],
-  reads: { conditions: [], kinds: [Core.ConfigMap] },
+  reads: { conditions: [], kinds: [Rbac.ClusterRoleBinding] },
   writes: [{ kind: RuntimeRolloutKind, conditions: [Approved], statusKeys: ["approval"] }],
   creates: [],
 })

@@ -29,6 +29,8 @@ export const COMPONENT_USERS: Readonly<Record<string, { readonly user: string; r
   "kube-scheduler": { user: "system:kube-scheduler", groups: ["system:masters"] },
   kwok: { user: "system:kwok-controller", groups: ["system:masters"] },
   kubelet: { user: "system:aicr-harness-kubelet", groups: ["system:masters"] },
+  // Argo CD's application-controller deploys whatever an Application holds, cluster-wide (argocd.ts).
+  "argocd-application-controller": { user: "system:argocd-application-controller", groups: ["system:masters"] },
 }
 
 export interface AuthMaterial {
@@ -93,6 +95,15 @@ export const ensureAuth = (dir: string): AuthMaterial => {
   const auditPolicy = join(dir, "audit-policy.yaml")
   writeFileSync(auditPolicy, AUDIT_POLICY)
   return { users, components, tokenFile, saKey, saPub, auditPolicy }
+}
+
+/** The static identity of one component of the plane recorded in dir (auth.json), e.g. for Argo CD. */
+export const componentUser = (dir: string, name: string): StaticUser => {
+  const authJson = join(dir, "auth.json")
+  const components = existsSync(authJson) ? (JSON.parse(readFileSync(authJson, "utf8")) as { components: Record<string, StaticUser> }).components : {}
+  const u = components[name]
+  if (!u) throw new Error(`harness: ${authJson} has no identity for ${name}; start the plane in ${dir} afresh (down, then up)`)
+  return u
 }
 
 export interface KubeconfigUser {

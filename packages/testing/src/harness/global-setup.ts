@@ -1,9 +1,12 @@
 // vitest globalSetup of the `int` and `e2e` projects: a fresh local control plane per run (never skipped: any
-// component that cannot start fails the run with its log tail). Tests read it with `inject("harness")`.
+// component that cannot start fails the run with its log tail). Tests read it with `inject("harness")`. The `e2e`
+// project also gets Argo CD (`inject("argocd")`); `int` tests that need it start their own with startArgoCd, so the
+// many that do not are not slowed down (docs/adr/20261202-argocd-on-demand.md).
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TestProject } from "vitest/node"
+import { type ArgoCd, type ArgoCdInfo, startArgoCd } from "./argocd"
 import { applyManifests } from "./kube"
 import { startControlPlane } from "./plane"
 import { HarnessError } from "./proc"
@@ -13,6 +16,8 @@ import type { HarnessInfo } from "./types"
 declare module "vitest" {
   export interface ProvidedContext {
     harness: HarnessInfo
+    /** Set in the e2e project only. */
+    argocd: ArgoCdInfo | undefined
   }
 }
 
@@ -31,13 +36,26 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await plane.stop()
     throw new HarnessError(`harness: applying ${crds} failed (logs kept in ${dir}): ${e instanceof Error ? e.message : String(e)}`, { cause: e })
   }
+  let argocd: ArgoCd | undefined
+  if (project.name === "e2e") {
+    try {
+      argocd = await startArgoCd(plane.info)
+    } catch (e) {
+      await plane.stop()
+      throw e
+    }
+  }
   project.provide("harness", plane.info)
+  project.provide("argocd", argocd?.info)
   const v = plane.info.versions
   process.stderr.write(
     `[harness] ${project.name}: kube ${v.k8s}, etcd ${v.etcd}, kwok ${v.kwok}, helm ${v.helm}, ${v.registry}, aicr ${v.aicr} and ${v.aicrPrevious}; ` +
-      `started ${plane.info.startedAt} in ${((Date.now() - t0) / 1000).toFixed(1)}s; ${plane.info.server}, dir ${dir}\n`,
+      `started ${plane.info.startedAt} in ${((Date.now() - t0) / 1000).toFixed(1)}s; ${plane.info.server}, dir ${dir}` +
+      (argocd ? `; Argo CD ${argocd.info.version} in ${(argocd.startMs / 1000).toFixed(1)}s` : "") +
+      "\n",
   )
   return async () => {
+    await argocd?.stop()
     await plane.stop()
     if (!fixedDir && process.env.AICR_HARNESS_KEEP !== "1") rmSync(dir, { recursive: true, force: true })
   }

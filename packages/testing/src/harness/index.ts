@@ -1,6 +1,7 @@
 // @aicr/testing/harness: the local control plane every integration and e2e test runs on (test-infra.md §3, §4):
 // etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok fake nodes and an OCI registry, as local
-// processes on loopback. Tests get a running one from the vitest globalSetup via `inject("harness")`.
+// processes on loopback, and Argo CD on demand (startArgoCd). Tests get a running plane from the vitest globalSetup via
+// `inject("harness")`.
 export type { HarnessInfo, KubeTarget } from "./types"
 export { type ControlPlane, type ControlPlaneOptions, runningPlane, startControlPlane, stopRecorded } from "./plane"
 export { type ApiServer, type ApiServerOptions, type Etcd, type EtcdOptions, SERVICE_ACCOUNT_ISSUER, startApiServer, startEtcd } from "./apiserver"
@@ -41,6 +42,7 @@ export {
   type TokenOptions,
 } from "./kube"
 export { loadManifests, parseManifests } from "./manifests"
+export { installApprovalPolicies, POLICIES_DIR, removeApprovalPolicies } from "./policies"
 export { COMPONENT_USERS, DEFAULT_USERS, type StaticUser } from "./auth"
 export { adoptProc, HarnessError, pidAlive, type Proc, spawnProc, type SpawnOptions, tailFile } from "./proc"
 export { aicrBinary, readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"
@@ -48,3 +50,30 @@ export { defaultHostFor, h100Host, HOST_PROFILE_ANNOTATION, HostProfile, hostPro
 export { AICR_IMAGES, CLAIMED_REPOSITORIES, type ImageRule, type ImageRuntime, lookupImage } from "./kubelet/images"
 export { CONTAINER_ID_PREFIX, KUBELET_FIELD_MANAGER, startKubelet } from "./kubelet/kubelet"
 export { type IsolatedHelm, isolatedHelm } from "./helm"
+export {
+  addRepositoryCredential,
+  ARGOCD_CONTROLLER,
+  ARGOCD_NAMESPACE,
+  ARGOCD_PROCS,
+  type ArgoCd,
+  type ArgoCdInfo,
+  type ArgoCdOptions,
+  installArgoCdObjects,
+  RESOURCES_FINALIZER,
+  type RepositoryCredential,
+  repositoryCredentialSecret,
+  RUNTIME_PREFIX,
+  runtimeRepositories,
+  startArgoCd,
+  stopArgoCd,
+} from "./argocd"
+export {
+  applicationNotReady,
+  type ApplicationView,
+  deleteApplication,
+  getApplication,
+  type HelmApplication,
+  helmApplication,
+  packageDemoChart,
+  waitForApplication,
+} from "./argocd-apps"

@@ -41,7 +41,7 @@ export interface ControlPlane {
   stop(): Promise<void>
 }
 
-interface ProcRecord {
+export interface ProcRecord {
   readonly name: string
   readonly pid: number
   readonly bin: string
@@ -67,7 +67,7 @@ const TOOLS: readonly ToolName[] = [
   "htpasswd",
 ]
 // Everything a plane writes into its dir; a fresh start removes exactly these (never anything else).
-const OWNED = ["state.json", "etcd", "pki", "logs", "registry", "kubeconfigs", "kwok-home", "kubelet", "auth.json", "tokens.csv", "audit-policy.yaml", "audit.log", "kubeconfig"]
+const OWNED = ["state.json", "etcd", "pki", "logs", "registry", "kubeconfigs", "kwok-home", "kubelet", "auth.json", "tokens.csv", "audit-policy.yaml", "audit.log", "kubeconfig", "argocd"]
 
 const registryVersion = (bin: string): string => {
   const out = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim()
@@ -86,14 +86,42 @@ export const readState = (dir: string): StateFile | undefined => {
 
 const writeState = (dir: string, s: StateFile) => writeFileSync(stateFile(dir), JSON.stringify(s, null, 2))
 
+/**
+ * Adds processes started after the plane (Argo CD) to dir/state.json, so `down`, the plane's own stop() and the next
+ * start in dir stop them too.
+ */
+export const recordExtraProcs = (dir: string, procs: readonly Proc[]): void => {
+  const s = readState(dir)
+  if (!s) throw new HarnessError(`harness: no running plane recorded in ${dir}`)
+  s.procs.push(...procs.map(({ name, pid, bin, log }) => ({ name, pid, bin, log })))
+  writeState(dir, s)
+}
+
+/** Removes the given pids from dir/state.json (after their processes were stopped). */
+export const forgetProcs = (dir: string, pids: readonly number[]): void => {
+  const s = readState(dir)
+  if (!s) return
+  writeState(dir, { ...s, procs: s.procs.filter((p) => !pids.includes(p.pid)) })
+}
+
+/** The processes recorded in dir/state.json whose name passes keep (live or not). */
+export const recordedProcs = (dir: string, keep: (name: string) => boolean): readonly ProcRecord[] =>
+  (readState(dir)?.procs ?? []).filter((p) => keep(p.name))
+
+/** Stops the recorded processes that still run their recorded binary, last started first; returns how many ran. */
+export const stopProcRecords = async (records: readonly ProcRecord[]): Promise<number> => {
+  const alive = records.filter((p) => pidAlive(p.pid, p.bin)).reverse()
+  for (const p of alive) await adoptProc(p.name, p.pid, p.bin, p.log).stop()
+  return alive.length
+}
+
 /** Stops every process recorded in dir/state.json (checking each pid still runs the recorded binary). */
 export const stopRecorded = async (dir: string): Promise<number> => {
   const s = readState(dir)
   if (!s) return 0
-  const alive = s.procs.filter((p) => pidAlive(p.pid, p.bin)).reverse()
-  for (const p of alive) await adoptProc(p.name, p.pid, p.bin, p.log).stop()
+  const stopped = await stopProcRecords(s.procs)
   rmSync(stateFile(dir), { force: true })
-  return alive.length
+  return stopped
 }
 
 const ok = async (fn: () => Promise<boolean>): Promise<boolean> => {
@@ -189,6 +217,9 @@ const startLocked = async (dir: string, opts: ControlPlaneOptions): Promise<Cont
     return a
   }
   const stopAll = async () => {
+    // Whatever was recorded after the plane (Argo CD) goes first.
+    const own = new Set(state.procs.map((p) => p.pid))
+    await stopProcRecords((readState(dir)?.procs ?? []).filter((p) => !own.has(p.pid))).catch(() => undefined)
     for (const s of [...started].reverse()) await s.stop().catch(() => undefined)
     rmSync(stateFile(dir), { force: true })
   }

@@ -1,6 +1,6 @@
 // Where the harness finds its binaries: hack/tools/versions.env names the versions, hack/build-tools.sh builds them
 // into ${AICR_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aicr-operator/bin}/<tool>-<version>/ (complete once that
-// directory holds `.complete`), and the OCI registry plus htpasswd come from Debian packages.
+// directory holds `.complete`), and the OCI registry, htpasswd and redis-server come from Debian packages.
 import { existsSync, readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
@@ -13,6 +13,9 @@ export interface ToolVersions {
   /** The AICR version the operator pins, and the one before it (both built, for the upgrade scenario). */
   readonly aicr: string
   readonly aicrPrevious: string
+  /** Helm v3 for Argo CD's repo-server only (the version Argo CD pins). */
+  readonly helm3: string
+  readonly argocd: string
 }
 
 /** The monorepo root: the first ancestor of this file that holds hack/tools/versions.env. */
@@ -45,6 +48,8 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     helm: need("HELM_VERSION"),
     aicr: need("AICR_VERSION"),
     aicrPrevious: need("AICR_PREVIOUS_VERSION"),
+    helm3: need("HELM3_VERSION"),
+    argocd: need("ARGOCD_VERSION"),
   }
 }
 
@@ -59,11 +64,18 @@ export type ToolName =
   | "kubectl"
   | "kwok"
   | "helm"
+  | "helm3"
+  | "argocd"
   | "docker-registry"
   | "htpasswd"
+  | "redis-server"
 
-// dir: the versions.env key whose version names the cache directory; cache: that directory's tool prefix.
-const built: Record<string, { readonly dir: "k8s" | "etcd" | "kwok" | "helm"; readonly cache?: string; readonly arg: string }> = {
+// dir: the ToolVersions key whose version names the cache directory; cache: that directory's tool prefix (default
+// the key); file: the binary's name in it (default the tool name); arg: the build-tools.sh argument that builds it.
+const built: Record<
+  string,
+  { readonly dir: keyof ToolVersions; readonly cache?: string; readonly file?: string; readonly arg: string }
+> = {
   etcd: { dir: "etcd", arg: "etcd" },
   "kube-apiserver": { dir: "k8s", arg: "k8s" },
   "kube-controller-manager": { dir: "k8s", arg: "k8s" },
@@ -71,6 +83,8 @@ const built: Record<string, { readonly dir: "k8s" | "etcd" | "kwok" | "helm"; re
   kubectl: { dir: "k8s", cache: "kubectl", arg: "kubectl" },
   kwok: { dir: "kwok", arg: "kwok" },
   helm: { dir: "helm", arg: "helm" },
+  helm3: { dir: "helm3", cache: "helm", file: "helm", arg: "helm3" },
+  argocd: { dir: "argocd", arg: "argocd" },
 }
 
 const onPath = (name: string): string | undefined => {
@@ -86,14 +100,14 @@ export const toolPath = (name: ToolName, versions: ToolVersions = readVersions()
   if (b) {
     const version = versions[b.dir]
     const dir = join(toolsCache(), `${b.cache ?? b.dir}-${version}`)
-    const path = join(dir, name)
+    const path = join(dir, b.file ?? name)
     if (!existsSync(join(dir, ".complete")) || !existsSync(path)) {
       throw new Error(`harness: ${name} ${version} is not built (no ${dir}/.complete): run 'bash hack/build-tools.sh ${b.arg}'`)
     }
     return path
   }
   const found = onPath(name)
-  if (!found) throw new Error(`harness: ${name} not found on PATH: run 'bash hack/build-tools.sh registry'`)
+  if (!found) throw new Error(`harness: ${name} not found on PATH: run 'bash hack/build-tools.sh ${name === "redis-server" ? "redis" : "registry"}'`)
   return found
 }
 
@@ -112,4 +126,11 @@ export const aicrBinary = (version: string): string => {
   const dir = join(toolsCache(), `aicr-${version}`)
   if (!existsSync(join(dir, ".complete"))) throw new Error(`harness: aicr ${version} is not built (no ${dir}/.complete): run 'bash hack/build-tools.sh aicr'`)
   return join(dir, "aicr")
+}
+
+/** The Argo CD CRDs (manifests/crds/ of its module, copied beside the binary by hack/build-tools.sh). */
+export const argoCdCrdsDir = (versions: ToolVersions = readVersions()): string => {
+  const dir = join(dirname(toolPath("argocd", versions)), "crds")
+  if (!existsSync(join(dir, "application-crd.yaml"))) throw new Error(`harness: Argo CD CRDs missing at ${dir}: run 'bash hack/build-tools.sh argocd'`)
+  return dir
 }

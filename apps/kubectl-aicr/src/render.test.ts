@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest"
+import { installRollout } from "@aicr/api/samples"
+import { planFlags } from "./commands"
+import { describeText, jumpOf, readAssessment } from "./render"
+
+describe("jumpOf", () => {
+  it.each([
+    ["v25.3.0", "v25.10.1", "minor"], ["1.2.3", "2.0.0", "major"], ["1.2.3", "1.2.4", "patch"], ["1.2.3", "1.2.3", "same"], ["2.0.0", "1.9.0", "downgrade"],
+    [undefined, "1.0.0", "new"], ["1.0.0", undefined, "removed"],
+  ] as const)("%s → %s is %s", (from, to, want) => expect(jumpOf(from, to)).toBe(want))
+})
+
+describe("readAssessment", () => {
+  it("reads components with versions, verdicts and manual steps, sorted by name", () => {
+    const json = JSON.stringify({ components: [
+      { name: "kai-scheduler", from: "v0.9.1", to: "v0.10.0", verdict: "manual", steps: { argocd: [{ id: "s1", description: "Drain the queue", reason: "r" }] } },
+      { name: "cert-manager", fromVersion: "v1.17.2", toVersion: "v1.17.4", verdict: "safe" },
+      { verdict: "safe" },
+    ] })
+    expect(readAssessment(json)).toEqual({ components: [
+      { name: "cert-manager", from: "v1.17.2", to: "v1.17.4", verdict: "safe", jump: "patch" },
+      { name: "kai-scheduler", from: "v0.9.1", to: "v0.10.0", verdict: "manual", jump: "minor", steps: ["Drain the queue"] },
+    ] })
+  })
+  it("says so when there is no report or it is not JSON", () => {
+    expect(readAssessment(undefined)).toEqual({ components: [], note: "no assessment report" })
+    expect(readAssessment("{")).toEqual({ components: [], note: "assessment.json is not JSON" })
+  })
+})
+
+describe("describeText", () => {
+  it("shows identity, approval, steps, acknowledgements and assessment", () => {
+    const base = installRollout(`sha256:${"3f2a9c1d0e4b".padEnd(64, "5")}`)
+    const approval = { approvedBy: "approver", groups: ["aicr-approvers", "system:authenticated"], reason: "Maintenance window", approvedAt: "2026-12-02T10:01:00Z", expiresAt: "2026-12-02T12:00:00Z", toDigest: base.spec.toDigest }
+    const rollout = {
+      ...base,
+      spec: { ...base.spec, approval, acknowledgements: [{ step: "kai-scheduler", acknowledgedBy: "bob", at: "2026-12-02T10:05:00Z" }] },
+      status: {
+        approval: { approvedBy: "approver", pendingAcknowledgements: ["gpu-operator"] },
+        steps: { total: 2, done: 1, current: "2/2 gpu-operator (Upgrade)", items: [{ index: 1, release: "kai-scheduler", namespace: "kai", action: "Upgrade" as const, verdict: "manual" as const, state: "Ready" as const }] },
+      },
+    }
+    const text = describeText({ rollout, assessment: { configMap: "aicr-content-1", components: [{ name: "kai-scheduler", from: "v0.9.1", to: "v0.10.0", verdict: "manual", jump: "minor" }] } })
+    expect(text).toContain("Requested by:  alice")
+    expect(text).toContain("Approved by: approver (groups aicr-approvers, system:authenticated)")
+    expect(text).toContain("gpu-operator: waiting (kubectl aicr acknowledge cluster-3f2a9c1d0e4b-1 --step gpu-operator)")
+    expect(text).toMatch(/1 +kai-scheduler +kai +Upgrade +manual +Ready/)
+    expect(text).toMatch(/kai-scheduler +v0\.9\.1 +v0\.10\.0 +minor +manual/)
+    expect(text).toContain("Steps: 1/2 done, current 2/2 gpu-operator (Upgrade)")
+  })
+})
+
+describe("planFlags", () => {
+  it("drops what the reproduction sets itself", () => {
+    expect(planFlags(["bundle", "--recipe", "recipe.json", "--deployer", "helm", "--output=out", "--readiness-hooks"])).toEqual(["--deployer", "helm", "--readiness-hooks"])
+  })
+})

@@ -1,0 +1,223 @@
+/**
+ * The approver's story with the `kubectl aicr` plugin, through kubectl's own plugin mechanism (the one-file
+ * executable on PATH) against the real API server, with the admission policies installed and the approval-guard
+ * running from its shipped bundle. A rollout is created as the planner would create it; the seed's command lines run
+ * verbatim in bash: list, describe, approve with --expires 2h, then acknowledge, revoke and reproduce.
+ */
+import { execFile, spawn, type ChildProcess } from "node:child_process"
+import { once } from "node:events"
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { promisify } from "node:util"
+import {
+  ANNOTATION_DESIRED_STATE_DIGEST, ANNOTATION_EDITED_BY, APPROVER_ROLE, encodePlan, LABEL_PLAN, LABEL_ROLE, LABEL_RUNTIME_UID, PLAN_READER_ROLE, planConfigMapName, planKey, ROLE_CONTENT, ROLE_PLAN,
+} from "@aicr/api"
+import { samplePlan } from "@aicr/api/samples"
+import { applyManifests, eventually, expectOk, installApprovalPolicies, kubeconfigFor, kubeRequest, removeApprovalPolicies } from "@aicr/testing/harness"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { buildApp, buildCli } from "../hack/build-apps"
+
+const info = inject("harness")
+const sh = promisify(execFile)
+const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
+const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
+const NS = "aicr-system"
+const plan = samplePlan()
+const CONTENT = plan.content[0]!.configMap
+let work = ""
+let guard: ChildProcess | undefined
+let env: NodeJS.ProcessEnv = {}
+let uid = ""
+let seq = 0
+
+const iso = (ms: number) => new Date(Date.now() + ms).toISOString().replace(/\.\d+Z$/, "Z")
+
+/** Runs a bash script in the work dir as `user`; returns stdout, stderr and the exit code. */
+const bash = async (script: string, user = "approver", extra: Record<string, string> = {}) => {
+  const kubeconfig = await kubeconfigFor(info, user)
+  try {
+    const { stdout, stderr } = await sh("bash", ["-c", `set -euo pipefail\n${script}`], { cwd: work, env: { ...env, KUBECONFIG: kubeconfig, ...extra } })
+    return { stdout, stderr, code: 0 }
+  } catch (e) {
+    const x = e as { stdout: string; stderr: string; code: number }
+    return { stdout: x.stdout, stderr: x.stderr, code: x.code }
+  }
+}
+
+/** A rollout as the planner creates it, towards the sample plan. */
+const createRollout = async (o: { deadlineInMs?: number } = {}) => {
+  const name = `cluster-${plan.desiredStateDigest.slice(7, 19)}-${++seq}`
+  expectOk(await kubeRequest(info, {
+    method: "POST", path: ROLLOUTS,
+    body: {
+      apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout",
+      metadata: { name, labels: { [LABEL_RUNTIME_UID]: uid, [LABEL_PLAN]: planKey(plan.desiredStateDigest) } },
+      spec: { runtimeUID: uid, kind: "Upgrade", fromDigest: `sha256:${"1".repeat(64)}`, toDigest: plan.desiredStateDigest, deadline: iso(o.deadlineInMs ?? 6 * 3_600_000), requiresApproval: true, requestedBy: "admin" },
+    },
+  }), `create ${name}`)
+  // The planner's and the step-executor's rooms, as they would report them.
+  const status = (manager: string, s: Record<string, unknown>) =>
+    kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}/status?fieldManager=${manager}`, contentType: "application/apply-patch+yaml", body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name }, status: s } })
+  expectOk(await status("aicr-planner", { assessment: { configMap: CONTENT, verdicts: { safe: 1, manual: 1, blocked: 0, unknown: 0, unversioned: 0 } } }), "planner status")
+  expectOk(await status("aicr-step-executor", { steps: { total: 2, done: 0, items: [
+    { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "Pending" },
+    { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "Pending" },
+  ] } }), "step-executor status")
+  return name
+}
+
+const approvedReason = async (name: string) => (expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${name}` }), "get").status?.conditions ?? []).find((c: { type: string }) => c.type === "Approved")?.reason
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "kubectl-aicr-e2e-"))
+  const pluginDir = join(work, "bin")
+  const built = await buildCli("kubectl-aicr", pluginDir)
+  symlinkSync(built.file, join(pluginDir, "kubectl_complete-aicr"))
+  // kubectl finds plugins on PATH; the plugin's shebang finds this Node (24).
+  env = { ...process.env, PATH: [pluginDir, dirname(info.bin.kubectl!), dirname(process.execPath), process.env.PATH].join(":") }
+
+  await installApprovalPolicies(info)
+  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
+  const rt = expectOk(await kubeRequest(info, {
+    method: "POST", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes",
+    body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "admin" } }, spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } } },
+  }), "create runtime")
+  uid = rt.metadata.uid
+  expectOk(await kubeRequest(info, {
+    method: "PATCH", path: `${RUNTIME}/status?fieldManager=aicr-planner`, contentType: "application/apply-patch+yaml",
+    body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, status: { plans: { active: plan.desiredStateDigest } } },
+  }), "active plan")
+  const assessment = { components: [
+    { name: "cert-manager", from: "v1.17.2", to: "v1.17.4", verdict: "safe" },
+    { name: "gpu-operator", from: "v25.3.0", to: "v25.10.1", verdict: "manual", steps: { argocd: [{ id: "post-1", description: "Restart the device plugin pods", reason: "new runtime class" }] } },
+  ] }
+  await applyManifests(info, [
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: planConfigMapName(plan.desiredStateDigest), namespace: NS, labels: { [LABEL_ROLE]: ROLE_PLAN }, annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: plan.desiredStateDigest } }, immutable: true, data: { "plan.json": encodePlan(plan) } },
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: CONTENT, namespace: NS, labels: { [LABEL_ROLE]: ROLE_CONTENT } }, data: { "recipe.json": JSON.stringify({ kind: "RecipeResult", apiVersion: "aicr.run/v1alpha1", components: ["cert-manager", "gpu-operator"] }), "assessment.json": JSON.stringify(assessment) } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "e2e-approvers" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: APPROVER_ROLE }, subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "e2e-plan-readers", namespace: NS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: PLAN_READER_ROLE }, subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }],
+    },
+  ])
+  const bundle = await buildApp("approval-guard", join(work, "guard"))
+  guard = spawn(process.execPath, [bundle.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"], { stdio: "ignore" })
+})
+
+afterAll(async () => {
+  guard?.kill("SIGTERM")
+  if (guard && guard.exitCode === null) await once(guard, "exit")
+  await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}?labelSelector=${encodeURIComponent(`${LABEL_RUNTIME_UID}=${uid}`)}` })
+  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
+  await kubeRequest(info, { method: "DELETE", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/e2e-approvers" })
+  await removeApprovalPolicies(info)
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+describe("kubectl aicr, as the approver uses it", () => {
+  it("runs the seed's approval lines verbatim: list, describe, approve --expires 2h", async () => {
+    const name = await createRollout()
+    await eventually(async () => (await approvedReason(name)) === "AwaitingApproval", { what: "the guard's AwaitingApproval" })
+    const r = await bash([
+      "kubectl get clusterruntime cluster",
+      "kubectl get runtimerollouts",
+      `ROLLOUT="${name}"   # the name from the list`,
+      'kubectl aicr describe "${ROLLOUT}"',
+      'kubectl aicr approve "${ROLLOUT}" --expires 2h --reason "Maintenance window"',
+    ].join("\n"))
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain(name)
+    expect(r.stdout).toMatch(new RegExp(`Name: +${name}`))
+    expect(r.stdout).toContain("Requested by:  admin")
+    expect(r.stdout).toContain("none yet: Waiting for an approval of plan")
+    expect(r.stdout).toMatch(/2 +gpu-operator +gpu-operator +Upgrade +manual +Pending/)
+    expect(r.stdout).toMatch(/gpu-operator +v25\.3\.0 +v25\.10\.1 +minor +manual/)
+    expect(r.stdout).toContain("gpu-operator: Restart the device plugin pods")
+    const line = /approved by approver until (\S+)/.exec(r.stdout)
+    expect(line, r.stdout).not.toBeNull()
+    const until = Date.parse(line![1]!)
+    expect(Math.abs(until - (Date.now() + 2 * 3_600_000))).toBeLessThan(60_000)
+    const obj = expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${name}` }), "get")
+    expect(obj.spec.approval).toMatchObject({ approvedBy: "approver", reason: "Maintenance window", groups: ["aicr-approvers", "system:authenticated"], toDigest: plan.desiredStateDigest })
+    await eventually(async () => (await approvedReason(name)) === "ApprovedByUser", { what: "the guard's ApprovedByUser" })
+    const again = await bash(`kubectl aicr describe "${name}" -o json`)
+    expect(JSON.parse(again.stdout).rollout.status.conditions.find((c: { type: string }) => c.type === "Approved").reason).toBe("ApprovedByUser")
+    const twice = await bash(`kubectl aicr approve "${name}" --reason "again"`)
+    expect([twice.code, twice.stderr]).toEqual([1, `Error: rollout ${name} is already approved by approver (approvals are set once)\n`])
+  })
+
+  it("acknowledges the step waiting for it, then revokes", async () => {
+    const name = await createRollout()
+    expect((await bash(`kubectl aicr approve ${name} --reason "Maintenance window"`)).code).toBe(0)
+    expectOk(await kubeRequest(info, {
+      method: "PATCH", path: `${ROLLOUTS}/${name}/status?fieldManager=aicr-step-executor`, contentType: "application/apply-patch+yaml",
+      body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name }, status: { steps: { total: 2, done: 1, items: [
+        { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "Ready" },
+        { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "AwaitingAcknowledgement" },
+      ] } } },
+    }), "step waits")
+    await eventually(async () => (await approvedReason(name)) === "AwaitingAcknowledgement", { what: "AwaitingAcknowledgement" })
+    const ack = await bash(`kubectl aicr acknowledge ${name}`)
+    expect([ack.code, ack.stdout]).toEqual([0, `runtimerollout.operator.aicr.run/${name} acknowledged gpu-operator by approver\n`])
+    await eventually(async () => (await approvedReason(name)) === "ApprovedByUser", { what: "released" })
+    const rev = await bash(`kubectl aicr revoke ${name} --reason "GPU incident" -o yaml`)
+    expect(rev.code, rev.stderr).toBe(0)
+    expect(rev.stdout).toContain("revokedBy: approver")
+    await eventually(async () => (await approvedReason(name)) === "RolloutRevoked", { what: "RolloutRevoked" })
+  })
+
+  it("reproduces the active plan: writes aicr-reproduce/recipe.json and prints the image, flags and bundle", async () => {
+    const r = await bash("kubectl aicr reproduce")
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(join(work, "aicr-reproduce", "recipe.json"), "utf8")).components).toEqual(["cert-manager", "gpu-operator"])
+    expect(r.stdout).toContain(`Plan:       ${plan.desiredStateDigest} (active)`)
+    expect(r.stdout).toContain(`AICR image: ${plan.aicr!.image}`)
+    expect(r.stdout).toContain("Plan flags: --deployer helm")
+    expect(r.stdout).toContain(`Bundle:     ${plan.bundle!.ref}`)
+    expect(r.stdout).toContain('diff -r aicr-reproduce/operator-bundle aicr-reproduce/cli-bundle && echo "zero diff"')
+    const byPrefix = await bash(`kubectl aicr reproduce --plan ${plan.desiredStateDigest.slice(7, 19)} --dir other -o json`)
+    expect(JSON.parse(byPrefix.stdout)).toEqual({ plan: plan.desiredStateDigest, active: false, aicrImage: plan.aicr!.image, planFlags: ["--deployer", "helm"], bundle: plan.bundle!.ref, recipe: "other/recipe.json" })
+    expect(existsSync(join(work, "other", "recipe.json"))).toBe(true)
+  })
+
+  it("gives clear errors: not found, forbidden with the missing permission, own change, expired, usage", async () => {
+    const name = await createRollout()
+    const missing = await bash("kubectl aicr describe nope")
+    expect([missing.code, missing.stderr]).toEqual([1, 'Error: runtimerollout "nope" not found (kubectl get runtimerollouts lists them)\n'])
+    const carol = await bash(`kubectl aicr approve ${name} --reason x`, "carol")
+    expect(carol.code).toBe(1)
+    expect(carol.stderr).toMatch(/^Error: forbidden: .*User "carol" cannot get resource "runtimerollouts" in API group "operator.aicr.run"/)
+    const own = await bash(`kubectl aicr approve ${name} --reason "mine"`, "admin")
+    expect([own.code, own.stderr]).toEqual([1, "Error: you (admin) requested this change: nobody approves their own runtime edit; ask another approver\n"])
+    const expired = await createRollout({ deadlineInMs: 1_000 })
+    await new Promise((r) => setTimeout(r, 1_500))
+    const late = await bash(`kubectl aicr approve ${expired} --reason "late"`)
+    expect(late.stderr).toMatch(new RegExp(`^Error: rollout ${expired} expired at its deadline`))
+    const negative = await bash(`kubectl aicr approve ${name} --expires -1h --reason x`)
+    expect([negative.code, negative.stderr]).toEqual([1, "Error: --expires must not be negative or zero, got -1h\n"])
+    const usage = await bash(`kubectl aicr approve ${name}`)
+    expect([usage.code, usage.stderr]).toEqual([2, 'Error: approve needs --reason "…" (why you approve)\n'])
+    // The server's own refusal comes through as it is: a bob with no role at all.
+    const bob = await bash(`kubectl aicr revoke ${name} --reason x`, "bob")
+    expect(bob.stderr).toMatch(/cannot get resource "runtimerollouts"/)
+  })
+
+  it("answers --help on every command and completes through kubectl's plugin completion", async () => {
+    for (const c of ["describe", "approve", "revoke", "acknowledge", "reproduce"]) {
+      const r = await bash(`kubectl aicr ${c} --help`)
+      expect(r.code).toBe(0)
+      expect(r.stdout).toContain(`kubectl aicr ${c}`)
+      expect(r.stdout).toContain("--kubeconfig PATH")
+    }
+    const cmds = await bash('kubectl __complete aicr ""')
+    expect(cmds.stdout.split("\n")).toEqual(expect.arrayContaining(["describe", "approve", "revoke", "acknowledge", "reproduce"]))
+    const names = await bash('kubectl __complete aicr describe ""')
+    expect(names.stdout).toMatch(/cluster-[a-f0-9]{12}-1/)
+    const script = await bash("kubectl aicr completion bash")
+    expect(script.stdout).toContain("complete -F _kubectl_aicr kubectl-aicr")
+  })
+})
