@@ -7,13 +7,15 @@
  * watchdog stops them when `up` exits, even on SIGKILL; detached (`up --detach`), they are recorded in
  * `<dir>/operator.json` and `aicr-dev down` stops them.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { adoptProc, type HarnessInfo, type Proc, RUNTIME_PREFIX, spawnProc } from "@aicr/testing/harness"
+import { adoptProc, applyManifests, createServiceAccountToken, type HarnessInfo, type Proc, RUNTIME_PREFIX, spawnProc, writeKubeconfig } from "@aicr/testing/harness"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
+/** `up` waits this long for a new target to hold still (the chart default is 10m). */
+export const LOCAL_STABILIZATION_WINDOW = "15s"
 /** The runtime registry prefix (chart value `registry.repository`) on the local control plane. */
 export const registryPrefix = (info: HarnessInfo) => `oci://${info.registry}/${RUNTIME_PREFIX}`
 
@@ -60,6 +62,29 @@ export interface LocalOperator {
   stop(): Promise<void>
 }
 
+/**
+ * Each controller runs as its own ServiceAccount `aicr-<controller>` in the operator namespace, as in a cluster, so
+ * the admission policies see the operator's identities (they refuse people writing rollout labels, and the
+ * operator approving). On the local control plane each is bound to cluster-admin; the least-privilege RBAC rendered
+ * from the contracts comes with the Helm chart.
+ */
+const controllerKubeconfig = async (info: HarnessInfo, name: string, dir: string): Promise<string> => {
+  const sa = `aicr-${name}`
+  await applyManifests(info, [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: OPERATOR_NAMESPACE } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: `${sa}-local` },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ kind: "ServiceAccount", name: sa, namespace: OPERATOR_NAMESPACE }],
+    },
+  ])
+  const token = await createServiceAccountToken(info, OPERATOR_NAMESPACE, sa, { create: false, expirationSeconds: 7 * 86_400 })
+  mkdirSync(join(dir, "kubeconfigs"), { recursive: true })
+  return writeKubeconfig(join(dir, "kubeconfigs", `${sa}.kubeconfig`), info.server, info.caFile, [{ name: sa, token }])
+}
+
 export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string; attached: boolean }): Promise<LocalOperator> => {
   await stopLocalOperator(opts.dir)
   const procs: Proc[] = []
@@ -71,8 +96,11 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     record()
     const served = await upstreamInfo(upstream)
 
+    const kubeconfigs = Object.fromEntries(
+      await Promise.all(["registry-mirror", "approval-guard", "planner"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
+    )
     const runtimeFlags = (name: string) => [
-      "--kubeconfig", info.kubeconfig,
+      "--kubeconfig", kubeconfigs[name] ?? info.kubeconfig,
       "--metrics-bind-address", "127.0.0.1:0",
       "--health-probe-bind-address", "127.0.0.1:0",
       "--leader-election-namespace", OPERATOR_NAMESPACE,
@@ -93,6 +121,10 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     record()
     const guard = await startApp("approval-guard", [...runtimeFlags("approval-guard"), "--operator-namespace", OPERATOR_NAMESPACE], opts.dir, opts.attached)
     procs.push(guard)
+    record()
+    // A short stabilization window on the local control plane (the chart's default is 10 minutes).
+    const planner = await startApp("planner", [...runtimeFlags("planner"), "--operator-namespace", OPERATOR_NAMESPACE, "--stabilization-window", LOCAL_STABILIZATION_WINDOW], opts.dir, opts.attached)
+    procs.push(planner)
     record()
     return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
   } catch (e) {

@@ -48,7 +48,7 @@ const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.ya
 await applyManifests(info, sample.map((o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } } })))
 
 // Wait until every running controller has reported on the runtime at least once.
-const reported = ["Mirrored"]
+const reported = ["Mirrored", "Planned", "Ready"]
 await eventually(async () => {
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
   const types = new Set<string>((res.body?.status?.conditions ?? []).map((c: { type: string }) => c.type))
@@ -81,8 +81,9 @@ process.stdout.write(
     `  Applications pull from repoURL ${runtimeRepositories(info).join(" or ")} (no oci:// scheme; repository Secrets runtime-charts, runtime-wrappers)`,
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
-    "Controllers running: registry-mirror, approval-guard. Not built yet: resolver, planner, step-executor,",
-    "validation-gate, ecr-credential-refresher; until the resolver exists, Mirrored waits for Resolved.",
+    "Controllers running: registry-mirror, approval-guard, planner (stabilization window 15s here; 10m is the chart's",
+    "default). Not built yet: resolver, step-executor, validation-gate, ecr-credential-refresher; until the resolver",
+    "exists, Mirrored and Planned wait for Resolved.",
     "",
   ].join("\n"),
 )

@@ -23,7 +23,7 @@ export const LABEL_PLAN = "operator.aicr.run/plan"
 export const ANNOTATION_DESIRED_STATE_DIGEST = "operator.aicr.run/desired-state-digest"
 /** [I] Durable outcome of a rollout, set by the planner when it ends. */
 export const LABEL_OUTCOME = "operator.aicr.run/outcome"
-export const OUTCOMES = ["Succeeded", "Failed", "Expired", "Revoked"] as const
+export const OUTCOMES = ["Succeeded", "Failed", "Expired", "Revoked", "Superseded"] as const
 export type Outcome = (typeof OUTCOMES)[number]
 
 /** [D] ECR token expiry on the Argo CD repo-creds Secret. */

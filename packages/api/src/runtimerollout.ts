@@ -45,6 +45,23 @@ export const Acknowledgement = Schema.Struct({
   ...cel({ rule: "self == oldSelf", message: "an acknowledgement cannot be changed once written" }),
 })
 
+export const Verdict = Schema.Literals(["safe", "manual", "blocked", "unknown", "unversioned"])
+export type Verdict = typeof Verdict.Type
+export const StepAction = Schema.Literals(["Install", "Upgrade", "Remove", "Move", "Adopt"])
+export type StepAction = typeof StepAction.Type
+
+/** One step the planner planned: installs and upgrades in dependency order, then removals in reverse order. */
+export const RolloutStep = Schema.Struct({
+  release: Dns1123Label,
+  namespace: Dns1123Label,
+  action: StepAction,
+  verdict: Schema.optionalKey(Verdict.annotate({ description: "The assessment's verdict for this component's change; absent for an install." })),
+  from: Schema.optionalKey(text(128).annotate({ description: "Chart version before the step." })),
+  to: Schema.optionalKey(text(128).annotate({ description: "Chart version after the step." })),
+  acknowledge: Schema.optionalKey(Schema.Boolean.annotate({ description: "A manual transition with post-apply actions: the step waits for kubectl aicr acknowledge." })),
+})
+export type RolloutStep = typeof RolloutStep.Type
+
 export const RuntimeRolloutSpec = Schema.Struct({
   runtimeUID: Uid.annotate({ description: "UID of the ClusterRuntime this rollout belongs to (no ownerReference).", ...immutable("runtimeUID") }),
   fromDigest: Schema.optionalKey(Digest.annotate({ description: "desiredStateDigest of the active plan; absent for Install." })),
@@ -53,6 +70,11 @@ export const RuntimeRolloutSpec = Schema.Struct({
   deadline: Time.annotate({ description: "An unapproved rollout expires at this time (RolloutExpired).", ...immutable("deadline") }),
   requiresApproval: Schema.Boolean.annotate({ description: "Whether steps wait for an approval.", ...immutable("requiresApproval") }),
   requestedBy: Schema.optionalKey(UserName.annotate({ description: "Who made the runtime edit that produced this change; may not approve it." })),
+  steps: Schema.optionalKey(
+    Schema.Array(RolloutStep)
+      .check(Schema.isMaxLength(MAX_STEPS))
+      .annotate({ description: "The steps, in the order they run; what an approval approves.", ...cel({ rule: "self == oldSelf", message: "spec.steps is immutable" }) }),
+  ),
   approval: Schema.optionalKey(Approval),
   revocation: Schema.optionalKey(Revocation),
   acknowledgements: Schema.optionalKey(
@@ -71,6 +93,7 @@ export const RuntimeRolloutSpec = Schema.Struct({
       rule: "has(self.requestedBy) == has(oldSelf.requestedBy) && (!has(self.requestedBy) || self.requestedBy == oldSelf.requestedBy)",
       message: "spec.requestedBy is immutable",
     },
+    { rule: "has(self.steps) == has(oldSelf.steps)", message: "spec.steps is immutable" },
     { rule: "!has(oldSelf.approval) || (has(self.approval) && self.approval == oldSelf.approval)", message: "spec.approval is set-once: it cannot be changed or removed" },
     { rule: "!has(oldSelf.revocation) || (has(self.revocation) && self.revocation == oldSelf.revocation)", message: "spec.revocation is set-once: it cannot be changed or removed" },
     {
@@ -91,7 +114,6 @@ export type RuntimeRolloutSpec = typeof RuntimeRolloutSpec.Type
 
 // ---- status rooms ---------------------------------------------------------------------------------------------
 
-export const Verdict = Schema.Literals(["safe", "manual", "blocked", "unknown", "unversioned"])
 const Count = NonNegativeInt(MAX_STEPS)
 
 /** planner: the assessment (aicr upgrade-check) this rollout was created from. */
@@ -111,7 +133,6 @@ export const ApprovalStatus = Schema.Struct({
   ),
 }).annotate({ description: "Owned by approval-guard." })
 
-export const StepAction = Schema.Literals(["Install", "Upgrade", "Remove", "Move", "Adopt"])
 export const StepState = Schema.Literals(["Pending", "Applying", "WaitingForReady", "AwaitingAcknowledgement", "Ready", "Failed", "Skipped"])
 export const StepStatus = Schema.Struct({
   index: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(MAX_STEPS)),

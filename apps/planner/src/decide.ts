@@ -1,0 +1,157 @@
+/**
+ * decide: pure. From what gather observed, what this pass does: which rollouts close and how, which plan is the
+ * target, whether its stabilization window has passed, the assessment, and the rollout to create — plus the
+ * conditions and `status.plans` that say so. No I/O, no clock (the time comes in `Observed.now`).
+ */
+import {
+  ANNOTATION_EDITED_BY, ANNOTATION_RETRY, deploymentValidationOf, LABEL_PLAN, LABEL_RUNTIME_UID, type Outcome, type Plan, planKey, rolloutName,
+  type RuntimeRollout, type RuntimeRolloutSpec,
+} from "@aicr/api"
+import { shortDigest } from "@aicr/conditions"
+import { type Assessment, assessWithoutUpgradeCheck, blockedBy } from "./assess"
+import { composePlan, readContent } from "./compose"
+import type { Observed } from "./gather"
+import { attemptsFor, isApproved, outcomeOf, reachedOutcome, viewRollouts } from "./rollouts"
+import { planSteps, rolloutKind } from "./steps"
+
+export interface Close {
+  readonly rollout: RuntimeRollout
+  readonly outcome: Outcome
+}
+
+export interface NewRollout {
+  readonly rollout: RuntimeRollout
+  readonly assessment: Assessment
+}
+
+/** Why Planned is not True, in the catalog's words. */
+export type PlanState =
+  | { readonly _tag: "AwaitingResolution"; readonly message: string }
+  | { readonly _tag: "Stabilizing"; readonly message: string; readonly until: number }
+  | { readonly _tag: "Blocked"; readonly reason: "TransitionBlocked" | "PlanUnreadable" | "Conflict"; readonly message: string }
+  | { readonly _tag: "Planned"; readonly message: string }
+
+export interface Decision {
+  readonly closes: ReadonlyArray<Close>
+  /** The target plan to write as its immutable ConfigMap, when it is not there yet. */
+  readonly writePlan: Plan | undefined
+  readonly create: NewRollout | undefined
+  readonly plan: PlanState
+  readonly active: string | undefined
+  readonly target: string | undefined
+  readonly targetSince: number | undefined
+  /** The rollout open after this pass (created now, or already there). */
+  readonly open: RuntimeRollout | undefined
+  /** The newest rollout towards the target, when it ended without success and no retry was asked for. */
+  readonly ended: RuntimeRollout | undefined
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** The target plan: the pin, or the composition of the current resolution. */
+const targetOf = (o: Observed): { plan: Plan; pinned: boolean } | PlanState => {
+  const pin = o.runtime.spec.pin?.desiredStateDigest
+  if (pin !== undefined) {
+    const found = o.plans.get(pin)
+    if (found === undefined) return { _tag: "Blocked", reason: "PlanUnreadable", message: `spec.pin names plan ${shortDigest(pin)}, which does not exist (kubectl get configmaps -n ${o.namespace} -l operator.aicr.run/role=plan lists the plans)` }
+    if (!found.ok) return { _tag: "Blocked", reason: "PlanUnreadable", message: `the pinned plan ${found.configMap} is unreadable: ${found.why}` }
+    return { plan: found.plan, pinned: true }
+  }
+  if (o.resolved.status !== "True") return { _tag: "AwaitingResolution", message: `Waiting for Resolved=True at generation ${o.generation ?? 0}: Resolved is ${o.resolved.status}/${o.resolved.reason}` }
+  if (o.mirrored.status !== "True") return { _tag: "AwaitingResolution", message: `Waiting for Mirrored=True at generation ${o.generation ?? 0}: Mirrored is ${o.mirrored.status}/${o.mirrored.reason}` }
+  const inputDigest = o.resolution?.inputDigest
+  const name = o.resolution?.contentConfigMap
+  if (inputDigest === undefined || name === undefined) return { _tag: "AwaitingResolution", message: "Waiting for status.resolution to name an inputDigest and a content ConfigMap" }
+  if (o.mirror?.inputDigest !== inputDigest) return { _tag: "AwaitingResolution", message: `Waiting for the mirror of input ${shortDigest(inputDigest)} (status.mirror is of ${o.mirror?.inputDigest ? shortDigest(o.mirror.inputDigest) : "none"})` }
+  if (o.content._tag !== "Found") return { _tag: "AwaitingResolution", message: `Waiting for the content ConfigMap ${o.namespace}/${name}` }
+  const content = readContent(o.content.data)
+  if (!content.ok) return { _tag: "Blocked", reason: "PlanUnreadable", message: `content ConfigMap ${o.namespace}/${name} is malformed: ${content.why}` }
+  const composed = composePlan({ runtimeUID: o.runtime.metadata.uid!, resolution: o.resolution!, mirror: o.mirror!, contentConfigMap: name, content: content.value, project: o.project, now: iso(o.now) })
+  if (!composed.ok) return { _tag: "AwaitingResolution", message: `Waiting for the mirror to cover input ${shortDigest(inputDigest)}: ${composed.why}` }
+  const existing = o.plans.get(composed.value.desiredStateDigest)
+  // A plan is never rewritten: an existing one stands for its digest (its createdAt stays the first one).
+  return { plan: existing?.ok ? existing.plan : composed.value, pinned: false }
+}
+
+export const decide = (o: Observed): Decision => {
+  const uid = o.runtime.metadata.uid!
+  const validationDisabled = deploymentValidationOf(o.runtime.spec) === "Disabled"
+  let view = viewRollouts(o.rollouts, uid)
+  const closes: Close[] = []
+  if (view.open !== undefined) {
+    const outcome = reachedOutcome(view.open, validationDisabled)
+    if (outcome !== undefined) closes.push({ rollout: view.open, outcome })
+  }
+  const closed = (r: RuntimeRollout): RuntimeRollout => {
+    const c = closes.find((x) => x.rollout.metadata.name === r.metadata.name)
+    return c ? { ...r, metadata: { ...r.metadata, labels: { ...r.metadata.labels, "operator.aicr.run/outcome": c.outcome } } } : r
+  }
+  view = viewRollouts(view.all.map(closed), uid)
+  const active = view.active
+  const base = { closes, active, writePlan: undefined, create: undefined, ended: undefined }
+
+  const t = targetOf(o)
+  if ("_tag" in t) return { ...base, plan: t, target: o.status?.target, targetSince: undefined, open: view.open }
+  const target = t.plan.desiredStateDigest
+  const writePlan = o.plans.has(target) ? undefined : t.plan
+  if (o.plans.get(target)?.ok === false) {
+    const p = o.plans.get(target)!
+    return { ...base, plan: { _tag: "Blocked", reason: "Conflict", message: `plan ConfigMap ${!p.ok ? p.configMap : ""} holds another document than plan ${shortDigest(target)}` }, target, targetSince: undefined, open: view.open }
+  }
+  const since = o.status?.target === target && o.status.targetSince ? Date.parse(o.status.targetSince) : o.now
+  const withTarget = { ...base, writePlan, target, targetSince: since }
+
+  // A newer target supersedes a rollout nobody approved yet; one approved runs to its end first.
+  const open = view.open
+  if (open !== undefined && open.spec.toDigest !== target) {
+    if (isApproved(open)) return { ...withTarget, plan: { _tag: "Planned", message: `Target plan ${shortDigest(target)} waits for rollout ${open.metadata.name} (towards ${shortDigest(open.spec.toDigest)}) to end` }, open }
+    closes.push({ rollout: open, outcome: "Superseded" })
+  } else if (open !== undefined) {
+    return { ...withTarget, plan: { _tag: "Planned", message: `Rollout ${open.metadata.name} targets plan ${shortDigest(target)}` }, open }
+  }
+  if (target === active) return { ...withTarget, plan: { _tag: "Planned", message: `The active plan ${shortDigest(target)} is the target: nothing to roll out` }, open: undefined }
+
+  // The newest rollout towards this target ended without success: a retry is asked for explicitly.
+  const last = view.all.find((r) => r.spec.toDigest === target && outcomeOf(r) !== "Superseded" && closes.every((c) => c.rollout.metadata.name !== r.metadata.name || c.outcome !== "Superseded"))
+  const lastOutcome = last && outcomeOf(closed(last))
+  if (last !== undefined && lastOutcome !== undefined && lastOutcome !== "Succeeded" && o.runtime.metadata.annotations?.[ANNOTATION_RETRY] !== last.metadata.name) {
+    return { ...withTarget, plan: { _tag: "Planned", message: `Rollout ${last.metadata.name} towards plan ${shortDigest(target)} ended ${lastOutcome}` }, open: undefined, ended: last }
+  }
+
+  const until = since + o.windowMs
+  if (o.now < until) {
+    const left = Math.ceil((until - o.now) / 1000)
+    return { ...withTarget, plan: { _tag: "Stabilizing", until, message: `Target plan ${shortDigest(target)} must hold still until ${iso(until)} (${left}s left) before a rollout is created` }, open: undefined }
+  }
+
+  const from = active === undefined ? undefined : o.plans.get(active)
+  if (active !== undefined && (from === undefined || !from.ok)) {
+    return { ...withTarget, plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `the active plan ${shortDigest(active)} ${from === undefined ? "has no plan ConfigMap" : `is unreadable: ${from.ok ? "" : from.why}`}` }, open: undefined }
+  }
+  const fromPlan = from?.ok ? from.plan : undefined
+  const aicrVersion = t.plan.aicr?.version ?? o.resolution?.aicr?.version ?? "unknown"
+  const assessment = assessWithoutUpgradeCheck(fromPlan, t.plan, aicrVersion)
+  const blocked = blockedBy(assessment)
+  if (blocked.length > 0) {
+    return { ...withTarget, plan: { _tag: "Blocked", reason: "TransitionBlocked", message: `upgrade-check blocks ${blocked.map((b) => `${b.component} ${b.from ?? ""}→${b.to ?? ""} (${b.reason ?? "blocked"})`).join(", ")}: no rollout starts` }, open: undefined }
+  }
+  const name = rolloutName(target, attemptsFor(view.all, target) + 1)
+  const requestedBy = o.runtime.metadata.annotations?.[ANNOTATION_EDITED_BY]
+  const spec: RuntimeRolloutSpec = {
+    runtimeUID: uid,
+    ...(active !== undefined ? { fromDigest: active } : {}),
+    toDigest: target,
+    kind: rolloutKind(active, t.pinned),
+    deadline: iso(o.now + o.deadlineMs),
+    requiresApproval: true,
+    ...(requestedBy ? { requestedBy } : {}),
+    steps: planSteps(fromPlan, t.plan, assessment),
+  }
+  const rollout: RuntimeRollout = {
+    apiVersion: "operator.aicr.run/v1alpha1",
+    kind: "RuntimeRollout",
+    metadata: { name, labels: { [LABEL_RUNTIME_UID]: uid, [LABEL_PLAN]: planKey(target) } },
+    spec,
+  }
+  return { ...withTarget, plan: { _tag: "Planned", message: `Rollout ${name} targets plan ${shortDigest(target)}` }, create: { rollout, assessment }, open: rollout }
+}

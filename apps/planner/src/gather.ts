@@ -1,0 +1,82 @@
+/**
+ * gather: the reads the contract allows, into one `Observed` value: the runtime, `Resolved` and `Mirrored` (only
+ * through `current`), the resolution's content ConfigMap, every plan ConfigMap (read and verified with `readPlan`),
+ * and the runtime's RuntimeRollouts.
+ */
+import { type ClusterRuntime, type ClusterRuntimeStatus, Core, type KubeObject, LABEL_ROLE, Mirrored, type Plan, PLAN_DATA_KEY, readPlan, Resolved, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind } from "@aicr/api"
+import { current, type CurrentCondition } from "@aicr/conditions"
+import { Kube, type KubeError } from "@aicr/kube"
+import { Clock, Effect, Option, Result } from "effect"
+import { PlannerConfig } from "./config"
+
+export type ContentRead = { readonly _tag: "NotRead" } | { readonly _tag: "Missing" } | { readonly _tag: "Found"; readonly data: Readonly<Record<string, string>> }
+export type PlanRead = { readonly ok: true; readonly plan: Plan; readonly configMap: string } | { readonly ok: false; readonly why: string; readonly configMap: string }
+
+export interface Observed {
+  readonly runtime: ClusterRuntime
+  readonly generation: number | undefined
+  readonly resolved: CurrentCondition
+  readonly mirrored: CurrentCondition
+  readonly resolution: ClusterRuntimeStatus["resolution"]
+  readonly mirror: ClusterRuntimeStatus["mirror"]
+  /** Our own room as last written. */
+  readonly status: ClusterRuntimeStatus["plans"]
+  readonly content: ContentRead
+  /** Plan ConfigMaps by the desiredStateDigest they are named for (annotation), read and verified. */
+  readonly plans: ReadonlyMap<string, PlanRead>
+  readonly rollouts: ReadonlyArray<RuntimeRollout>
+  readonly namespace: string
+  readonly project: string
+  readonly windowMs: number
+  readonly deadlineMs: number
+  /** Epoch milliseconds, from the Effect clock (TestClock in tests). */
+  readonly now: number
+}
+
+type ConfigMap = KubeObject & { readonly data?: Readonly<Record<string, string>> }
+
+export const readPlanConfigMap = (cm: ConfigMap): [string, PlanRead] | undefined => {
+  const name = cm.metadata.name
+  const digest = cm.metadata.annotations?.["operator.aicr.run/desired-state-digest"]
+  if (digest === undefined) return undefined
+  const text = cm.data?.[PLAN_DATA_KEY]
+  if (text === undefined) return [digest, { ok: false, why: `it has no ${PLAN_DATA_KEY}`, configMap: name }]
+  const read = readPlan(text)
+  if (Result.isFailure(read)) return [digest, { ok: false, why: read.failure, configMap: name }]
+  if (read.success.desiredStateDigest !== digest) return [digest, { ok: false, why: `it holds plan ${read.success.desiredStateDigest}, not ${digest}`, configMap: name }]
+  return [digest, { ok: true, plan: read.success, configMap: name }]
+}
+
+export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeError, Kube | PlannerConfig> =>
+  Effect.gen(function* () {
+    const kube = yield* Kube
+    const config = yield* PlannerConfig
+    const now = yield* Clock.currentTimeMillis
+    const resolution = runtime.status?.resolution
+    const name = resolution?.contentConfigMap
+    let content: ContentRead = { _tag: "NotRead" }
+    if (name !== undefined) {
+      const cm = yield* kube.get<ConfigMap>(Core.ConfigMap, `${config.namespace}/${name}`)
+      content = Option.isSome(cm) ? { _tag: "Found", data: cm.value.data ?? {} } : { _tag: "Missing" }
+    }
+    const planList = yield* kube.list<ConfigMap>(Core.ConfigMap, { namespace: config.namespace, labelSelector: `${LABEL_ROLE}=${ROLE_PLAN}` })
+    const plans = new Map(planList.items.map(readPlanConfigMap).filter((e): e is [string, PlanRead] => e !== undefined))
+    const rollouts = (yield* kube.list<RuntimeRollout>(RuntimeRolloutKind)).items
+    return {
+      runtime,
+      generation: runtime.metadata.generation,
+      resolved: current(runtime, Resolved),
+      mirrored: current(runtime, Mirrored),
+      resolution,
+      mirror: runtime.status?.mirror,
+      status: runtime.status?.plans,
+      content,
+      plans,
+      rollouts,
+      namespace: config.namespace,
+      project: config.project,
+      windowMs: config.windowMs,
+      deadlineMs: config.deadlineMs,
+      now,
+    } satisfies Observed
+  })

@@ -1,0 +1,100 @@
+/**
+ * planner: composes the immutable plan of the current resolution (or takes the pinned one), waits out the
+ * stabilization window, assesses the transition, creates the RuntimeRollout, closes rollouts (outcome label) and
+ * summarises the runtime in `Ready` and `Stalled`.
+ *
+ * Owns:   conditions `Planned`, `Ready`, `Stalled` and `status.plans` on ClusterRuntime `cluster`; `Succeeded`,
+ *         `status.assessment` and the outcome label on RuntimeRollouts; plan and assessment ConfigMaps; rollout
+ *         creation.
+ * Reads:  `Resolved`, `Mirrored` (via `current` only), `status.resolution`, `status.mirror`, the content ConfigMap,
+ *         the rollouts' `Approved`, `Progressing`, `Validated`.
+ * Leaves alone: approvals (people), steps (step-executor), Applications.
+ */
+import {
+  ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, encodePlan, LABEL_OUTCOME, LABEL_ROLE, LABEL_ROLLOUT, LABEL_RUNTIME_UID, type ClusterRuntime, type ObjectKey, type Plan,
+  planConfigMapName, PLAN_DATA_KEY, ROLE_CONTENT, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME,
+} from "@aicr/api"
+import { roomOn } from "@aicr/contracts"
+import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
+import { Requeue } from "@aicr/runtime"
+import { Effect, Option } from "effect"
+import type { Assessment } from "./assess"
+import type { PlannerConfig } from "./config"
+import { contract } from "./contract"
+import { decide } from "./decide"
+import { gather } from "./gather"
+import { outcomeOf } from "./rollouts"
+import { assessmentConfigMapName, rolloutStatus, runtimeStatus } from "./status"
+
+export const runtimeRoom = roomOn(contract, ClusterRuntimeKind)
+export const rolloutRoom = roomOn(contract, RuntimeRolloutKind)
+
+const ignoreExists = <A>(e: Effect.Effect<A, KubeError>) =>
+  e.pipe(Effect.asVoid, Effect.catchIf((err) => err.reason._tag === "AlreadyExists", () => Effect.void))
+
+export const planConfigMap = (plan: Plan, namespace: string) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: {
+    name: planConfigMapName(plan.desiredStateDigest),
+    namespace,
+    labels: { [LABEL_ROLE]: ROLE_PLAN, [LABEL_RUNTIME_UID]: plan.runtimeUID },
+    annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: plan.desiredStateDigest },
+  },
+  immutable: true,
+  data: { [PLAN_DATA_KEY]: encodePlan(plan) },
+})
+
+export const assessmentConfigMap = (rollout: RuntimeRollout, assessment: Assessment, namespace: string) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: {
+    name: assessmentConfigMapName(rollout.metadata.name),
+    namespace,
+    labels: { [LABEL_ROLE]: ROLE_CONTENT, [LABEL_ROLLOUT]: rollout.metadata.name, [LABEL_RUNTIME_UID]: rollout.spec.runtimeUID },
+  },
+  immutable: true,
+  data: { "assessment.json": JSON.stringify(assessment, null, 2) },
+})
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kube | EventRecorder | PlannerConfig> =>
+  Effect.gen(function* () {
+    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
+    const kube = yield* Kube
+    const events = yield* EventRecorder
+    const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
+    if (Option.isNone(found)) return Requeue.onChange
+    const runtime = found.value
+    const o = yield* gather(runtime)
+    const d = decide(o)
+
+    if (d.writePlan !== undefined) {
+      yield* ignoreExists(kube.create(Core.ConfigMap, planConfigMap(d.writePlan, o.namespace) as never))
+      yield* Effect.logInfo("Wrote plan", { plan: d.writePlan.desiredStateDigest, releases: d.writePlan.releases.length })
+    }
+    const outcomes = new Map<string, (typeof d.closes)[number]["outcome"]>()
+    for (const c of d.closes) {
+      yield* kube.apply(RuntimeRolloutKind, { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name: c.rollout.metadata.name, labels: { [LABEL_OUTCOME]: c.outcome } } }, { fieldManager: contract.fieldManager })
+      outcomes.set(c.rollout.metadata.name, c.outcome)
+      yield* Effect.logInfo("Closed rollout", { rollout: c.rollout.metadata.name, outcome: c.outcome })
+      yield* events.event(runtime, { type: c.outcome === "Succeeded" || c.outcome === "Superseded" ? "Normal" : "Warning", reason: `Rollout${c.outcome}`, action: "Close", note: `Rollout ${c.rollout.metadata.name} ended ${c.outcome}` })
+    }
+    const rollouts = [...o.rollouts.filter((r) => r.spec.runtimeUID === runtime.metadata.uid)]
+    if (d.create !== undefined) {
+      yield* ignoreExists(kube.create(Core.ConfigMap, assessmentConfigMap(d.create.rollout, d.create.assessment, o.namespace) as never))
+      const created = yield* kube.create(RuntimeRolloutKind, d.create.rollout).pipe(
+        Effect.map(Option.some),
+        Effect.catchIf((err) => err.reason._tag === "AlreadyExists", () => Effect.succeed(Option.none<RuntimeRollout>())),
+      )
+      if (Option.isSome(created)) {
+        rollouts.push(created.value)
+        yield* Effect.logInfo("Created rollout", { rollout: created.value.metadata.name, kind: created.value.spec.kind, steps: created.value.spec.steps?.length ?? 0 })
+        yield* events.event(runtime, { type: "Normal", reason: "RolloutCreated", action: "Plan", note: `Rollout ${created.value.metadata.name} (${created.value.spec.kind}, ${created.value.spec.steps?.length ?? 0} steps) awaits approval` })
+      }
+    }
+    for (const r of rollouts) {
+      yield* kube.applyStatus(rolloutRoom, r, rolloutStatus(r, outcomes.get(r.metadata.name) ?? outcomeOf(r), o.now))
+    }
+    yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d))
+    return d.plan._tag === "Stabilizing" ? Requeue.after(Math.max(0, d.plan.until - o.now) + 50) : Requeue.onChange
+  }).pipe(Effect.withSpan("planner.reconcile"))

@@ -1,0 +1,67 @@
+/**
+ * rollouts: pure. What the runtime's RuntimeRollouts say: which one ended how (the durable outcome label, or the
+ * outcome their conditions now imply), which one is in flight, and which plan is active — the target of the newest
+ * rollout that ended Succeeded. Conditions count only when current (`current`), so a stale one never closes anything.
+ */
+import { Approved, LABEL_OUTCOME, type Outcome, OUTCOMES, Progressing, type RuntimeRollout, Validated } from "@aicr/api"
+import { current } from "@aicr/conditions"
+
+export const outcomeOf = (r: RuntimeRollout): Outcome | undefined => {
+  const v = r.metadata.labels?.[LABEL_OUTCOME]
+  return (OUTCOMES as readonly string[]).includes(v ?? "") ? (v as Outcome) : undefined
+}
+
+const created = (r: RuntimeRollout) => r.metadata.creationTimestamp ?? ""
+/** Newest first; the attempt number breaks ties (names end in -<n>). */
+export const newestFirst = (rs: ReadonlyArray<RuntimeRollout>): RuntimeRollout[] =>
+  [...rs].sort((a, b) => (created(a) === created(b) ? attempt(b) - attempt(a) : created(a) < created(b) ? 1 : -1))
+
+export const attempt = (r: RuntimeRollout): number => Number(/-(\d+)$/u.exec(r.metadata.name ?? "")?.[1] ?? "0")
+
+/**
+ * The outcome a not-yet-closed rollout has reached, if any:
+ * - Failed: the executor reports `Progressing=False/RolloutFailed`;
+ * - Revoked / Expired: the guard reports `Approved=False/RolloutRevoked|RolloutExpired` and no step is in flight;
+ * - Succeeded: every step is ready (`Progressing=True/StepsCompleted`) and validation passed, or is Disabled.
+ */
+export const reachedOutcome = (r: RuntimeRollout, validationDisabled: boolean): Outcome | undefined => {
+  const progressing = current(r, Progressing)
+  const approved = current(r, Approved)
+  if (progressing.status === "False" && progressing.reason === "RolloutFailed") return "Failed"
+  const inFlight = progressing.status === "True" && progressing.reason === "StepInProgress"
+  if (approved.status === "False" && !inFlight) {
+    if (approved.reason === "RolloutRevoked") return "Revoked"
+    if (approved.reason === "RolloutExpired") return "Expired"
+  }
+  if (progressing.status === "True" && progressing.reason === "StepsCompleted") {
+    if (validationDisabled) return "Succeeded"
+    const validated = current(r, Validated)
+    if (validated.status === "True") return "Succeeded"
+    if (validated.status === "False" && validated.reason === "ValidationFailed") return "Failed"
+  }
+  return undefined
+}
+
+/** Whether anyone approved it yet (a superseded rollout must never have started). */
+export const isApproved = (r: RuntimeRollout): boolean => r.spec.approval !== undefined
+
+export interface RolloutView {
+  /** The runtime's rollouts, newest first. */
+  readonly all: ReadonlyArray<RuntimeRollout>
+  /** The one not closed yet (at most one by construction). */
+  readonly open: RuntimeRollout | undefined
+  /** desiredStateDigest of the newest Succeeded rollout's target. */
+  readonly active: string | undefined
+}
+
+export const viewRollouts = (rs: ReadonlyArray<RuntimeRollout>, runtimeUID: string): RolloutView => {
+  const mine = newestFirst(rs.filter((r) => r.spec.runtimeUID === runtimeUID))
+  return {
+    all: mine,
+    open: mine.find((r) => outcomeOf(r) === undefined),
+    active: mine.find((r) => outcomeOf(r) === "Succeeded")?.spec.toDigest,
+  }
+}
+
+/** Rollouts towards a target so far (for the next attempt's name). */
+export const attemptsFor = (rs: ReadonlyArray<RuntimeRollout>, toDigest: string): number => Math.max(0, ...rs.filter((r) => r.spec.toDigest === toDigest).map(attempt))

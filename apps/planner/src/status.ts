@@ -1,0 +1,121 @@
+/**
+ * report: pure. The planner's conditions and rooms on every pass: `Planned`, `Ready`, `Stalled` and `status.plans` on
+ * the runtime; `Succeeded` and `status.assessment` on each rollout (rebuilt from the durable outcome label, so a
+ * lost status comes back the same). Messages carry no times except the window's end, so an unchanged state makes no
+ * write.
+ */
+import { deploymentValidationOf, type Outcome, Planned, Progressing, Ready, type RuntimeRollout, Stalled, Succeeded } from "@aicr/api"
+import { type ConditionIntent, current, materialize, shortDigest } from "@aicr/conditions"
+import type { StatusWrite } from "@aicr/kube"
+import type { Decision } from "./decide"
+import type { Observed } from "./gather"
+import { outcomeOf } from "./rollouts"
+
+export const assessmentConfigMapName = (rollout: string) => `aicr-assessment-${rollout}`
+
+export const plannedCondition = (d: Decision): ConditionIntent<"Planned"> => {
+  switch (d.plan._tag) {
+    case "AwaitingResolution":
+      return Planned.false("AwaitingResolution", d.plan.message)
+    case "Stabilizing":
+      return Planned.false("Stabilizing", d.plan.message)
+    case "Blocked":
+      return Planned.false(d.plan.reason, d.plan.message)
+    case "Planned":
+      return Planned.true("PlanComputed", d.plan.message)
+  }
+}
+
+const stepOf = (r: RuntimeRollout): string | undefined => r.status?.steps?.current
+
+/** What a person sees first: `rollout <name>: step 9/18 gpu-operator (Upgrade)`, awaiting approval, paused, … */
+export const readyCondition = (o: Observed, d: Decision): ConditionIntent<"Ready"> => {
+  if (o.runtime.metadata.deletionTimestamp) return Ready.false("Deleting", "The runtime is being deleted")
+  if (o.runtime.spec.suspendEngine) return Ready.false("EngineSuspended", "spec.suspendEngine is set: Argo CD neither syncs nor self-heals the operator's Applications")
+  if (o.runtime.spec.paused) return Ready.false("Paused", "spec.paused is set: no new resolution or step starts; Argo CD keeps syncing")
+  const open = d.open
+  if (open !== undefined) {
+    const name = open.metadata.name
+    if (open.spec.approval === undefined) return Ready.false("RollingOut", `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…")`)
+    const step = stepOf(open)
+    if (step !== undefined) return Ready.false("RollingOut", `rollout ${name}: step ${step}`)
+    const progressing = current(open, Progressing)
+    return Ready.false("RollingOut", `rollout ${name}: ${progressing.status === "Unknown" ? "approved, waiting for the step executor" : progressing.message}`)
+  }
+  if (d.ended !== undefined) return Ready.false("RollingOut", `rollout ${d.ended.metadata.name} stalled: it ended ${outcomeOf(d.ended) ?? ""}`)
+  if (d.active !== undefined && d.active === d.target) {
+    return deploymentValidationOf(o.runtime.spec) === "Disabled"
+      ? Ready.true("ValidationDisabled", `Plan ${shortDigest(d.active)} is rolled out; deployment validation is Disabled`)
+      : Ready.true("RolledOut", `Plan ${shortDigest(d.active)} is rolled out and validated`)
+  }
+  if (d.target !== undefined) {
+    const why = d.plan._tag === "Planned" ? "" : `: ${d.plan.message}`
+    if (d.active === undefined) return Ready.false("NoActivePlan", `Nothing is rolled out yet; target plan ${shortDigest(d.target)}${why}`)
+    return Ready.false("RollingOut", `Target plan ${shortDigest(d.target)} replaces ${shortDigest(d.active)}${why}`)
+  }
+  return d.active === undefined ? Ready.false("NoActivePlan", `Nothing is rolled out yet: ${d.plan.message}`) : Ready.false("NotReady", d.plan.message)
+}
+
+const STALL_REASONS_RESOLVED_WAITS = new Set(["Resolving", "NotYetReported", "Stale"])
+const STALL_REASONS_MIRRORED_WAITS = new Set(["Mirroring", "AwaitingResolution", "NotYetReported", "Stale"])
+
+const endedReason: Record<Exclude<Outcome, "Succeeded" | "Superseded">, "RolloutFailed" | "RolloutExpired" | "RolloutRevoked"> = {
+  Failed: "RolloutFailed",
+  Expired: "RolloutExpired",
+  Revoked: "RolloutRevoked",
+}
+
+/** Stalled: progress needs a human; carries the reason and message of what stalled. */
+export const stalledCondition = (o: Observed, d: Decision): ConditionIntent<"Stalled"> => {
+  if (o.resolved.status === "False" && !STALL_REASONS_RESOLVED_WAITS.has(o.resolved.reason)) return Stalled.true(o.resolved.reason as never, o.resolved.message)
+  if (o.mirrored.status === "False" && !STALL_REASONS_MIRRORED_WAITS.has(o.mirrored.reason)) return Stalled.true(o.mirrored.reason as never, o.mirrored.message)
+  if (d.plan._tag === "Blocked") return Stalled.true(d.plan.reason, d.plan.message)
+  if (d.ended !== undefined) {
+    const outcome = outcomeOf(d.ended) as keyof typeof endedReason
+    const name = d.ended.metadata.name
+    const why = current(d.ended, Progressing).message
+    return Stalled.true(endedReason[outcome], `rollout ${name} ended ${outcome}${why ? ` (${why})` : ""}; to retry, annotate the runtime: kubectl annotate clusterruntime cluster operator.aicr.run/retry=${name}`)
+  }
+  return Stalled.false("NotStalled", "Nothing needs a human")
+}
+
+export const runtimeStatus = (o: Observed, d: Decision): StatusWrite => {
+  const conditions = materialize([plannedCondition(d), readyCondition(o, d), stalledCondition(o, d)], {
+    existing: o.runtime.status?.conditions,
+    generation: o.generation,
+    now: o.now,
+  })
+  const open = d.open
+  const step = open ? stepOf(open) : undefined
+  const plans = {
+    ...(d.active !== undefined ? { active: d.active } : {}),
+    ...(d.target !== undefined ? { target: d.target } : {}),
+    ...(d.target !== undefined && d.targetSince !== undefined ? { targetSince: new Date(d.targetSince).toISOString() } : {}),
+    ...(open !== undefined ? { rollout: { name: open.metadata.name, ...(step ? { step } : {}) } } : {}),
+  }
+  return { conditions, plans }
+}
+
+const succeededCondition = (outcome: Outcome | undefined, name: string): ConditionIntent<"Succeeded"> => {
+  switch (outcome) {
+    case undefined:
+      return Succeeded.false("InProgress", `Rollout ${name} has not ended`)
+    case "Succeeded":
+      return Succeeded.true("RolloutSucceeded", `Every step of rollout ${name} is ready at its revision`)
+    case "Superseded":
+      return Succeeded.false("RolloutSuperseded", `A newer target replaced rollout ${name} before it was approved; nothing of it ran`)
+    default:
+      return Succeeded.false(endedReason[outcome], `Rollout ${name} ended ${outcome}`)
+  }
+}
+
+const count = (r: RuntimeRollout, v: string) => (r.spec.steps ?? []).filter((s) => s.verdict === v).length
+
+/** The planner's room on one rollout, from its outcome label (or the outcome this pass gives it). */
+export const rolloutStatus = (r: RuntimeRollout, outcome: Outcome | undefined, now: number): StatusWrite => ({
+  conditions: materialize([succeededCondition(outcome, r.metadata.name)], { existing: r.status?.conditions, generation: r.metadata.generation, now }),
+  assessment: {
+    configMap: assessmentConfigMapName(r.metadata.name),
+    verdicts: { safe: count(r, "safe"), manual: count(r, "manual"), blocked: count(r, "blocked"), unknown: count(r, "unknown"), unversioned: count(r, "unversioned") },
+  },
+})
