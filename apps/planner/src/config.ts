@@ -8,8 +8,9 @@
  * | `--rollout-deadline DURATION` | `AICR_ROLLOUT_DEADLINE` | an unapproved rollout expires this long after it is created (default `24h`) |
  * | `--engine-project NAME` | `AICR_ENGINE_PROJECT` | the Argo CD AppProject plans name (default `aicr`) |
  *
- * Durations: `<n>ms`, `<n>s`, `<n>m`, `<n>h`, or `0`.
+ * Durations: `<n>ms`, `<n>s`, `<n>m`, `<n>h`, or a bare number of seconds.
  */
+import { parseDurationMs, readAppFlags } from "@aicr/runtime"
 import { Context, Layer } from "effect"
 
 export interface PlannerSettings {
@@ -31,33 +32,22 @@ const FLAGS = {
   "rollout-deadline": "AICR_ROLLOUT_DEADLINE",
   "engine-project": "AICR_ENGINE_PROJECT",
 } as const
-type Flag = keyof typeof FLAGS
-
-/** `90s`, `10m`, `6h`, `250ms`, `0` → milliseconds; throws on anything else. */
-export const parseDuration = (flag: string, v: string): number => {
-  const m = /^(\d+)(ms|s|m|h)?$/u.exec(v.trim())
-  if (m === null || (m[2] === undefined && m[1] !== "0")) throw new Error(`--${flag} must be a duration such as 90s, 10m or 6h (got ${JSON.stringify(v)})`)
-  const n = Number(m[1])
-  return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const)[(m[2] ?? "ms") as "ms"]
+const duration = (flag: string, v: string): number => {
+  try {
+    return parseDurationMs(v)
+  } catch {
+    throw new Error(`--${flag} must be a duration such as 90s, 10m or 6h (got ${JSON.stringify(v)})`)
+  }
 }
 
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): PlannerSettings => {
-  const values: Partial<Record<Flag, string>> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([a-z-]+)(?:=(.*))?$/u.exec(argv[i]!)
-    const name = m?.[1] as Flag | undefined
-    if (m === null || name === undefined || !(name in FLAGS)) throw new Error(`unknown argument ${argv[i]}`)
-    const value = m[2] ?? argv[++i]
-    if (value === undefined) throw new Error(`--${name} needs a value`)
-    values[name] = value
-  }
-  const one = (f: Flag): string | undefined => values[f] ?? (env[FLAGS[f]] || undefined)
-  const deadlineMs = parseDuration("rollout-deadline", one("rollout-deadline") ?? "24h")
+  const flags = readAppFlags(argv, env, FLAGS)
+  const deadlineMs = duration("rollout-deadline", flags.one("rollout-deadline") ?? "24h")
   if (deadlineMs < 60_000) throw new Error("--rollout-deadline must be at least 1m")
   return {
-    namespace: one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system",
-    windowMs: parseDuration("stabilization-window", one("stabilization-window") ?? "10m"),
+    namespace: flags.one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system",
+    windowMs: duration("stabilization-window", flags.one("stabilization-window") ?? "10m"),
     deadlineMs,
-    project: one("engine-project") ?? "aicr",
+    project: flags.one("engine-project") ?? "aicr",
   }
 }

@@ -10,6 +10,7 @@
  * | `--upstream-rewrite FROM=TO` (repeatable, or comma-separated) | `AICR_UPSTREAM_REWRITES` | chart source prefix rewrites (air-gapped mirrors, the local upstream) |
  * | `--mirror-concurrency N` | `AICR_MIRROR_CONCURRENCY` | artifacts copied in parallel (default 4) |
  */
+import { readAppFlags } from "@aicr/runtime"
 import { Context, Layer } from "effect"
 import { parseRegistryPrefix, parseRewrites, type RegistryPrefix, type Rewrites } from "./source"
 
@@ -38,21 +39,10 @@ const FLAGS = {
   "upstream-rewrite": "AICR_UPSTREAM_REWRITES",
   "mirror-concurrency": "AICR_MIRROR_CONCURRENCY",
 } as const
-type Flag = keyof typeof FLAGS
 
 /** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): MirrorSettings => {
-  const values: Partial<Record<Flag, string[]>> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([a-z-]+)(?:=(.*))?$/u.exec(argv[i]!)
-    const name = m?.[1] as Flag | undefined
-    if (m === null || name === undefined || !(name in FLAGS)) throw new Error(`unknown argument ${argv[i]}`)
-    const value = m[2] ?? argv[++i]
-    if (value === undefined) throw new Error(`--${name} needs a value`)
-    ;(values[name] ??= []).push(value)
-  }
-  const all = (f: Flag): string[] => values[f] ?? (env[FLAGS[f]] !== undefined && env[FLAGS[f]] !== "" ? [env[FLAGS[f]]!] : [])
-  const one = (f: Flag): string | undefined => all(f).at(-1)
+  const { all, one } = readAppFlags(argv, env, FLAGS)
   const registry = one("registry")
   if (registry === undefined) throw new Error(`--registry (or ${FLAGS.registry}) is required: oci://<host>[:port]/<prefix>`)
   const concurrency = Number(one("mirror-concurrency") ?? 4)

@@ -97,3 +97,29 @@ export const parseConfig = (app: string, argv: ReadonlyArray<string> = process.a
     rest,
   }
 }
+
+/** An app's own flags: what `readAppFlags` found, by flag name. */
+export interface AppFlags<F extends string> {
+  /** Every value given for the flag, in order; else the environment variable's value; else none. */
+  all(flag: F): string[]
+  /** The last value given (flag or environment). */
+  one(flag: F): string | undefined
+}
+
+/**
+ * Reads an app's own flags (`RuntimeConfig.rest`): `--name value` or `--name=value`, each flag repeatable, with the
+ * environment variable of `spec[name]` as the fallback. Throws on an unknown flag or a missing value.
+ */
+export const readAppFlags = <F extends string>(argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>, spec: Readonly<Record<F, string>>): AppFlags<F> => {
+  const values: Partial<Record<F, string[]>> = {}
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([a-z-]+)(?:=(.*))?$/u.exec(argv[i]!)
+    const name = m?.[1] as F | undefined
+    if (m === null || name === undefined || !(name in spec)) throw new Error(`unknown argument ${argv[i]}`)
+    const value = m[2] ?? argv[++i]
+    if (value === undefined || value === "") throw new Error(`--${name} needs a value`)
+    ;(values[name] ??= []).push(value)
+  }
+  const all = (f: F): string[] => values[f] ?? (env[spec[f]] ? [env[spec[f]]!] : [])
+  return { all, one: (f) => all(f).at(-1) }
+}
