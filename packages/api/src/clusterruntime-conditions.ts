@@ -108,6 +108,7 @@ export const Stalled = ConditionDef.make({
       ...credentialReasons,
       ...engineReasons,
       Unauthorized: "the registry, Argo CD or the API server refused the operator",
+      RegistryUnsupported: "registry.auth.provider aws with a registry that is not a private ECR registry (public.ecr.aws is unsupported)",
       ...rolloutStallReasons,
     },
     False: { NotStalled: "nothing needs a human" },
@@ -217,7 +218,11 @@ export const RegistryCredentialsReady = ConditionDef.make({
       TokenRefreshed: "an ECR token was minted and written, and is not near expiry",
       CredentialsPresent: "admin-supplied (static) or in-cluster credentials are present",
     },
-    False: credentialReasons,
+    False: {
+      ...credentialReasons,
+      RegistryUnsupported: "registry.auth.provider aws with a registry that is not a private ECR registry (public.ecr.aws is unsupported)",
+      Throttled: "AWS throttled the token request; retried with backoff, not a stall",
+    },
     Unknown: StandardUnknownReasons,
   },
 })
