@@ -10,6 +10,8 @@ export interface ToolVersions {
   readonly etcd: string
   readonly kwok: string
   readonly helm: string
+  /** moto (PyPI), the local AWS emulator; a venv, see aws.ts. */
+  readonly moto?: string | undefined
 }
 
 /** The monorepo root: the first ancestor of this file that holds hack/tools/versions.env. */
@@ -35,7 +37,7 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     if (!v) throw new Error(`harness: ${key} missing from hack/tools/versions.env`)
     return v
   }
-  return { k8s: need("K8S_VERSION"), etcd: need("ETCD_VERSION"), kwok: need("KWOK_VERSION"), helm: need("HELM_VERSION") }
+  return { k8s: need("K8S_VERSION"), etcd: need("ETCD_VERSION"), kwok: need("KWOK_VERSION"), helm: need("HELM_VERSION"), moto: env["MOTO_VERSION"] }
 }
 
 export const toolsCache = (): string =>
