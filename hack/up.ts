@@ -14,6 +14,8 @@ import { OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-
 
 const root = join(import.meta.dirname, "..")
 const detach = process.argv.includes("--detach")
+// `up --aws` (or AICR_UP_AWS=1): the ECR credential refresher mints tokens from a local AWS emulator (moto).
+const aws = process.argv.includes("--aws") || process.env.AICR_UP_AWS === "1"
 const stateDir = process.env.AICR_LOCAL_DIR ?? join(root, ".aicr", "local")
 const say = (msg: string) => process.stderr.write(`[aicr-dev] ${msg}\n`)
 
@@ -25,12 +27,12 @@ say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${
 
 await applyManifests(info, join(root, "crds"))
 await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: OPERATOR_NAMESPACE } }])
-const operator = await startLocalOperator(info, { dir: stateDir, attached: !detach })
+const operator = await startLocalOperator(info, { dir: stateDir, attached: !detach, aws })
 say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 await applyManifests(info, join(root, "e2e", "samples", "clusterruntime-eks.yaml"))
 
 // Wait until every running controller has reported on the runtime at least once.
-const reported = ["Mirrored"]
+const reported = ["Mirrored", "RegistryCredentialsReady"]
 await eventually(async () => {
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
   const types = new Set<string>((res.body?.status?.conditions ?? []).map((c: { type: string }) => c.type))
@@ -56,8 +58,9 @@ process.stdout.write(
     "  kubectl get clusterruntime -o wide",
     `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${operator.upstream}`,
     `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
-    "Controllers running: registry-mirror. Not built yet: resolver (needs the aicr CLI), planner, step-executor,",
-    "approval-guard, validation-gate, ecr-credential-refresher; until the resolver exists, Mirrored waits for Resolved.",
+    `Controllers running: registry-mirror, ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
+    "Not built yet: resolver (needs the aicr CLI), planner, step-executor, approval-guard, validation-gate; until the",
+    "resolver exists, Mirrored waits for Resolved.",
     "",
   ].join("\n"),
 )

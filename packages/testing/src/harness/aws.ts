@@ -59,6 +59,8 @@ export interface AwsOptions {
   /** Switch IAM enforcement on after the fixtures (default true). */
   readonly enforceIam?: boolean
   readonly dir?: string
+  /** false: survive this process (`up --detach`). Default true. */
+  readonly attached?: boolean
 }
 
 const here = import.meta.dirname
@@ -93,6 +95,7 @@ const startAwsOnce = async (opts: AwsOptions): Promise<AwsEmulator> => {
     bin: python,
     args: [join(here, "moto-launch.py"), "-H", "127.0.0.1", "-p", String(port)],
     logDir: join(dir, "logs"),
+    attached: opts.attached,
     env: {
       ...Object.fromEntries(AWS_IDENTITY_ENV.map((k) => [k, undefined])),
       MOTO_ECR_TOKEN_TTL_SECONDS: String(opts.tokenTtlSeconds ?? 43_200),
