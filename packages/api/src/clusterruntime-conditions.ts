@@ -212,7 +212,7 @@ export const RegistryCredentialsReady = ConditionDef.make({
   type: "RegistryCredentialsReady",
   owner: "ecr-credential-refresher",
   polarity: "normal-true",
-  doc: "True when the repo-creds Secret holds unexpired credentials for the runtime registry",
+  doc: "True when the registry credentials are present and unexpired: for aws the minted token in the repo-creds and docker-config Secrets, for static the admin's docker-config Secret",
   reasons: {
     True: {
       TokenRefreshed: "an ECR token was minted and written, and is not near expiry",
