@@ -109,6 +109,7 @@ export const Stalled = ConditionDef.make({
       ...engineReasons,
       Unauthorized: "the registry, Argo CD or the API server refused the operator",
       RegistryUnsupported: "registry.auth.provider aws with a registry that is not a private ECR registry (public.ecr.aws is unsupported)",
+      Throttled: "AWS keeps throttling the registry token request",
       ...rolloutStallReasons,
     },
     False: { NotStalled: "nothing needs a human" },
