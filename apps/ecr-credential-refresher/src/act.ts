@@ -11,7 +11,9 @@ import { Clock, Context, Effect, Random, Ref, type Scope } from "effect"
 import { RefresherConfig } from "./config"
 import { contract } from "./contract"
 import type { Decision } from "./decide"
-import { defectOutcome, type FailureOutcome, type MintError, type RefreshError, SecretWriteForbiddenError, toOutcome, TokenInvalidError } from "./errors"
+import {
+  defectOutcome, type FailureOutcome, type MintError, type RefreshError, SecretWriteForbiddenError, SecretWriteRefusedError, toOutcome, TokenInvalidError,
+} from "./errors"
 import type { Observed } from "./gather"
 import type { EcrRegistry } from "./registry"
 import { refreshAt, until } from "./schedule"
@@ -73,14 +75,23 @@ export const MIN_TOKEN_LIFETIME_MS = 2_000
 
 const ref = (r: { namespace: string; name: string }) => `${r.namespace}/${r.name}`
 
-const writeSecret = (body: { metadata: { namespace: string; name: string } }): Effect.Effect<void, KubeError | SecretWriteForbiddenError, Kube> =>
+const writeSecret = (body: { metadata: { namespace: string; name: string } }): Effect.Effect<void, KubeError | SecretWriteForbiddenError | SecretWriteRefusedError, Kube> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     yield* kube.apply(Core.Secret, body, { fieldManager: contract.fieldManager })
   }).pipe(
-    Effect.catchTag("KubeError", (e): Effect.Effect<never, KubeError | SecretWriteForbiddenError> =>
-      e.reason._tag === "Forbidden" ? Effect.fail(new SecretWriteForbiddenError({ secret: ref(body.metadata), message: String(e) })) : Effect.fail(e),
-    ),
+    Effect.catchTag("KubeError", (e): Effect.Effect<never, KubeError | SecretWriteForbiddenError | SecretWriteRefusedError> => {
+      const secret = ref(body.metadata)
+      switch (e.reason._tag) {
+        case "Forbidden":
+          return Effect.fail(new SecretWriteForbiddenError({ secret, message: String(e) }))
+        case "Invalid":
+        case "FieldManagerConflict":
+          return Effect.fail(new SecretWriteRefusedError({ secret, cause: e.reason._tag, message: String(e) }))
+        default:
+          return Effect.fail(e)
+      }
+    }),
   )
 
 const mint = (o: Observed, registry: EcrRegistry, why: string): Effect.Effect<LastMint, KubeError | RefreshError, Kube | Ecr | MintState | RefresherConfig> =>

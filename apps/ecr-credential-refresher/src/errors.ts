@@ -35,6 +35,9 @@ export class StaticCredentialsError extends Data.TaggedError("StaticCredentialsE
 /** The API server refused a Secret write (RBAC): the chart's Role for the refresher is wrong. */
 export class SecretWriteForbiddenError extends Data.TaggedError("SecretWriteForbiddenError")<{ readonly secret: string; readonly message: string }> {}
 
+/** The API server refused a Secret write as invalid or owned by another manager (e.g. a hand-made Secret of another type). */
+export class SecretWriteRefusedError extends Data.TaggedError("SecretWriteRefusedError")<{ readonly secret: string; readonly cause: string; readonly message: string }> {}
+
 export type RefreshError =
   | NoAwsIdentityError
   | AccessDeniedError
@@ -45,6 +48,7 @@ export type RefreshError =
   | RegistryUnsupportedError
   | StaticCredentialsError
   | SecretWriteForbiddenError
+  | SecretWriteRefusedError
 
 /** The errors `Ecr.mint` fails with. */
 export type MintError = NoAwsIdentityError | AccessDeniedError | CredentialsRejectedError | ThrottledError | AwsUnavailableError | TokenInvalidError
@@ -99,6 +103,14 @@ export const errorsToOutcome = {
   StaticCredentialsError: (e: StaticCredentialsError) => terminal(e, R.false("RegistryCredentialsUnavailable", e.message), Requeue.onChange),
   SecretWriteForbiddenError: (e: SecretWriteForbiddenError) =>
     terminal(e, R.false("Unauthorized", `The API server refused to write Secret ${e.secret}: grant the refresher get and patch on it by name (and create)`)),
+  SecretWriteRefusedError: (e: SecretWriteRefusedError) =>
+    terminal(
+      e,
+      R.false(
+        "RegistryCredentialsUnavailable",
+        `Secret ${e.secret} cannot be written (${e.cause}): it exists with another type, or another manager owns its fields; delete it and the refresher writes it anew`,
+      ),
+    ),
 } satisfies { readonly [K in RefreshError["_tag"]]: (e: Extract<RefreshError, { _tag: K }>) => FailureOutcome }
 
 export const toOutcome = (e: RefreshError): FailureOutcome => (errorsToOutcome as Record<RefreshError["_tag"], (e: RefreshError) => FailureOutcome>)[e._tag](e)

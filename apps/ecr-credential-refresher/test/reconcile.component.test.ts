@@ -237,6 +237,20 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
         }),
       ))
 
+    it.effect("a hand-made docker-config Secret of another type is named, with what to do", () =>
+      at(
+        Effect.gen(function* () {
+          const t = setup()
+          t.fake.failNext("Invalid", { verb: "apply", kind: Core.Secret })
+          const exit = yield* t.run
+          expect(delayOf(exit)).toBe(5 * 60_000)
+          expect(t.ready()).toMatchObject({
+            status: "False", reason: "RegistryCredentialsUnavailable",
+            message: "Secret aicr-system/aicr-registry-docker-config cannot be written (Invalid): it exists with another type, or another manager owns its fields; delete it and the refresher writes it anew",
+          })
+        }),
+      ))
+
     it.effect("a registry that is not private ECR is refused without calling AWS", () =>
       at(
         Effect.gen(function* () {
