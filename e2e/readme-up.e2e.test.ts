@@ -35,9 +35,10 @@ describe("aicr-dev up --detach and down", () => {
     const { stdout } = await run(process.execPath, [devScript, "up", "--detach"], { cwd: root, env, maxBuffer: 16 << 20 })
     expect(stdout).toMatch(/^cluster\s/m)
     expect(stdout).toContain("Mirrored=False AwaitingResolution")
+    expect(stdout).toContain("RegistryCredentialsReady=True CredentialsPresent")
     expect(stdout).toContain(`export KUBECONFIG=${join(dir, "kubeconfig")}`)
     pids = recordedPids()
-    expect(pids.length).toBeGreaterThanOrEqual(8) // etcd, registry, apiserver, KCM, scheduler, kwok + upstream, mirror
+    expect(pids.length).toBeGreaterThanOrEqual(9) // etcd, registry, apiserver, KCM, scheduler, kwok + upstream, mirror, refresher
     expect(pids.every((pid) => pidAlive(pid))).toBe(true)
   })
 
@@ -49,7 +50,7 @@ describe("aicr-dev up --detach and down", () => {
   it("stops every process it started on down", async () => {
     const all = recordedPids()
     const { stderr } = await run(process.execPath, [devScript, "down"], { cwd: root, env })
-    expect(stderr).toMatch(/stopped 2 operator processes and 6 control-plane processes/)
+    expect(stderr).toMatch(/stopped 3 operator processes and 6 control-plane processes/)
     expect(all.filter((pid) => pidAlive(pid))).toEqual([])
   })
 })
