@@ -61,18 +61,22 @@ export const parseAuthorization = (data: { authorizationToken?: string | undefin
   return { username: decoded.slice(0, i), password: decoded.slice(i + 1), expiresAt }
 }
 
+/**
+ * One client per mint, destroyed after it: a mint happens every few hours, and an idle refresher then holds no
+ * client, connection pool or cached identity (less idle memory; credentials are read fresh each time, as a rotated
+ * IRSA token or Pod Identity session would be anyway).
+ */
 export const openEcr = (userAgent: string): { readonly ecr: EcrShape; readonly close: () => void } => {
-  const clients = new Map<string, ECRClient>()
-  const client = (region: string): ECRClient => {
-    let c = clients.get(region)
-    if (c === undefined) {
-      c = new ECRClient({ region, customUserAgent: userAgent, requestHandler: { connectionTimeout: 5_000, requestTimeout: 15_000 } })
-      clients.set(region, c)
+  const send = async (region: string, signal: AbortSignal) => {
+    const client = new ECRClient({ region, customUserAgent: userAgent, requestHandler: { connectionTimeout: 5_000, requestTimeout: 15_000 } })
+    try {
+      return await client.send(new GetAuthorizationTokenCommand({}), { abortSignal: signal })
+    } finally {
+      client.destroy()
     }
-    return c
   }
   const mint = (registry: EcrRegistry): Effect.Effect<Token, MintError> =>
-    Effect.tryPromise({ try: (signal) => client(registry.region).send(new GetAuthorizationTokenCommand({}), { abortSignal: signal }), catch: (e) => e }).pipe(
+    Effect.tryPromise({ try: (signal) => send(registry.region, signal), catch: (e) => e }).pipe(
       Effect.catch((e: unknown) => {
         const tagged = classify(e)
         return tagged === undefined ? Effect.die(e) : Effect.fail(tagged)
@@ -82,5 +86,5 @@ export const openEcr = (userAgent: string): { readonly ecr: EcrShape; readonly c
         return token instanceof TokenInvalidError ? Effect.fail(token) : Effect.succeed(token)
       }),
     )
-  return { ecr: { mint }, close: () => clients.forEach((c) => c.destroy()) }
+  return { ecr: { mint }, close: () => undefined }
 }

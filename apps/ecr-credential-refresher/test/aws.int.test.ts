@@ -207,8 +207,8 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
       await untilReady((x) => x.status === "True", "RegistryCredentialsReady=True with Pod Identity")
       expect(agent.served()).toMatchObject({ ok: expect.any(Number), refused: 0 })
       expect(agent.served().ok).toBeGreaterThanOrEqual(1)
-      // The association now hands out a role without the policy: a later refresh is denied (the SDK may still use
-      // the credentials it holds for one more), then the token in the Secrets expires.
+      // The association now hands out a role without the policy: the next refresh (a new client, so credentials
+      // are fetched again) is denied, then the token in the Secrets expires.
       agent.setCredentials(aws.fixtures.sessions["aicr-noperm"])
       const denied = await untilReady((x) => x.reason === "Unauthorized", "Unauthorized at a refresh", 60_000)
       const expiry = Date.parse(expiryOf(await getSecret(argocd, "aicr-registry"))!)
