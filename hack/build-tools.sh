@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr]
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto]
 #        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 # Go builds run under `nice` so they leave room for whatever else runs on the machine.
@@ -185,7 +185,16 @@ ensure_redis() {
   (systemctl disable --now redis-server >/dev/null 2>&1 || service redis-server stop >/dev/null 2>&1 || true)
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr)
+# moto (PyPI), the local AWS emulator the ECR credential refresher's tests run against: a Python venv with only what
+# its server mode needs for ECR, STS and IAM (docs/adr/20261202-ecr-local-emulator.md). Wheels, no compiler.
+build_moto() {
+  local py; py=$(command -v python3) || { log "python3 is needed for moto"; exit 1; }
+  "$py" -m venv "$1"
+  "$1/bin/pip" install --quiet --disable-pip-version-check --no-input \
+    "moto==$MOTO_VERSION" "flask==$MOTO_FLASK_VERSION" "flask-cors==$MOTO_FLASK_CORS_VERSION"
+}
+
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -201,6 +210,7 @@ for t in "${want[@]}"; do
     argocd) done_or_build argocd "$ARGOCD_VERSION" build_argocd ;;
     registry) ensure_registry ;;
     redis) ensure_redis ;;
+    moto) done_or_build moto "$MOTO_VERSION" build_moto ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

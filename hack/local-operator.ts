@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { adoptProc, applyManifests, createServiceAccountToken, type HarnessInfo, type Proc, RUNTIME_PREFIX, spawnProc, writeKubeconfig } from "@aicr/testing/harness"
+import { adoptProc, applyManifests, createServiceAccountToken, type HarnessInfo, type Proc, RUNTIME_PREFIX, spawnProc, startAws, writeKubeconfig } from "@aicr/testing/harness"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** `up` waits this long for a new target to hold still (the chart default is 10m). */
@@ -31,18 +31,18 @@ interface Recorded {
 }
 
 /** A process of this Node (so its argv[0], which the stop path checks, is this Node's path). */
-const startNode = (name: string, args: string[], dir: string, attached: boolean): Promise<Proc> =>
-  spawnProc({ name, bin: process.execPath, args, logDir: join(dir, "logs"), cwd: root, attached })
+const startNode = (name: string, args: string[], dir: string, attached: boolean, env?: Record<string, string | undefined>): Promise<Proc> =>
+  spawnProc({ name, bin: process.execPath, args, logDir: join(dir, "logs"), cwd: root, attached, env })
 
 /** A TypeScript entry point, run with the tsx loader in one process. */
 const startTs = (name: string, script: string, args: string[], dir: string, attached: boolean): Promise<Proc> =>
   startNode(name, ["--import", tsxLoader, join(root, script), ...args], dir, attached)
 
 /** A controller as it ships: its esbuild bundle (built by `aicr-dev up` before this runs). */
-const startApp = (name: string, args: string[], dir: string, attached: boolean): Promise<Proc> => {
+const startApp = (name: string, args: string[], dir: string, attached: boolean, env?: Record<string, string | undefined>): Promise<Proc> => {
   const bundle = join(root, "dist", "apps", name, "main.mjs")
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: build it with 'npx tsx hack/build-apps.ts ${name}'`)
-  return startNode(name, ["--enable-source-maps", bundle, ...args], dir, attached)
+  return startNode(name, ["--enable-source-maps", bundle, ...args], dir, attached, env)
 }
 
 /** Waits for the first JSON line the chart upstream prints once it serves. */
@@ -60,6 +60,39 @@ export interface LocalOperator {
   readonly procs: ReadonlyArray<Proc>
   readonly upstream: string
   stop(): Promise<void>
+}
+
+/** The private ECR registry the local AWS emulator mints tokens for (`up --aws`). */
+export const LOCAL_ECR_REGISTRY = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
+export const DOCKER_CONFIG_SECRET = "aicr-registry-docker-config"
+export const ENGINE_NAMESPACE = "argocd"
+
+/**
+ * The ecr-credential-refresher's flags and environment. Default `static`: a docker-config Secret for the local
+ * registry (which needs no login) stands in for the admin's. With `aws`: moto as the local AWS, IAM enforcement on,
+ * the chart's IAM policy on the `refresher` user, whose keys the refresher gets (docs/controllers/ecr-credential-refresher.md).
+ */
+const refresherSetup = async (info: HarnessInfo, opts: { dir: string; attached: boolean; aws?: boolean }, procs: Proc[]) => {
+  await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: ENGINE_NAMESPACE } }])
+  if (!opts.aws) {
+    const auth = Buffer.from("local:local").toString("base64")
+    await applyManifests(info, [{
+      apiVersion: "v1", kind: "Secret", type: "kubernetes.io/dockerconfigjson",
+      metadata: { name: DOCKER_CONFIG_SECRET, namespace: OPERATOR_NAMESPACE },
+      data: { ".dockerconfigjson": Buffer.from(JSON.stringify({ auths: { [info.registry]: { auth } } })).toString("base64") },
+    }])
+    return { args: ["--auth-provider", "static"], env: {} }
+  }
+  const [account, , , region] = LOCAL_ECR_REGISTRY.split(".")
+  const template = readFileSync(join(root, "charts", "aicr-operator", "files", "ecr-iam-policy.json"), "utf8")
+  const vars: Record<string, string> = { PARTITION: "aws", REPOSITORY_PREFIX: "aicr/cluster", ACCOUNT_ID: account!, REGION: region! }
+  const aws = await startAws({ policy: template.replace(/\$\{([A-Z_]+)\}/gu, (_, k: string) => vars[k] ?? ""), dir: join(opts.dir, "aws"), attached: opts.attached })
+  procs.push(aws.proc)
+  const keys = aws.fixtures.users.refresher
+  return {
+    args: ["--auth-provider", "aws", "--ecr-registry", LOCAL_ECR_REGISTRY],
+    env: { ...aws.env, AWS_ACCESS_KEY_ID: keys.accessKeyId, AWS_SECRET_ACCESS_KEY: keys.secretAccessKey },
+  }
 }
 
 /**
@@ -85,7 +118,7 @@ const controllerKubeconfig = async (info: HarnessInfo, name: string, dir: string
   return writeKubeconfig(join(dir, "kubeconfigs", `${sa}.kubeconfig`), info.server, info.caFile, [{ name: sa, token }])
 }
 
-export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string; attached: boolean }): Promise<LocalOperator> => {
+export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string; attached: boolean; aws?: boolean }): Promise<LocalOperator> => {
   await stopLocalOperator(opts.dir)
   const procs: Proc[] = []
   const record = () =>
@@ -97,7 +130,7 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     const served = await upstreamInfo(upstream)
 
     const kubeconfigs = Object.fromEntries(
-      await Promise.all(["registry-mirror", "approval-guard", "planner"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
+      await Promise.all(["registry-mirror", "approval-guard", "planner", "ecr-credential-refresher"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
     )
     const runtimeFlags = (name: string) => [
       "--kubeconfig", kubeconfigs[name] ?? info.kubeconfig,
@@ -125,6 +158,25 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     // A short stabilization window on the local control plane (the chart's default is 10 minutes).
     const planner = await startApp("planner", [...runtimeFlags("planner"), "--operator-namespace", OPERATOR_NAMESPACE, "--stabilization-window", LOCAL_STABILIZATION_WINDOW], opts.dir, opts.attached)
     procs.push(planner)
+    record()
+    const refresher = await refresherSetup(info, opts, procs)
+    record()
+    procs.push(
+      await startApp(
+        "ecr-credential-refresher",
+        [
+          ...runtimeFlags("ecr-credential-refresher"),
+          "--registry", registryPrefix(info),
+          "--operator-namespace", OPERATOR_NAMESPACE,
+          "--engine-namespace", ENGINE_NAMESPACE,
+          "--docker-config-secret", DOCKER_CONFIG_SECRET,
+          ...refresher.args,
+        ],
+        opts.dir,
+        opts.attached,
+        refresher.env,
+      ),
+    )
     record()
     return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
   } catch (e) {

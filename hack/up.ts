@@ -24,6 +24,8 @@ import { OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-
 
 const root = join(import.meta.dirname, "..")
 const detach = process.argv.includes("--detach")
+// `up --aws` (or AICR_UP_AWS=1): the ECR credential refresher mints tokens from a local AWS emulator (moto).
+const aws = process.argv.includes("--aws") || process.env.AICR_UP_AWS === "1"
 const stateDir = process.env.AICR_LOCAL_DIR ?? join(root, ".aicr", "local")
 const say = (msg: string) => process.stderr.write(`[aicr-dev] ${msg}\n`)
 
@@ -38,7 +40,7 @@ await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { n
 // The admission policies and approver roles the chart ships (policies/): a spec edit must name its editor.
 await applyManifests(info, join(root, "policies"))
 const [operator, argocd] = await Promise.all([
-  startLocalOperator(info, { dir: stateDir, attached: !detach }),
+  startLocalOperator(info, { dir: stateDir, attached: !detach, aws }),
   startArgoCd(info, { attached: !detach }),
 ])
 say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
@@ -48,7 +50,7 @@ const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.ya
 await applyManifests(info, sample.map((o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } } })))
 
 // Wait until every running controller has reported on the runtime at least once.
-const reported = ["Mirrored", "Planned", "Ready"]
+const reported = ["Mirrored", "Planned", "Ready", "RegistryCredentialsReady"]
 await eventually(async () => {
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
   const types = new Set<string>((res.body?.status?.conditions ?? []).map((c: { type: string }) => c.type))
@@ -82,8 +84,9 @@ process.stdout.write(
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
     "Controllers running: registry-mirror, approval-guard, planner (stabilization window 15s here; 10m is the chart's",
-    "default). Not built yet: resolver, step-executor, validation-gate, ecr-credential-refresher; until the resolver",
-    "exists, Mirrored and Planned wait for Resolved.",
+    `default), ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
+    "Not built yet: resolver, step-executor, validation-gate; until the resolver exists, Mirrored and Planned wait",
+    "for Resolved.",
     "",
   ].join("\n"),
 )

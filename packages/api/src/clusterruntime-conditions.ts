@@ -108,6 +108,8 @@ export const Stalled = ConditionDef.make({
       ...credentialReasons,
       ...engineReasons,
       Unauthorized: "the registry, Argo CD or the API server refused the operator",
+      RegistryUnsupported: "registry.auth.provider aws with a registry that is not a private ECR registry (public.ecr.aws is unsupported)",
+      Throttled: "AWS keeps throttling the registry token request",
       ...rolloutStallReasons,
     },
     False: { NotStalled: "nothing needs a human" },
@@ -211,13 +213,17 @@ export const RegistryCredentialsReady = ConditionDef.make({
   type: "RegistryCredentialsReady",
   owner: "ecr-credential-refresher",
   polarity: "normal-true",
-  doc: "True when the repo-creds Secret holds unexpired credentials for the runtime registry",
+  doc: "True when the registry credentials are present and unexpired: for aws the minted token in the repo-creds and docker-config Secrets, for static the admin's docker-config Secret",
   reasons: {
     True: {
       TokenRefreshed: "an ECR token was minted and written, and is not near expiry",
       CredentialsPresent: "admin-supplied (static) or in-cluster credentials are present",
     },
-    False: credentialReasons,
+    False: {
+      ...credentialReasons,
+      RegistryUnsupported: "registry.auth.provider aws with a registry that is not a private ECR registry (public.ecr.aws is unsupported)",
+      Throttled: "AWS throttled the token request; retried with backoff, not a stall",
+    },
     Unknown: StandardUnknownReasons,
   },
 })

@@ -171,7 +171,10 @@ export const EngineStatus = Schema.Struct({
 /** ecr-credential-refresher: the registry credentials Argo CD and pushing Jobs use. */
 export const CredentialsStatus = Schema.Struct({
   provider: Schema.optionalKey(Schema.Literals(["aws", "static", "in-cluster"])),
-  secret: Schema.optionalKey(NamespacedName.annotate({ description: "The Argo CD repo-creds Secret." })),
+  secret: Schema.optionalKey(NamespacedName.annotate({ description: "The Argo CD repo-creds Secret (written for aws)." })),
+  dockerConfigSecret: Schema.optionalKey(
+    NamespacedName.annotate({ description: "The docker-config Secret the operator's pushing components mount (written for aws, checked for static)." }),
+  ),
   expiresAt: Schema.optionalKey(Time),
   refreshedAt: Schema.optionalKey(Time),
 }).annotate({ description: "Owned by ecr-credential-refresher." })

@@ -96,6 +96,12 @@ describe("redaction", () => {
     { name: "a top-level token", fields: { token: "eyJhbGciOi" }, path: ["token"] },
     { name: "Secret data values", fields: { data: { ".dockerconfigjson": "eyJhdXRocyI6e319" } }, path: ["data", ".dockerconfigjson"] },
     { name: "a nested Secret's data values", fields: { secret: { data: { password: "c2VjcmV0" } } }, path: ["secret", "data", "password"] },
+    { name: "an ECR GetAuthorizationToken output", fields: { out: { authorizationData: [{ authorizationToken: "QVdTOnNlY3JldA==" }] } }, path: ["out", "authorizationData"] },
+    {
+      name: "a Secret as the ECR credential refresher writes it",
+      fields: { secret: { kind: "Secret", metadata: { name: "aicr-registry" }, data: { password: "c2VjcmV0", url: "cg==" } } },
+      path: ["secret", "data", "password"],
+    },
     { name: "an annotation value that is a credential", fields: { annotations: { password: "p" } }, path: ["annotations", "password"] },
   ])("redacts $name", ({ fields, path }) => {
     const { lines, layer } = capture()

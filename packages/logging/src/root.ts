@@ -16,6 +16,8 @@ export const REDACT_PATHS: ReadonlyArray<string> = [
   "password", "*.password", "*.*.password",
   "token", "*.token", "*.*.token",
   "authorizationToken", "*.authorizationToken", "*.*.authorizationToken",
+  // ECR's GetAuthorizationToken output: the token sits inside an array, which no `*.authorizationToken` reaches.
+  "authorizationData", "*.authorizationData",
   "auths", "*.auths", "*.*.auths",
   "authorization", "*.authorization", "*.headers.authorization", "*.headers.Authorization",
   "data.*", "*.data.*", "stringData.*", "*.stringData.*",

@@ -77,3 +77,4 @@ export {
   packageDemoChart,
   waitForApplication,
 } from "./argocd-apps"
+export { type AwsEmulator, type AwsFixtures, type AwsKeys, type AwsOptions, type MintedToken, motoPython, type PodIdentityAgent, startAws, startPodIdentityAgent } from "./aws"

@@ -24,6 +24,8 @@ export interface Registry {
   /** host:port, e.g. 127.0.0.1:41234 (plain HTTP). */
   readonly address: string
   readonly dir: string
+  /** With `htpasswd`: the file distribution reads; rewrite it (`htpasswdLine`) to change the login, no restart. */
+  readonly htpasswdFile?: string | undefined
   readonly proc: Proc
   stop(): Promise<void>
 }
@@ -92,5 +94,5 @@ const startRegistryOnce = async (opts: RegistryOptions): Promise<Registry> => {
     30_000,
     50,
   )
-  return { address, dir, proc, stop }
+  return { address, dir, htpasswdFile, proc, stop }
 }

@@ -16,6 +16,8 @@ export interface ToolVersions {
   /** Helm v3 for Argo CD's repo-server only (the version Argo CD pins). */
   readonly helm3: string
   readonly argocd: string
+  /** moto (PyPI), the local AWS emulator; a venv, see aws.ts. */
+  readonly moto?: string | undefined
 }
 
 /** The monorepo root: the first ancestor of this file that holds hack/tools/versions.env. */
@@ -50,6 +52,7 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     aicrPrevious: need("AICR_PREVIOUS_VERSION"),
     helm3: need("HELM3_VERSION"),
     argocd: need("ARGOCD_VERSION"),
+    moto: env["MOTO_VERSION"],
   }
 }
 

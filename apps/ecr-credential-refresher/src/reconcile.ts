@@ -1,0 +1,58 @@
+/**
+ * ecr-credential-refresher: keeps the registry credentials Argo CD and the operator's pushing components use.
+ *
+ * Owns:   condition `RegistryCredentialsReady`; `status.credentials` on ClusterRuntime `cluster`; with `aws`, the
+ *         repo-creds Secret (Argo CD namespace) and the docker-config Secret (operator namespace), by name.
+ * Reads:  those two Secrets by name; ECR (`ecr:GetAuthorizationToken`) through the SDK's default credential chain.
+ * Leaves alone: everything else. With `static` it writes no Secret; it never creates per-run Job Secrets (their
+ *         creators copy the docker-config Secret) and never touches `argocd-cm`.
+ */
+import { ClusterRuntimeKind, SINGLETON_NAME, type ClusterRuntime, type ObjectKey } from "@aicr/api"
+import { roomOn } from "@aicr/contracts"
+import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
+import { Requeue } from "@aicr/runtime"
+import { Data, Effect, Option } from "effect"
+import { act, type Ecr, type MintState } from "./act"
+import type { RefresherConfig } from "./config"
+import { contract } from "./contract"
+import { decide } from "./decide"
+import { gather } from "./gather"
+import { report, requeueOf } from "./status"
+
+export const room = roomOn(contract, ClusterRuntimeKind)
+
+/** A transient failure after its condition was written: the driver's backoff retries the key. */
+export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{
+  readonly reason: string
+  readonly message: string
+}> {}
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
+  Effect.gen(function* () {
+    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
+    const kube = yield* Kube
+    const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
+    if (Option.isNone(found)) return Requeue.onChange // gone: nothing to report on
+    const runtime = found.value
+
+    const observed = yield* gather(runtime)
+    const decision = decide(observed)
+    yield* Effect.logDebug("Decided", { decision: decision._tag })
+    const outcome = yield* act(observed, decision)
+    const { applied } = yield* kube.applyStatus(room, runtime, report(observed, outcome))
+    if (applied) yield* Effect.logDebug("Applied status")
+
+    if (outcome._tag !== "Failed") return requeueOf(observed, outcome)
+    const { condition } = outcome
+    if (outcome.class === "defect") yield* Effect.logError("Refreshing credentials failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
+    // One Warning per transition into a failure; a pass that changes nothing emits nothing.
+    if (applied && outcome.class !== "defect") {
+      yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: condition.reason, action: "RefreshCredentials", note: condition.message })
+    }
+    if (outcome.class === "terminal") {
+      yield* Effect.logInfo("Registry credentials not ready", { reason: condition.reason, message: condition.message })
+      return requeueOf(observed, outcome)
+    }
+    if (outcome.class === "transient") yield* Effect.logWarning("Refreshing credentials failed transiently", { reason: condition.reason, message: condition.message })
+    return yield* Effect.fail(new RetryAfterTransientFailure({ reason: condition.reason, message: condition.message }))
+  }).pipe(Effect.withSpan("ecr-credential-refresher.reconcile"))
