@@ -12,7 +12,7 @@
  * | `--refresh-interval DURATION` | `AICR_TOKEN_REFRESH_INTERVAL` | aws: mint this long after the last mint at the latest, default `6h` |
  * | `--ecr-registry HOST` | `AICR_ECR_REGISTRY` | aws: the ECR registry whose tokens the runtime registry accepts; default the `--registry` host (only a local emulator or a proxy in front of ECR differs) |
  */
-import { parseDurationMs } from "@aicr/runtime"
+import { parseDurationMs, readAppFlags } from "@aicr/runtime"
 import { Context } from "effect"
 import { parseRegistry, type RegistryRef } from "./registry"
 import { DEFAULT_REFRESH_INTERVAL_MS } from "./schedule"
@@ -53,16 +53,7 @@ const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/u
 
 /** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): RefresherSettings => {
-  const values: Partial<Record<Flag, string>> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([a-z-]+)(?:=(.*))?$/u.exec(argv[i]!)
-    const name = m?.[1] as Flag | undefined
-    if (m === null || name === undefined || !(name in FLAGS)) throw new Error(`unknown argument ${argv[i]}`)
-    const value = m[2] ?? argv[++i]
-    if (value === undefined) throw new Error(`--${name} needs a value`)
-    values[name] = value
-  }
-  const one = (f: Flag): string | undefined => values[f] ?? (env[FLAGS[f]] !== undefined && env[FLAGS[f]] !== "" ? env[FLAGS[f]] : undefined)
+  const { one } = readAppFlags(argv, env, FLAGS)
   const name = (f: Flag, fallback: string): string => {
     const v = one(f) ?? fallback
     if (!NAME.test(v) || v.length > 253) throw new Error(`--${f} must be a Kubernetes object name, got ${JSON.stringify(v)}`)
