@@ -19,6 +19,7 @@ describe("parseSettings", () => {
     { argv: ["--registry", "oci://r/p", "--auth-provider", "gcp"], why: /aws or static/u },
     { argv: ["--registry", "oci://r/p", "--repo-creds-secret", "Bad_Name"], why: /object name/u },
     { argv: ["--registry", "oci://r/p", "--nope"], why: /unknown argument/u },
+    { argv: ["--registry", "oci://r/p", "--engine-namespace="], why: /--engine-namespace needs a value/u },
   ])("refuses $argv", ({ argv, why }) => {
     expect(() => parseSettings(argv, {})).toThrow(why)
   })
