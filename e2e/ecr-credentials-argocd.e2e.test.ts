@@ -13,7 +13,7 @@
  * Argo CD 3.4 matches a credential template only against repoURLs that Go's url.Parse accepts, which
  * `127.0.0.1:PORT/…` is not; the registry is therefore addressed as `localhost:PORT`, as a DNS name like ECR's is.
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
@@ -69,7 +69,9 @@ const followMintedTokens = async () => {
   while (following) {
     const newest = aws.tokens().at(-1)
     if (newest !== undefined && newest.password !== accepted.at(-1)?.password) {
-      await writeFile(registry.htpasswdFile!, `${htpasswdLine("AWS", newest.password)}\n`)
+      // Renamed into place: the registry reads the file at every request and must never see half of it.
+      await writeFile(`${registry.htpasswdFile!}.new`, `${htpasswdLine("AWS", newest.password)}\n`, { mode: 0o600 })
+      await rename(`${registry.htpasswdFile!}.new`, registry.htpasswdFile!)
       accepted.push({ password: newest.password, at: Date.now() })
     }
     await new Promise((r) => setTimeout(r, 50))
