@@ -1,17 +1,15 @@
 /**
  * The bundle as AICR pushed it, read back with `@aicr/oras`: the manifest by digest, its one tar+gzip layer,
- * unpacked into a file tree. AICR v0.10/v0.11 pack their own OCI layout store (`oci-layout/`) into that layer
- * (pkg/oci writes the store inside the bundle directory before packing it); it is not part of the bundle that
- * `aicr bundle -o <dir>` writes and is dropped here.
+ * unpacked into a file tree and made the tree `aicr bundle -o <dir>` writes (`fromPushedBundle`: AICR's OCI store
+ * dropped, checksums.txt paths made relative).
  */
-import { type BundleFiles, bundleFromEntries, MAX_BUNDLE_BYTES } from "@aicr/aicr"
+import { BUNDLE_WORK_DIR, type BundleFiles, bundleFromEntries, fromPushedBundle, MAX_BUNDLE_BYTES } from "@aicr/aicr"
 import { dockerConfigCredentials, isOciError, OciClient, readTgz } from "@aicr/oras"
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
 import type { ResolverSettings } from "./config"
 import { BundlePullError, type BundleStoreShape } from "./services"
 
-const STORE_DIR = "oci-layout/"
 
 const classify = (e: unknown): BundlePullError => {
   if (isOciError(e)) {
@@ -46,7 +44,7 @@ export const storeOver = (client: OciClient, dockerConfig: string | undefined): 
         if (layers.length !== 1 || !layers[0]!.mediaType.endsWith("tar+gzip")) throw new Error(`${reference} is not an AICR bundle (one tar+gzip layer)`)
         const repo = reference.replace(/@sha256:[0-9a-f]{64}$/u, "")
         const blob = await client.fetchBlob(repo, { digest: layers[0]!.digest, size: layers[0]!.size }, { maxBytes: 16 * MAX_BUNDLE_BYTES })
-        return bundleFromEntries([...readTgz(blob, 16 * MAX_BUNDLE_BYTES)].filter((e) => !e.path.replace(/^\.\//u, "").startsWith(STORE_DIR)))
+        return fromPushedBundle(bundleFromEntries(readTgz(blob, 16 * MAX_BUNDLE_BYTES)), BUNDLE_WORK_DIR)
       },
       catch: classify,
     }),

@@ -168,3 +168,20 @@ export const bundleFromEntries = (entries: Iterable<{ readonly path: string; rea
   }
   return { files, modes }
 }
+
+/**
+ * The bundle as `aicr bundle -o oci://…` pushed it, made the tree `aicr bundle -o <dir>` writes. Two quirks of AICR
+ * v0.10/v0.11 (pkg/oci, pkg/bundler/checksum) when the output is OCI: the layer also holds AICR's own OCI layout
+ * store (`oci-layout/`), and checksums.txt names each file by its absolute path under the working directory
+ * (`<workDir>/bundle/<path>`) instead of relative to the bundle. The store is dropped and that prefix removed; a
+ * line with any other absolute path is left as it is (and then fails `parseBundle`'s checks).
+ */
+export const fromPushedBundle = (pushed: BundleFiles, workDir: string): BundleFiles => {
+  const prefix = `${workDir.replace(/\/+$/u, "")}/bundle/`
+  const keep = (p: string) => !p.startsWith("oci-layout/")
+  const files = Object.fromEntries(Object.entries(pushed.files).filter(([p]) => keep(p)))
+  const modes = Object.fromEntries(Object.entries(pushed.modes).filter(([p]) => keep(p)))
+  const sums = files["checksums.txt"]
+  if (sums !== undefined) files["checksums.txt"] = sums.split("\n").map((l) => l.replace(/^([0-9a-f]{64}) {2}(.+)$/u, (_m, hex: string, path: string) => `${hex}  ${path.startsWith(prefix) ? path.slice(prefix.length) : path}`)).join("\n")
+  return { files, modes }
+}

@@ -210,6 +210,9 @@ export const bundleFlags = (b: BundleRequest): string[] => [
   ...(b.set ?? []).flatMap((o) => ["--set", `${o.path}=${o.value}`]),
 ]
 
+/** The bundle Job's working directory: with `-o oci://…` AICR writes the bundle to `./bundle` there first. */
+export const BUNDLE_WORK_DIR = "/work"
+
 export interface BundleTarget {
   /** `host[:port]/repository:tag`, without a scheme. */
   readonly reference: string
@@ -238,12 +241,12 @@ export const bundleJob = (s: AicrJobSettings, inputDigest: string, recipeConfigM
     ],
     env: [
       { name: "DOCKER_CONFIG", value: "/var/run/aicr/registry" },
-      { name: "HOME", value: "/work" },
+      { name: "HOME", value: BUNDLE_WORK_DIR },
     ],
-    workingDir: "/work",
+    workingDir: BUNDLE_WORK_DIR,
     volumes: [
       { name: "registry", mountPath: "/var/run/aicr/registry", source: { secret: { secretName: `${name}-registry` } } },
-      { name: "work", mountPath: "/work", source: { emptyDir: { sizeLimit: "64Mi" } }, readOnly: false },
+      { name: "work", mountPath: BUNDLE_WORK_DIR, source: { emptyDir: { sizeLimit: "64Mi" } }, readOnly: false },
     ],
   })
 }
