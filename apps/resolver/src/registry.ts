@@ -43,8 +43,8 @@ export const storeOver = (client: OciClient, dockerConfig: string | undefined): 
         const layers = manifest.layers ?? []
         if (layers.length !== 1 || !layers[0]!.mediaType.endsWith("tar+gzip")) throw new Error(`${reference} is not an AICR bundle (one tar+gzip layer)`)
         const repo = reference.replace(/@sha256:[0-9a-f]{64}$/u, "")
-        const blob = await client.fetchBlob(repo, { digest: layers[0]!.digest, size: layers[0]!.size }, { maxBytes: 16 * MAX_BUNDLE_BYTES })
-        return fromPushedBundle(bundleFromEntries(readTgz(blob, 16 * MAX_BUNDLE_BYTES)), BUNDLE_WORK_DIR)
+        const blob = await client.fetchBlob(repo, { digest: layers[0]!.digest, size: layers[0]!.size }, { maxBytes: MAX_BUNDLE_BYTES })
+        return fromPushedBundle(bundleFromEntries(readTgz(blob, MAX_BUNDLE_BYTES)), BUNDLE_WORK_DIR)
       },
       catch: classify,
     }),

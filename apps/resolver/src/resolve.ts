@@ -90,6 +90,11 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const d = discover(spec.placement, nodes.list())
     const noSnapshotBase = { discovery: discoveryStatusOf(d, previous), resolution: runtime.status?.resolution }
     if (d.problem !== undefined) return failed(noSnapshotBase, d.problem.reason, d.problem.message)
+    // A value the pinned AICR refuses is the user's to fix before any AICR run, snapshot included.
+    const badSpec = invalidCriteria(spec, settings.caps)
+    if (badSpec !== undefined) {
+      return { ...noSnapshotBase, discovered: Discovered.true("NodeGroupsDiscovered", groupsText(d)), resolved: Resolved.false(badSpec.reason, badSpec.message), requeue: Requeue.onChange }
+    }
 
     let observed: ObservedCriteria | undefined
     let snapshotRecord: { criteria: ObservedCriteria; digest: string; takenAt: string } | undefined

@@ -84,7 +84,7 @@ describe.each(VERSIONS)("AICR %s, real outputs", (version) => {
     expect(Result.getFailure(parseBundle(tampered, "flat", order))).toMatchObject({ _tag: "Some", value: { message: expect.stringMatching(/cert-manager\/values.yaml does not match its checksum/) } })
     const escaping = { ...bundle, files: { ...bundle.files, "../etc/passwd": "x" } }
     expect(Result.getFailure(parseBundle(escaping, "flat", order))).toMatchObject({ _tag: "Some", value: { message: expect.stringMatching(/outside its directory/) } })
-    const big = { ...bundle, files: { ...bundle.files, "README.md": "x".repeat(1024 * 1024) } }
+    const big = { ...bundle, files: { ...bundle.files, "README.md": "x".repeat(17 * 1024 * 1024) } }
     expect(Result.getFailure(parseBundle(big, "flat", order))).toMatchObject({ _tag: "Some", value: { message: expect.stringMatching(/bytes, more than/) } })
   })
 

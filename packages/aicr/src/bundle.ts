@@ -44,8 +44,8 @@ export interface ParsedBundle {
   readonly checksums: Readonly<Record<string, string>>
 }
 
-/** A bundle larger than this cannot live in a content ConfigMap next to its recipe (1 MiB in all). */
-export const MAX_BUNDLE_BYTES = 900 * 1024
+/** A sanity bound on what is read at all; whether a bundle fits a content ConfigMap (1 MiB) is the caller's check. */
+export const MAX_BUNDLE_BYTES = 16 * 1024 * 1024
 export const MAX_BUNDLE_FILES = 2000
 
 const fail = (message: string) => Result.fail(new ArtifactError({ reason: "AICRArtifactUnsupported", artifact: "Bundle", message }))

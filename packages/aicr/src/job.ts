@@ -103,7 +103,10 @@ export const jobObject = (s: AicrJobSettings, j: JobSpecInput): AicrObject => ({
         restartPolicy: "Never",
         serviceAccountName: j.serviceAccount,
         automountServiceAccountToken: true,
-        ...(j.nodeName !== undefined ? { nodeSelector: { "kubernetes.io/hostname": j.nodeName } } : {}),
+        // By node name (as the DaemonSet controller pins pods), not by a hostname label that may differ from it.
+        ...(j.nodeName !== undefined
+          ? { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [j.nodeName] }] }] } } } }
+          : {}),
         ...(j.tolerations !== undefined ? { tolerations: j.tolerations } : {}),
         ...(j.agent === true ? {} : { securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } } }),
         containers: [
