@@ -29,13 +29,20 @@ const operator = await startLocalOperator(info, { dir: stateDir, attached: !deta
 say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 await applyManifests(info, join(root, "e2e", "samples", "clusterruntime-eks.yaml"))
 
-// Wait until every running controller has reported on the runtime at least once.
-const reported = ["Mirrored"]
-await eventually(async () => {
+// Wait for the resolution (real AICR snapshot, recipe and bundle Jobs) and then its mirror, or for a condition that
+// says why not: a False reason other than the in-progress ones.
+const conditionsOf = async () => {
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
-  const types = new Set<string>((res.body?.status?.conditions ?? []).map((c: { type: string }) => c.type))
-  return reported.every((t) => types.has(t))
-}, { timeoutMs: 60_000, what: "the controllers to report on ClusterRuntime cluster" })
+  return new Map<string, { status: string; reason: string }>((res.body?.status?.conditions ?? []).map((c: { type: string; status: string; reason: string }) => [c.type, c]))
+}
+const IN_PROGRESS = new Set(["Discovering", "Resolving", "Mirroring", "AwaitingResolution"])
+for (const type of ["Discovered", "Resolved", "Mirrored"]) {
+  const c = await eventually(async () => {
+    const got = (await conditionsOf()).get(type)
+    return got !== undefined && (got.status === "True" || !IN_PROGRESS.has(got.reason)) ? got : undefined
+  }, { timeoutMs: 300_000, intervalMs: 500, what: `${type} on ClusterRuntime cluster` })
+  say(`${type}=${c.status} (${c.reason}) after ${((Date.now() - started) / 1000).toFixed(1)}s`)
+}
 
 const kubectlBin = info.bin.kubectl ?? "kubectl"
 const kubectl = (args: string[]) => spawnSync(kubectlBin, args, { stdio: "inherit", env: { ...process.env, KUBECONFIG: info.kubeconfig } })
@@ -56,8 +63,9 @@ process.stdout.write(
     "  kubectl get clusterruntime -o wide",
     `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${operator.upstream}`,
     `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
-    "Controllers running: registry-mirror. Not built yet: resolver (needs the aicr CLI), planner, step-executor,",
-    "approval-guard, validation-gate, ecr-credential-refresher; until the resolver exists, Mirrored waits for Resolved.",
+    "Controllers running: resolver, registry-mirror. Not built yet: planner, step-executor, approval-guard,",
+    "validation-gate, ecr-credential-refresher.",
+    `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job`,
     "",
   ].join("\n"),
 )

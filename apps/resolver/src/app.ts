@@ -19,7 +19,11 @@ import { BundleStore, Nodes } from "./services"
 
 type CachedNode = KubeObject & NodeView
 
-const trimNode = (n: CachedNode): CachedNode => ({ apiVersion: "v1", kind: "Node", ...nodeView(n) }) as CachedNode
+/** What discovery reads, plus the resourceVersion the informer tells updates (and its watch position) by. */
+const trimNode = (n: CachedNode): CachedNode => {
+  const v = nodeView(n)
+  return { apiVersion: "v1", kind: "Node", ...v, metadata: { ...v.metadata, resourceVersion: n.metadata.resourceVersion } } as CachedNode
+}
 const sameForDiscovery = (a: CachedNode, b: CachedNode): boolean => JSON.stringify(nodeView(a)) === JSON.stringify(nodeView(b))
 const toCluster = () => [SINGLETON_NAME]
 

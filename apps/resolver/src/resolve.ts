@@ -11,7 +11,7 @@
  */
 import {
   bundleDocument, bundleJob, capabilitiesOf, componentsInOrder, credentialSecret, invalidCriterionOf, jobName, outputConfigMap, parseAicrErrorText, parseBundle,
-  parseRecipe, parseSnapshot, recipeJob, type RecipeResult, snapshotFacts, snapshotJob,
+  parseRecipe, parseSnapshot, parseText, recipeJob, type RecipeResult, snapshotFacts, snapshotJob,
 } from "@aicr/aicr"
 import { type ClusterRuntime, type ClusterRuntimeStatus, contentConfigMapName, Core, Discovered, LABEL_ROLE, type KubeObject, Resolved, ROLE_CONTENT } from "@aicr/api"
 import { type ConditionIntent, listOf, shortDigest } from "@aicr/conditions"
@@ -179,7 +179,9 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const parsedBundle = parseBundle(pulled.success, settings.caps.bundleLayout, componentsInOrder(parsedRecipe.success))
     if (Result.isFailure(parsedBundle)) return stop(parsedBundle.failure.reason, `Bundle Job ${settings.jobs.namespace}/${bundle.name}: ${parsedBundle.failure.message}`)
 
-    const snapshotJson = snapshotText ?? (yield* latestSnapshotText(settings, d, pin))
+    const snapshotYaml = snapshotText ?? (yield* latestSnapshotText(settings, d, pin))
+    // The agent always writes YAML (aicr-cli.md §2.1); the content key is snapshot.json, so it is stored as JSON.
+    const snapshotJson = snapshotYaml === undefined ? undefined : asJson(snapshotYaml)
     const data: Record<string, string> = { "recipe.json": recipe.output!, "values.json": bundleDocument(pulled.success), ...(snapshotJson !== undefined ? { "snapshot.json": snapshotJson } : {}) }
     const size = Object.entries(data).reduce((n, [k, v]) => n + k.length + Buffer.byteLength(v, "utf8"), 0)
     if (size > MAX_CONTENT_BYTES) return stop("ContentTooLarge", `The content of input ${short} is ${size} bytes, more than a ConfigMap holds (${MAX_CONTENT_BYTES})`)
@@ -194,6 +196,15 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const resolution: ResolutionStatus = { inputDigest, aicr: { version: settings.version, image: settings.jobs.image }, contentConfigMap: contentName, releases: parsedBundle.success.releases.length, resolvedAt: now }
     return { discovery, resolution, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(resolution)), requeue: Requeue.onChange }
   })
+
+/** A snapshot document as JSON; one that no longer parses is left out of the content (it was checked when taken). */
+const asJson = (yaml: string): string | undefined => {
+  try {
+    return JSON.stringify(parseText(yaml))
+  } catch {
+    return undefined
+  }
+}
 
 const definedOnly = (c: ObservedCriteria) => Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined)) as ObservedCriteria
 

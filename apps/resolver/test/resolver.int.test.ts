@@ -24,11 +24,10 @@ let registry: Registry
 let ns: string
 let fiber: Fiber.Fiber<never, unknown> | undefined
 
-const start = (version: string, extra: string[] = []) => {
+const start = (version: string, namespaces: readonly string[] = NAMESPACES) => {
   const config = parseConfig("resolver", [
     "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-    "--aicr-version", version, "--registry", `oci://${registry.address}/aicr/it`, "--operator-namespace", ns, "--component-namespaces", NAMESPACES.join(","),
-    ...extra,
+    "--aicr-version", version, "--registry", `oci://${registry.address}/aicr/it`, "--operator-namespace", ns, "--component-namespaces", namespaces.join(","),
   ], {})
   fiber = Effect.runFork(runApp(resolverApp, config))
 }
@@ -134,7 +133,7 @@ describe("resolver on the local control plane", () => {
     expect(cm.immutable).toBe(true)
     const recipe = JSON.parse(cm.data["recipe.json"]!)
     expect(recipe.deploymentOrder).toHaveLength(13)
-    expect(cm.data["snapshot.json"]).toMatch(/kind: Snapshot/)
+    expect(JSON.parse(cm.data["snapshot.json"]!)).toMatchObject({ kind: "Snapshot", metadata: { "source-node": "kwok-gpu-0" } })
     const bundle = JSON.parse(cm.data["values.json"]!)
     expect(bundle.files).toEqual(await handBundle(CURRENT, cm.data["recipe.json"]!, SAMPLE_FLAGS))
     expect(await aicrJobs("recipe")).toHaveLength(1)
@@ -221,7 +220,7 @@ describe("resolver on the local control plane", () => {
   it("a release outside the allowed namespaces is NamespaceNotAllowed, naming each", async () => {
     await stop()
     await setSpec(SAMPLE)
-    start(CURRENT, ["--component-namespaces", NAMESPACES.filter((n) => n !== "skyhook" && n !== "nvsentinel").join(",")])
+    start(CURRENT, NAMESPACES.filter((n) => n !== "skyhook" && n !== "nvsentinel"))
     const r = await waitFor("Resolved", "False", "NamespaceNotAllowed", 120_000)
     expect(cond(r, "Resolved")?.message).toMatch(/3 release\(s\) outside the allowed namespaces .*: skyhook-operator \(skyhook\), skyhook-customizations \(skyhook\), nvsentinel \(nvsentinel\)/)
   }, 200_000)
