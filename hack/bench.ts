@@ -8,6 +8,8 @@
  *                   plane, idle before and after its work (budget 80 MiB)
  *   oras-copy       throughput and peak RSS of copying a 256 MiB blob between two real registries
  *   mirror          registry-mirror against a helm pull + push loop (when apps/registry-mirror/bench exists)
+ *   resolver        resolver overhead over the bare AICR CLI; AICR runs and CPU per node events with 5,000 kwok
+ *                   nodes; RSS (on a local control plane with the process kubelet)
  *
  * Every result is printed and written to .aicr/bench/<name>.json.
  */
@@ -120,10 +122,23 @@ const controllerRss = async () => {
   record("controller-rss", { seconds: +((performance.now() - t0) / 1000).toFixed(1), ...result })
 }
 
+/** The resolver on a fresh local control plane (nodes, process kubelet): see apps/resolver/bench/resolver.bench.ts. */
+const resolver = async () => {
+  const t0 = performance.now()
+  const plane = await startControlPlane({})
+  try {
+    record("resolver", { seconds: 0, output: lines("resolver", ["apps/resolver/bench/resolver.bench.ts", plane.info.dir, process.env.BENCH_RESOLVER_NODES ?? "5000"]) })
+  } finally {
+    await plane.stop()
+  }
+  process.stdout.write(`(resolver bench: ${((performance.now() - t0) / 1000).toFixed(1)}s)\n`)
+}
+
 const benches: Record<string, () => Promise<void> | void> = {
   "control-plane": controlPlane,
   workqueue,
   "controller-rss": controllerRss,
+  resolver,
   "oras-copy": () => run("oras-copy", ["packages/oras/bench/copy.bench.ts", "256", "8"]),
   mirror: () => {
     const script = "apps/registry-mirror/bench/mirror.bench.ts"
