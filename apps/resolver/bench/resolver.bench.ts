@@ -135,7 +135,7 @@ try {
       resolverCpuMsPer1000NodeEvents: cpuPer1000Events, eventsSeconds,
       aicrJobsPerRelevantChange: jobsAfterRelevant - jobsAfterChurn, resolutionsPerRelevantChange: (jobsAfterRelevant - jobsAfterChurn) / 3, relevantChangeToResolvedSeconds: relevantSeconds,
     },
-    rssMiB: { idleAfterFirstResolution: idleRss, idleWith5000Nodes: scaleRss, afterRelevantChange: busyRss },
+    rssMiB: { idleAfterFirstResolution: idleRss, idleWithAllNodes: scaleRss, afterRelevantChange: busyRss },
   }, null, 2))
 } finally {
   child.kill("SIGTERM")
