@@ -1,7 +1,8 @@
 /**
  * The README's first command exactly as a user runs it (`hack/aicr-dev.mjs up`, detached so the test can go on),
  * in its own state directory: it must bring up the control plane, install the API, start the operator's processes,
- * apply the sample runtime, show what the controllers report, and `down` must leave no process behind.
+ * apply the sample runtime, show what the controllers report (resolved for real and mirrored), and `down` must leave
+ * no process behind.
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -34,10 +35,13 @@ describe("aicr-dev up --detach and down", () => {
   it("starts the control plane and the operator, and shows the runtime with the controllers' conditions", async () => {
     const { stdout } = await run(process.execPath, [devScript, "up", "--detach"], { cwd: root, env, maxBuffer: 16 << 20 })
     expect(stdout).toMatch(/^cluster\s/m)
-    expect(stdout).toContain("Mirrored=False AwaitingResolution")
+    // The resolver runs the real AICR (snapshot, recipe, bundle Jobs) and the mirror mirrors what it resolved.
+    expect(stdout).toContain("Discovered=True NodeGroupsDiscovered")
+    expect(stdout).toMatch(/^Resolved=True InputsResolved: Resolved input [0-9a-f]{12} with AICR v\S+ into 13 releases$/m)
+    expect(stdout).toMatch(/^Mirrored=True ContentMirrored: /m)
     expect(stdout).toContain(`export KUBECONFIG=${join(dir, "kubeconfig")}`)
     pids = recordedPids()
-    expect(pids.length).toBeGreaterThanOrEqual(8) // etcd, registry, apiserver, KCM, scheduler, kwok + upstream, mirror
+    expect(pids.length).toBeGreaterThanOrEqual(10) // etcd, registry, apiserver, KCM, scheduler, kwok, process kubelet + upstream, mirror, resolver
     expect(pids.every((pid) => pidAlive(pid))).toBe(true)
   })
 
@@ -49,7 +53,7 @@ describe("aicr-dev up --detach and down", () => {
   it("stops every process it started on down", async () => {
     const all = recordedPids()
     const { stderr } = await run(process.execPath, [devScript, "down"], { cwd: root, env })
-    expect(stderr).toMatch(/stopped 2 operator processes and 6 control-plane processes/)
+    expect(stderr).toMatch(/stopped 3 operator processes and 7 control-plane processes/)
     expect(all.filter((pid) => pidAlive(pid))).toEqual([])
   })
 })
