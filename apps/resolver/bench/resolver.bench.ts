@@ -96,7 +96,8 @@ try {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
   // 2. Scale: extra GPU nodes of the same profile (kwok), created in parallel.
-  const names = Array.from({ length: extraNodes }, (_, i) => `bench-gpu-${i}`)
+  // Named to sort after kwok-gpu-0, so the snapshot agent keeps running on a node with a fake host.
+  const names = Array.from({ length: extraNodes }, (_, i) => `zz-bench-gpu-${i}`)
   const tCreate = performance.now()
   for (let i = 0; i < names.length; i += 50) {
     await Promise.all(names.slice(i, i + 50).map((name, j) => {
@@ -105,6 +106,7 @@ try {
     }))
   }
   const createSeconds = +((performance.now() - tCreate) / 1000).toFixed(1)
+  console.log(JSON.stringify({ overhead: { resolverMedianMs: Math.round(median(resolverMs)), bareCliMedianMs: Math.round(median(cliMs)), ratio: +(median(resolverMs) / median(cliMs)).toFixed(1) }, idleRssMiB: idleRss, createSeconds }))
   await eventually(async () => ((await runtime()) as { status?: { discovery?: { accelerated?: { nodeCount: number } } } }).status?.discovery?.accelerated?.nodeCount === extraNodes + 4 ? true : undefined, { timeoutMs: 300_000, intervalMs: 500, what: "all nodes discovered" })
   const jobsBefore = await jobs()
   // 1,000 node events that change no input: an irrelevant label on 1,000 nodes.
@@ -118,9 +120,10 @@ try {
   const eventsSeconds = +((performance.now() - tEvents) / 1000).toFixed(1)
   const jobsAfterChurn = await jobs()
   const scaleRss = await rss()
+  console.log(JSON.stringify({ aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore, resolverCpuMsPer1000NodeEvents: cpuPer1000Events, eventsSeconds, rssWithAllNodesMiB: scaleRss }))
   // One relevant change: a new driver on one node (its GPU feature discovery labels).
   const tRelevant = performance.now()
-  await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${names[0]}`, contentType: "application/merge-patch+json", body: { metadata: { labels: { "nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "95", "nvidia.com/cuda.driver.rev": "05" } } } })
+  await kubeRequest(info, { method: "PATCH", path: "/api/v1/nodes/kwok-gpu-1", contentType: "application/merge-patch+json", body: { metadata: { labels: { "nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "95", "nvidia.com/cuda.driver.rev": "05" } } } })
   await resolvedAt(digest)
   const relevantSeconds = +((performance.now() - tRelevant) / 1000).toFixed(1)
   await new Promise((r) => setTimeout(r, 3000))
@@ -140,7 +143,7 @@ try {
 } finally {
   child.kill("SIGTERM")
   for (let i = 0; i < extraNodes; i += 100) {
-    await Promise.all(Array.from({ length: Math.min(100, extraNodes - i) }, (_, j) => kubeRequest(info, { method: "DELETE", path: `/api/v1/nodes/bench-gpu-${i + j}` })))
+    await Promise.all(Array.from({ length: Math.min(100, extraNodes - i) }, (_, j) => kubeRequest(info, { method: "DELETE", path: `/api/v1/nodes/zz-bench-gpu-${i + j}` })))
   }
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
 }
