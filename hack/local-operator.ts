@@ -1,7 +1,8 @@
 /**
  * The operator's processes on the local control plane (`aicr-dev up`): the local chart upstream that stands in for
  * the public chart repositories (run from source), and every controller built so far, each as its own process from
- * its shipped bundle in dist/apps/, as in a cluster.
+ * its shipped bundle in dist/apps/, as in a cluster: registry-mirror, and the resolver (pinned AICR: the harness's
+ * current version, or `AICR_VERSION`), whose AICR Jobs the process kubelet runs with the real binary.
  *
  * Each runs in its own process group with its log in `<dir>/logs/<name>.log`. Attached (foreground `up`), a
  * watchdog stops them when `up` exits, even on SIGKILL; detached (`up --detach`), they are recorded in
@@ -11,11 +12,20 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
+<<<<<<< HEAD
 import { adoptProc, applyManifests, createServiceAccountToken, type HarnessInfo, type Proc, RUNTIME_PREFIX, spawnProc, startAws, writeKubeconfig } from "@aicr/testing/harness"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** `up` waits this long for a new target to hold still (the chart default is 10m). */
 export const LOCAL_STABILIZATION_WINDOW = "15s"
+=======
+import { jobRbac } from "@aicr/aicr"
+import { adoptProc, applyManifests, type HarnessInfo, type Proc, readVersions, spawnProc } from "@aicr/testing/harness"
+
+export const OPERATOR_NAMESPACE = "aicr-system"
+/** The chart's `namespaces.components` on the local control plane: every namespace the reference recipe renders into. */
+export const COMPONENT_NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
+>>>>>>> wip/resolver
 /** The runtime registry prefix (chart value `registry.repository`) on the local control plane. */
 export const registryPrefix = (info: HarnessInfo) => `oci://${info.registry}/${RUNTIME_PREFIX}`
 
@@ -152,6 +162,7 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     )
     procs.push(mirror)
     record()
+<<<<<<< HEAD
     const guard = await startApp("approval-guard", [...runtimeFlags("approval-guard"), "--operator-namespace", OPERATOR_NAMESPACE], opts.dir, opts.attached)
     procs.push(guard)
     record()
@@ -177,6 +188,23 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
         refresher.env,
       ),
     )
+=======
+    // The AICR Jobs' ServiceAccounts and RBAC, as the chart installs them; the resolver runs the pinned AICR.
+    await applyManifests(info, [...jobRbac({ namespace: OPERATOR_NAMESPACE, discoveryNamespace: OPERATOR_NAMESPACE, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
+    const resolver = await startApp(
+      "resolver",
+      [
+        ...runtimeFlags("resolver"),
+        "--aicr-version", process.env.AICR_VERSION ?? readVersions().aicr,
+        "--registry", registryPrefix(info),
+        "--operator-namespace", OPERATOR_NAMESPACE,
+        "--component-namespaces", COMPONENT_NAMESPACES.join(","),
+      ],
+      opts.dir,
+      opts.attached,
+    )
+    procs.push(resolver)
+>>>>>>> wip/resolver
     record()
     return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
   } catch (e) {

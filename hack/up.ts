@@ -49,13 +49,26 @@ say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1
 const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ metadata: { annotations?: Record<string, string> } }>
 await applyManifests(info, sample.map((o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } } })))
 
+<<<<<<< HEAD
 // Wait until every running controller has reported on the runtime at least once.
 const reported = ["Mirrored", "Planned", "Ready", "RegistryCredentialsReady"]
 await eventually(async () => {
+=======
+// Wait for the resolution (real AICR snapshot, recipe and bundle Jobs) and then its mirror, or for a condition that
+// says why not: a False reason other than the in-progress ones.
+const conditionsOf = async () => {
+>>>>>>> wip/resolver
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
-  const types = new Set<string>((res.body?.status?.conditions ?? []).map((c: { type: string }) => c.type))
-  return reported.every((t) => types.has(t))
-}, { timeoutMs: 60_000, what: "the controllers to report on ClusterRuntime cluster" })
+  return new Map<string, { status: string; reason: string }>((res.body?.status?.conditions ?? []).map((c: { type: string; status: string; reason: string }) => [c.type, c]))
+}
+const IN_PROGRESS = new Set(["Discovering", "Resolving", "Mirroring", "AwaitingResolution"])
+for (const type of ["Discovered", "Resolved", "Mirrored"]) {
+  const c = await eventually(async () => {
+    const got = (await conditionsOf()).get(type)
+    return got !== undefined && (got.status === "True" || !IN_PROGRESS.has(got.reason)) ? got : undefined
+  }, { timeoutMs: 300_000, intervalMs: 500, what: `${type} on ClusterRuntime cluster` })
+  say(`${type}=${c.status} (${c.reason}) after ${((Date.now() - started) / 1000).toFixed(1)}s`)
+}
 
 const kubectlBin = info.bin.kubectl ?? "kubectl"
 const kubectl = (args: string[]) => spawnSync(kubectlBin, args, { stdio: "inherit", env: { ...process.env, KUBECONFIG: info.kubeconfig } })
@@ -78,6 +91,7 @@ process.stdout.write(
     "  kubectl get runtimerollouts; kubectl aicr describe <rollout>",
     `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${operator.upstream}`,
     `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
+<<<<<<< HEAD
     `Argo CD ${argocd.info.version} (application-controller, repo-server, redis ${argocd.info.redis}) in namespace ${ARGOCD_NAMESPACE}:`,
     `  kubectl -n ${ARGOCD_NAMESPACE} get applications`,
     `  Applications pull from repoURL ${runtimeRepositories(info).join(" or ")} (no oci:// scheme; repository Secrets runtime-charts, runtime-wrappers)`,
@@ -87,6 +101,11 @@ process.stdout.write(
     `default), ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
     "Not built yet: resolver, step-executor, validation-gate; until the resolver exists, Mirrored and Planned wait",
     "for Resolved.",
+=======
+    "Controllers running: resolver, registry-mirror. Not built yet: planner, step-executor, approval-guard,",
+    "validation-gate, ecr-credential-refresher.",
+    `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job`,
+>>>>>>> wip/resolver
     "",
   ].join("\n"),
 )

@@ -125,7 +125,7 @@ export const Discovered = ConditionDef.make({
   doc: "True when the placement selects usable node groups and the latest snapshot agrees with spec.criteria; oscillates as nodes change",
   reasons: {
     True: { NodeGroupsDiscovered: "both node groups are selected, disjoint and homogeneous, and the snapshot is complete" },
-    False: { Discovering: "a snapshot Job runs", ...discoveryReasons, ...aicrJobReasons, Unauthorized: "the API server refused a read or a Job" },
+    False: { Discovering: "a snapshot Job runs", ...discoveryReasons, ...aicrJobReasons, ...versionReasons, Unauthorized: "the API server refused a read or a Job" },
     Unknown: StandardUnknownReasons,
   },
 })

@@ -1,6 +1,7 @@
 // Runs the local upstream in the foreground for the local control plane and manual work:
 //   npx tsx packages/chart-upstream/src/cli.ts [--port N] [--oci-registry host:port]
-// Prints one JSON line ({httpUrl, ociPrefix, rewrites, charts}) once serving, then runs until SIGINT/SIGTERM.
+// Serves the charts of both pinned AICR versions' recipes. Prints one JSON line ({httpUrl, ociPrefix, rewrites, charts}) once serving, then runs until SIGINT/SIGTERM.
+import { ALL_AICR_COMPONENTS } from "./fixtures"
 import { startChartUpstream } from "./server"
 
 const arg = (name: string): string | undefined => {
@@ -10,6 +11,7 @@ const arg = (name: string): string | undefined => {
 const port = arg("port")
 const registry = arg("oci-registry")
 const upstream = await startChartUpstream({
+  components: ALL_AICR_COMPONENTS,
   ...(port !== undefined ? { port: Number(port) } : {}),
   ...(registry !== undefined ? { oci: { registry } } : {}),
 })

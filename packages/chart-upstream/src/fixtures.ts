@@ -179,3 +179,16 @@ export const FIXTURE_CHARTS: readonly (FixtureComponent & { readonly chart: stri
 
 /** True for an `oci://` source. */
 export const isOciSource = (source: string): boolean => source.startsWith("oci://")
+
+/**
+ * The chart versions the previous pinned AICR (v0.10.16) names where they differ from v0.11.1's, read from its real
+ * recipe for `h100-eks-ubuntu-training-kubeflow` (chart-upstream.test.ts checks both recipes against what is served):
+ * kai-scheduler v0.12.17 (with the runtime-class manifest v0.10 ships) and nvsentinel v0.10.0. Served next to the
+ * current ones by the local control plane (`cli.ts`), so a runtime resolved with either AICR can be mirrored.
+ */
+export const PREVIOUS_AICR_COMPONENTS: readonly FixtureComponent[] = FIXTURE_COMPONENTS.flatMap((c) =>
+  c.name === "kai-scheduler" ? [{ ...c, version: "v0.12.17" }] : c.name === "nvsentinel" ? [{ ...c, version: "v0.10.0" }] : [],
+)
+
+/** Every component version the local control plane serves: both pinned AICR versions' charts. */
+export const ALL_AICR_COMPONENTS: readonly FixtureComponent[] = [...FIXTURE_COMPONENTS, ...PREVIOUS_AICR_COMPONENTS]

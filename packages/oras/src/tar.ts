@@ -12,6 +12,8 @@ import { constants as zlibConstants, gunzipSync, gzipSync } from "node:zlib"
 export interface TarEntry {
   readonly path: string
   readonly data: Buffer
+  /** Permission bits as read from the header (reading only; writers take modes from their options). */
+  readonly mode?: number
 }
 
 const BLOCK = 512
@@ -79,7 +81,7 @@ function* entries(archive: Buffer): Generator<TarEntry, "end" | "short"> {
     const name = pax.path ?? longName ?? (prefix.length > 0 ? `${prefix}/${field(header, 0, 100)}` : field(header, 0, 100))
     longName = undefined
     pax = {}
-    if (type === "0" || type === "\0" || type === "7") yield { path: name, data }
+    if (type === "0" || type === "\0" || type === "7") yield { path: name, data, mode: octal(header, 100, 8) & 0o777 }
   }
   return "short"
 }

@@ -1,0 +1,114 @@
+/**
+ * The resolver's settings, from flags with environment fallbacks (chart values are passed as flags):
+ *
+ * | flag | env | meaning |
+ * |---|---|---|
+ * | `--aicr-version v0.11.1` | `AICR_VERSION` | the pinned AICR (chart `aicr.version`), required |
+ * | `--aicr-image REF` | `AICR_IMAGE` | its image, digest-pinned in production (default `ghcr.io/nvidia/aicr:<version>`) |
+ * | `--operator-namespace NAME` | `AICR_OPERATOR_NAMESPACE` / `POD_NAMESPACE` | content ConfigMaps (default `aicr-system`) |
+ * | `--jobs-namespace NAME` | `AICR_JOBS_NAMESPACE` | recipe and bundle Jobs (default: the operator namespace) |
+ * | `--discovery-namespace NAME` | `AICR_DISCOVERY_NAMESPACE` | the snapshot agent Job (default: the operator namespace) |
+ * | `--job-service-account NAME` | `AICR_JOB_SERVICE_ACCOUNT` | runs recipe and bundle Jobs (default `aicr-jobs`) |
+ * | `--agent-service-account NAME` | `AICR_AGENT_SERVICE_ACCOUNT` | runs the snapshot agent (default `aicr-agent`) |
+ * | `--registry oci://host[:port]/prefix` | `AICR_REGISTRY_REPOSITORY` | the runtime registry prefix; bundles are pushed under `bundles/cluster`, required |
+ * | `--plain-http host[:port]` (repeatable) | `AICR_REGISTRY_PLAIN_HTTP` | registries spoken to over plain HTTP (loopback always is) |
+ * | `--docker-config PATH` | `AICR_DOCKER_CONFIG` | docker `config.json`: the resolver's pulls and each bundle Job's per-run credential |
+ * | `--component-namespaces a,b,…` | `AICR_COMPONENT_NAMESPACES` | chart `namespaces.components`; releases elsewhere are `NamespaceNotAllowed` (unset: every namespace) |
+ * | `--job-deadline SECONDS` | | activeDeadlineSeconds of every AICR Job (default 600) |
+ * | `--job-ttl SECONDS` | | ttlSecondsAfterFinished (default 3600) |
+ */
+import { type AicrJobSettings, type Capabilities, capabilitiesOf, DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
+import { Context, Layer } from "effect"
+
+export interface ResolverSettings {
+  readonly caps: Capabilities
+  /** The version as configured (`v0.11.1`), recorded in status.resolution. */
+  readonly version: string
+  readonly jobs: AicrJobSettings
+  readonly namespace: string
+  /** `host[:port]` and `prefix` of the runtime registry. */
+  readonly registry: { readonly host: string; readonly prefix: string }
+  readonly plainHttp: ReadonlyArray<string>
+  readonly dockerConfig: string | undefined
+  readonly allowedNamespaces: ReadonlyArray<string> | undefined
+}
+
+export class ResolverConfig extends Context.Service<ResolverConfig, ResolverSettings>()("@aicr/resolver/ResolverConfig") {
+  static layer(settings: ResolverSettings): Layer.Layer<ResolverConfig> {
+    return Layer.succeed(ResolverConfig)(settings)
+  }
+}
+
+const ENV: Readonly<Record<string, string>> = {
+  "aicr-version": "AICR_VERSION",
+  "aicr-image": "AICR_IMAGE",
+  "operator-namespace": "AICR_OPERATOR_NAMESPACE",
+  "jobs-namespace": "AICR_JOBS_NAMESPACE",
+  "discovery-namespace": "AICR_DISCOVERY_NAMESPACE",
+  "job-service-account": "AICR_JOB_SERVICE_ACCOUNT",
+  "agent-service-account": "AICR_AGENT_SERVICE_ACCOUNT",
+  registry: "AICR_REGISTRY_REPOSITORY",
+  "plain-http": "AICR_REGISTRY_PLAIN_HTTP",
+  "docker-config": "AICR_DOCKER_CONFIG",
+  "component-namespaces": "AICR_COMPONENT_NAMESPACES",
+  "job-deadline": "",
+  "job-ttl": "",
+}
+
+/** `oci://host[:port]/prefix` → its parts. */
+export const parseRegistry = (value: string): { host: string; prefix: string } => {
+  const m = /^oci:\/\/([^/]+)\/(.+?)\/?$/u.exec(value)
+  if (m === null) throw new Error(`--registry must be oci://<host>[:port]/<prefix>, not ${JSON.stringify(value)}`)
+  return { host: m[1]!, prefix: m[2]! }
+}
+
+const seconds = (v: string | undefined, fallback: number, flag: string): number => {
+  if (v === undefined) return fallback
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 30 || n > 86_400) throw new Error(`--${flag} must be a whole number of seconds from 30 to 86400`)
+  return n
+}
+
+/** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */
+export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): ResolverSettings => {
+  const given = new Map<string, string[]>()
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([a-z-]+)(?:=(.*))?$/u.exec(argv[i]!)
+    if (m === null || !(m[1]! in ENV)) throw new Error(`unknown argument ${argv[i]}`)
+    const value = m[2] ?? argv[++i]
+    if (value === undefined) throw new Error(`--${m[1]} needs a value`)
+    given.set(m[1]!, [...(given.get(m[1]!) ?? []), value])
+  }
+  const many = (f: string): string[] => {
+    const fromEnv = ENV[f] ? env[ENV[f]] : undefined
+    return (given.get(f) ?? (fromEnv ? [fromEnv] : [])).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "")
+  }
+  const one = (f: string): string | undefined => given.get(f)?.at(-1) ?? (ENV[f] ? env[ENV[f]] || undefined : undefined)
+  const version = one("aicr-version")
+  if (version === undefined) throw new Error("--aicr-version (or AICR_VERSION) is required, e.g. v0.11.1")
+  const caps = capabilitiesOf(version)
+  if (caps === undefined) throw new Error(`--aicr-version ${JSON.stringify(version)} is not a version`)
+  const registry = one("registry")
+  if (registry === undefined) throw new Error("--registry (or AICR_REGISTRY_REPOSITORY) is required: oci://<host>[:port]/<prefix>")
+  const namespace = one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system"
+  const allowed = many("component-namespaces")
+  return {
+    caps,
+    version: version.startsWith("v") ? version : `v${version}`,
+    namespace,
+    jobs: {
+      ...DEFAULT_JOB_SETTINGS,
+      image: one("aicr-image") ?? `ghcr.io/nvidia/aicr:${version.startsWith("v") ? version : `v${version}`}`,
+      namespace: one("jobs-namespace") ?? namespace,
+      discoveryNamespace: one("discovery-namespace") ?? namespace,
+      serviceAccount: one("job-service-account") ?? DEFAULT_JOB_SETTINGS.serviceAccount,
+      agentServiceAccount: one("agent-service-account") ?? DEFAULT_JOB_SETTINGS.agentServiceAccount,
+      activeDeadlineSeconds: seconds(one("job-deadline"), DEFAULT_JOB_SETTINGS.activeDeadlineSeconds, "job-deadline"),
+      ttlSecondsAfterFinished: seconds(one("job-ttl"), DEFAULT_JOB_SETTINGS.ttlSecondsAfterFinished, "job-ttl"),
+    },
+    registry: parseRegistry(registry),
+    plainHttp: many("plain-http"),
+    dockerConfig: one("docker-config"),
+    allowedNamespaces: allowed.length === 0 ? undefined : [...new Set(allowed)].sort(),
+  }
+}

@@ -1,0 +1,1 @@
+export { resolver as contract } from "@aicr/contracts"

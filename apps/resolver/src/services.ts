@@ -1,0 +1,24 @@
+/**
+ * What reconcile needs besides the Kube service: the node cache (the informer's, trimmed to what discovery reads)
+ * and the registry the bundle Jobs push to. Tests provide their own.
+ */
+import type { BundleFiles } from "@aicr/aicr"
+import { Context, Data, type Effect } from "effect"
+import type { NodeView } from "./discovery"
+
+export class Nodes extends Context.Service<Nodes, { readonly list: () => ReadonlyArray<NodeView> }>()("@aicr/resolver/Nodes") {}
+
+/** Reading a pushed bundle back failed: registry down (transient), refused, or the artifact is not a bundle. */
+export class BundlePullError extends Data.TaggedError("BundlePullError")<{
+  readonly kind: "transient" | "unauthorized" | "invalid"
+  readonly message: string
+}> {}
+
+export interface BundleStoreShape {
+  /** The bundle tree AICR pushed (`host/repo@sha256:…`), verified against its digests. */
+  readonly pull: (reference: string) => Effect.Effect<BundleFiles, BundlePullError>
+  /** The docker config a bundle Job gets as its per-run credential. */
+  readonly credential: () => Effect.Effect<string, BundlePullError>
+}
+
+export class BundleStore extends Context.Service<BundleStore, BundleStoreShape>()("@aicr/resolver/BundleStore") {}
