@@ -1,12 +1,8 @@
 /**
  * The README's first command exactly as a user runs it (`hack/aicr-dev.mjs up`, detached so the test can go on),
  * in its own state directory: it must bring up the control plane, install the API, start the operator's processes,
-<<<<<<< HEAD
- * start Argo CD, apply the sample runtime, show what the controllers report, and `down` must leave no process behind.
-=======
- * apply the sample runtime, show what the controllers report (resolved for real and mirrored), and `down` must leave
- * no process behind.
->>>>>>> wip/resolver
+ * start Argo CD, apply the sample runtime, show what the controllers report (resolved for real and mirrored), and
+ * `down` must leave no process behind.
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -39,25 +35,17 @@ describe("aicr-dev up --detach and down", () => {
   it("starts the control plane and the operator, and shows the runtime with the controllers' conditions", async () => {
     const { stdout } = await run(process.execPath, [devScript, "up", "--detach"], { cwd: root, env, maxBuffer: 16 << 20 })
     expect(stdout).toMatch(/^cluster\s/m)
-<<<<<<< HEAD
-    expect(stdout).toContain("Mirrored=False AwaitingResolution")
-    expect(stdout).toContain("RegistryCredentialsReady=True CredentialsPresent")
-=======
     // The resolver runs the real AICR (snapshot, recipe, bundle Jobs) and the mirror mirrors what it resolved.
     expect(stdout).toContain("Discovered=True NodeGroupsDiscovered")
     expect(stdout).toMatch(/^Resolved=True InputsResolved: Resolved input [0-9a-f]{12} with AICR v\S+ into 13 releases$/m)
     expect(stdout).toMatch(/^Mirrored=True ContentMirrored: /m)
->>>>>>> wip/resolver
+    expect(stdout).toContain("RegistryCredentialsReady=True CredentialsPresent")
     expect(stdout).toContain(`export KUBECONFIG=${join(dir, "kubeconfig")}`)
     expect(stdout).toContain("kubectl -n argocd get applications")
     pids = recordedPids()
-<<<<<<< HEAD
     // etcd, registry, apiserver, KCM, scheduler, kwok, process kubelet, Argo CD's redis, repo-server, controller
-    // + upstream, mirror, approval-guard, planner, ecr-credential-refresher
-    expect(pids.length).toBeGreaterThanOrEqual(15)
-=======
-    expect(pids.length).toBeGreaterThanOrEqual(10) // etcd, registry, apiserver, KCM, scheduler, kwok, process kubelet + upstream, mirror, resolver
->>>>>>> wip/resolver
+    // + upstream, mirror, approval-guard, planner, ecr-credential-refresher, resolver
+    expect(pids.length).toBeGreaterThanOrEqual(16)
     expect(pids.every((pid) => pidAlive(pid))).toBe(true)
   })
 
@@ -69,11 +57,7 @@ describe("aicr-dev up --detach and down", () => {
   it("stops every process it started on down", async () => {
     const all = recordedPids()
     const { stderr } = await run(process.execPath, [devScript, "down"], { cwd: root, env })
-<<<<<<< HEAD
-    expect(stderr).toMatch(/stopped 5 operator processes, 3 Argo CD processes and 7 control-plane processes/)
-=======
-    expect(stderr).toMatch(/stopped 3 operator processes and 7 control-plane processes/)
->>>>>>> wip/resolver
+    expect(stderr).toMatch(/stopped 6 operator processes, 3 Argo CD processes and 7 control-plane processes/)
     expect(all.filter((pid) => pidAlive(pid))).toEqual([])
   })
 })

@@ -8,14 +8,11 @@
  *                   plane, idle before and after its work (budget 80 MiB)
  *   oras-copy       throughput and peak RSS of copying a 256 MiB blob between two real registries
  *   mirror          registry-mirror against a helm pull + push loop (when apps/registry-mirror/bench exists)
-<<<<<<< HEAD
  *   planner         Mirrored=True → RuntimeRollout exists (window 0) on a real resolution, and the pure planning cost
  *   argocd          Argo CD start (3 starts), create → synced and healthy (first and warm), an upgrade, a
  *                   prune, and the RSS of redis, repo-server and application-controller idle with one Application
-=======
  *   resolver        resolver overhead over the bare AICR CLI; AICR runs and CPU per node events with 5,000 kwok
  *                   nodes; RSS (on a local control plane with the process kubelet)
->>>>>>> wip/resolver
  *
  * Every result is printed and written to .aicr/bench/<name>.json.
  */
@@ -141,7 +138,6 @@ const controllerRss = async () => {
   record("controller-rss", { seconds: +((performance.now() - t0) / 1000).toFixed(1), ...result })
 }
 
-<<<<<<< HEAD
 const rssMiB = (pid: number): number => {
   const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
   return +(Number(kb) / 1024).toFixed(1)
@@ -205,7 +201,8 @@ const argocd = async () => {
     await helm.cleanup()
     await plane.stop()
   }
-=======
+}
+
 /** The resolver on a fresh local control plane (nodes, process kubelet): see apps/resolver/bench/resolver.bench.ts. */
 const resolver = async () => {
   const t0 = performance.now()
@@ -216,7 +213,6 @@ const resolver = async () => {
     await plane.stop()
   }
   process.stdout.write(`(resolver bench: ${((performance.now() - t0) / 1000).toFixed(1)}s)\n`)
->>>>>>> wip/resolver
 }
 
 const benches: Record<string, () => Promise<void> | void> = {

@@ -12,20 +12,14 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-<<<<<<< HEAD
-import { adoptProc, applyManifests, createServiceAccountToken, type HarnessInfo, type Proc, RUNTIME_PREFIX, spawnProc, startAws, writeKubeconfig } from "@aicr/testing/harness"
+import { jobRbac } from "@aicr/aicr"
+import { adoptProc, applyManifests, createServiceAccountToken, type HarnessInfo, type Proc, readVersions, RUNTIME_PREFIX, spawnProc, startAws, writeKubeconfig } from "@aicr/testing/harness"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** `up` waits this long for a new target to hold still (the chart default is 10m). */
 export const LOCAL_STABILIZATION_WINDOW = "15s"
-=======
-import { jobRbac } from "@aicr/aicr"
-import { adoptProc, applyManifests, type HarnessInfo, type Proc, readVersions, spawnProc } from "@aicr/testing/harness"
-
-export const OPERATOR_NAMESPACE = "aicr-system"
 /** The chart's `namespaces.components` on the local control plane: every namespace the reference recipe renders into. */
 export const COMPONENT_NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
->>>>>>> wip/resolver
 /** The runtime registry prefix (chart value `registry.repository`) on the local control plane. */
 export const registryPrefix = (info: HarnessInfo) => `oci://${info.registry}/${RUNTIME_PREFIX}`
 
@@ -140,7 +134,7 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     const served = await upstreamInfo(upstream)
 
     const kubeconfigs = Object.fromEntries(
-      await Promise.all(["registry-mirror", "approval-guard", "planner", "ecr-credential-refresher"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
+      await Promise.all(["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
     )
     const runtimeFlags = (name: string) => [
       "--kubeconfig", kubeconfigs[name] ?? info.kubeconfig,
@@ -162,7 +156,6 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     )
     procs.push(mirror)
     record()
-<<<<<<< HEAD
     const guard = await startApp("approval-guard", [...runtimeFlags("approval-guard"), "--operator-namespace", OPERATOR_NAMESPACE], opts.dir, opts.attached)
     procs.push(guard)
     record()
@@ -188,7 +181,6 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
         refresher.env,
       ),
     )
-=======
     // The AICR Jobs' ServiceAccounts and RBAC, as the chart installs them; the resolver runs the pinned AICR.
     await applyManifests(info, [...jobRbac({ namespace: OPERATOR_NAMESPACE, discoveryNamespace: OPERATOR_NAMESPACE, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
     const resolver = await startApp(
@@ -204,7 +196,6 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
       opts.attached,
     )
     procs.push(resolver)
->>>>>>> wip/resolver
     record()
     return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
   } catch (e) {

@@ -49,26 +49,33 @@ say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1
 const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ metadata: { annotations?: Record<string, string> } }>
 await applyManifests(info, sample.map((o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } } })))
 
-<<<<<<< HEAD
-// Wait until every running controller has reported on the runtime at least once.
-const reported = ["Mirrored", "Planned", "Ready", "RegistryCredentialsReady"]
-await eventually(async () => {
-=======
-// Wait for the resolution (real AICR snapshot, recipe and bundle Jobs) and then its mirror, or for a condition that
-// says why not: a False reason other than the in-progress ones.
+// Wait for the resolution (real AICR snapshot, recipe and bundle Jobs), its mirror and the plan, or for a condition
+// that says why not: a False reason other than the in-progress ones. Then for the rollout the planner creates.
 const conditionsOf = async () => {
->>>>>>> wip/resolver
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
   return new Map<string, { status: string; reason: string }>((res.body?.status?.conditions ?? []).map((c: { type: string; status: string; reason: string }) => [c.type, c]))
 }
-const IN_PROGRESS = new Set(["Discovering", "Resolving", "Mirroring", "AwaitingResolution"])
-for (const type of ["Discovered", "Resolved", "Mirrored"]) {
+const IN_PROGRESS = new Set(["Discovering", "Resolving", "Mirroring", "AwaitingResolution", "Stabilizing", "NotYetReported"])
+for (const type of ["RegistryCredentialsReady", "Discovered", "Resolved", "Mirrored", "Planned"]) {
   const c = await eventually(async () => {
     const got = (await conditionsOf()).get(type)
     return got !== undefined && (got.status === "True" || !IN_PROGRESS.has(got.reason)) ? got : undefined
   }, { timeoutMs: 300_000, intervalMs: 500, what: `${type} on ClusterRuntime cluster` })
   say(`${type}=${c.status} (${c.reason}) after ${((Date.now() - started) / 1000).toFixed(1)}s`)
 }
+const rollout = (await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/runtimerollouts" })).body?.items?.find(
+  (r: { metadata: { labels?: Record<string, string> } }) => !r.metadata.labels?.["operator.aicr.run/outcome"],
+)?.metadata?.name as string | undefined
+// The local approvers: the static user `approver` (group aicr-approvers) gets the approver role the chart ships.
+await applyManifests(info, [
+  {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: "aicr-local-approvers" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "aicr-operator-approver" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }],
+  },
+])
 
 const kubectlBin = info.bin.kubectl ?? "kubectl"
 const kubectl = (args: string[]) => spawnSync(kubectlBin, args, { stdio: "inherit", env: { ...process.env, KUBECONFIG: info.kubeconfig } })
@@ -91,21 +98,23 @@ process.stdout.write(
     "  kubectl get runtimerollouts; kubectl aicr describe <rollout>",
     `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${operator.upstream}`,
     `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
-<<<<<<< HEAD
     `Argo CD ${argocd.info.version} (application-controller, repo-server, redis ${argocd.info.redis}) in namespace ${ARGOCD_NAMESPACE}:`,
     `  kubectl -n ${ARGOCD_NAMESPACE} get applications`,
     `  Applications pull from repoURL ${runtimeRepositories(info).join(" or ")} (no oci:// scheme; repository Secrets runtime-charts, runtime-wrappers)`,
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
-    "Controllers running: registry-mirror, approval-guard, planner (stabilization window 15s here; 10m is the chart's",
-    `default), ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
-    "Not built yet: resolver, step-executor, validation-gate; until the resolver exists, Mirrored and Planned wait",
-    "for Resolved.",
-=======
-    "Controllers running: resolver, registry-mirror. Not built yet: planner, step-executor, approval-guard,",
-    "validation-gate, ecr-credential-refresher.",
+    "Controllers running: resolver, registry-mirror, planner (stabilization window 15s here; 10m is the chart's default),",
+    `approval-guard, ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
+    "Not built yet: validation-gate (the sample runtime sets validation Disabled until it exists).",
     `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job`,
->>>>>>> wip/resolver
+    ...(rollout
+      ? [
+          "",
+          `Rollout ${rollout} awaits approval. Approve it as the local approver (not the editor, admin):`,
+          `  kubectl aicr describe ${rollout}`,
+          `  kubectl --context approver aicr approve ${rollout} --expires 2h --reason "first install on the local control plane"`,
+        ]
+      : ["", "No rollout yet: see the Planned condition above."]),
     "",
   ].join("\n"),
 )
