@@ -45,9 +45,17 @@ const [operator, argocd] = await Promise.all([
 ])
 say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1)}s: ${argocd.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
-// Applied as admin, so the editor annotation names admin (the policy refuses any other name).
-const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ metadata: { annotations?: Record<string, string> } }>
-await applyManifests(info, sample.map((o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } } })))
+// Applied as admin, so the editor annotation names admin (the policy refuses any other name). Deployment validation
+// is set Disabled here until the validation gate exists (the EKS guide's sample requires it).
+const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ metadata: { annotations?: Record<string, string> }; spec?: Record<string, unknown> }>
+await applyManifests(
+  info,
+  sample.map((o) => ({
+    ...o,
+    metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } },
+    spec: { ...o.spec, validation: { deployment: "Disabled" } },
+  })),
+)
 
 // Wait for the resolution (real AICR snapshot, recipe and bundle Jobs), its mirror and the plan, or for a condition
 // that says why not: a False reason other than the in-progress ones. Then for the rollout the planner creates.
@@ -105,14 +113,14 @@ process.stdout.write(
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
     "Controllers running: resolver, registry-mirror, planner (stabilization window 15s here; 10m is the chart's default),",
     `approval-guard, ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
-    "Not built yet: validation-gate (the sample runtime sets validation Disabled until it exists).",
+    "Not built yet: validation-gate, so up applies the sample runtime with spec.validation.deployment: Disabled.",
     `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job`,
     ...(rollout
       ? [
           "",
           `Rollout ${rollout} awaits approval. Approve it as the local approver (not the editor, admin):`,
           `  kubectl aicr describe ${rollout}`,
-          `  kubectl --context approver aicr approve ${rollout} --expires 2h --reason "first install on the local control plane"`,
+          `  kubectl aicr approve ${rollout} --expires 2h --reason "first install on the local control plane" --context approver`,
         ]
       : ["", "No rollout yet: see the Planned condition above."]),
     "",

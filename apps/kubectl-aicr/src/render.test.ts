@@ -55,3 +55,14 @@ describe("planFlags", () => {
     expect(planFlags(["bundle", "--recipe", "recipe.json", "--deployer", "helm", "--output=out", "--readiness-hooks"])).toEqual(["--deployer", "helm", "--readiness-hooks"])
   })
 })
+
+describe("describe before the step executor reports", () => {
+  it("shows the planner's spec.steps as pending, and added components by their change", () => {
+    const base = installRollout()
+    const rollout = { ...base, spec: { ...base.spec, steps: [{ release: "kai-scheduler", namespace: "kai-scheduler", action: "Upgrade" as const, verdict: "unknown" as const, from: "v0.12.17", to: "v0.13.0" }] } }
+    const assessment = readAssessment(JSON.stringify({ components: [{ component: "cert-manager", change: "added", to: "v1.17.2" }, { component: "beta", change: "version", from: "0.17.2", to: "0.18.1", verdict: "manual", steps: [{ id: "x", description: "Rename the CRs" }] }] }))
+    expect(assessment.components.map((c) => [c.name, c.verdict, c.steps])).toEqual([["beta", "manual", ["Rename the CRs"]], ["cert-manager", "(added)", undefined]])
+    const text = describeText({ rollout, assessment })
+    expect(text).toMatch(/1 +kai-scheduler +kai-scheduler +Upgrade +unknown +Pending +v0\.12\.17 → v0\.13\.0/)
+  })
+})

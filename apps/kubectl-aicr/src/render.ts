@@ -45,11 +45,15 @@ export const readAssessment = (json: string | undefined): { components: Componen
   const list = (Array.isArray(r["components"]) ? r["components"] : Array.isArray(r["results"]) ? r["results"] : Array.isArray(raw) ? raw : []) as Array<Record<string, unknown>>
   const components = list.flatMap((c): ComponentAssessment[] => {
     const name = str(c["name"]) ?? str(c["component"])
-    const verdict = str(c["verdict"]) ?? str(c["status"])
+    // Added and removed components carry no verdict in upgrade-check's report: show the change instead.
+    const verdict = str(c["verdict"]) ?? str(c["status"]) ?? (str(c["change"]) ? `(${str(c["change"])})` : undefined)
     if (name === undefined || verdict === undefined) return []
     const from = str(c["from"]) ?? str(c["fromVersion"]) ?? str(c["currentVersion"])
     const to = str(c["to"]) ?? str(c["toVersion"]) ?? str(c["targetVersion"])
-    const steps = Object.values((c["steps"] ?? {}) as Record<string, unknown>).flatMap((g) => (Array.isArray(g) ? g : [])).map((s) => str((s as Record<string, unknown>)["description"]) ?? "").filter((s) => s !== "")
+    // upgrade-check's steps: a list already filtered to one deployer, or a map of deployer → list.
+    const raw = c["steps"] ?? []
+    const groups = Array.isArray(raw) ? [raw] : Object.values(raw as Record<string, unknown>)
+    const steps = groups.flatMap((g) => (Array.isArray(g) ? g : [])).map((s) => str((s as Record<string, unknown>)["description"]) ?? "").filter((s) => s !== "")
     return [{ name, from, to, verdict, jump: jumpOf(from, to), ...(steps.length > 0 ? { steps } : {}) }]
   })
   return components.length > 0 ? { components: components.sort((a, b) => (a.name < b.name ? -1 : 1)) } : { components, note: "the assessment report lists no components" }
@@ -92,8 +96,11 @@ export const describeText = (d: DescribeDoc): string => {
   }
   out.push("", `Steps:${status?.steps ? ` ${status.steps.done}/${status.steps.total} done${status.steps.current ? `, current ${status.steps.current}` : ""}` : ""}`)
   const steps = status?.steps?.items ?? []
-  out.push(...(steps.length > 0
-    ? table([["#", "RELEASE", "NAMESPACE", "ACTION", "VERDICT", "STATE", "MESSAGE"], ...steps.map((s) => [String(s.index), s.release, s.namespace, s.action, s.verdict ?? "-", s.state, s.message ?? ""])])
+  // Before the step executor reports, the steps the planner planned (spec.steps), all pending.
+  const planned = (spec.steps ?? []).map((s, i) => ({ index: i + 1, release: s.release, namespace: s.namespace, action: s.action, verdict: s.verdict, state: "Pending", message: s.from || s.to ? `${s.from ?? "-"} → ${s.to ?? "-"}` : "" }))
+  const shown = steps.length > 0 ? steps : planned
+  out.push(...(shown.length > 0
+    ? table([["#", "RELEASE", "NAMESPACE", "ACTION", "VERDICT", "STATE", "MESSAGE"], ...shown.map((s) => [String(s.index), s.release, s.namespace, s.action, s.verdict ?? "-", s.state, s.message ?? ""])])
     : ["  (no steps reported yet)"]))
   out.push("", `Assessment:${d.assessment.configMap ? ` (ConfigMap ${d.assessment.configMap})` : ""}`)
   const v = status?.assessment?.verdicts
