@@ -198,13 +198,14 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
     writtenAt: iso(o.now),
     ...(release.ignoreDifferences !== undefined ? { ignoreDifferences: release.ignoreDifferences } : {}),
   })
-  const revision = revisionText(release)
-  const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revision, startedAt: iso(o.now), message: `Written ${revision}; waiting for Argo CD` }
+  // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
+  const message = `Waiting for ${application.spec.source.targetRevision}: ${notReadyAt(application, application.spec.source.targetRevision).join("; ")}`
+  const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), message }
   return {
     ...base,
     steps: views.map((x, i) => (i === j ? written : x)),
     current: j,
-    progress: { _tag: "InProgress", message: `step ${label}: wrote ${revision}` },
+    progress: { _tag: "InProgress", message: `step ${label}: ${message}` },
     action: { _tag: "Write", index: j, application },
     deadline: o.now + timeoutOf(o, step.release),
   }
@@ -219,5 +220,8 @@ export const decide = (o: Observed): Decision => {
       ? live.filter(automatedSyncEnabled).map((a) => ({ name: a.metadata.name, suspend: true }))
       : live.filter(suspended).map((a) => ({ name: a.metadata.name, suspend: false }))
   const suspendedCount = o.runtime.spec.suspendEngine ? live.length : 0
-  return { suspend, ours: ours.length, suspendedCount, rollout: o.rollout === undefined ? undefined : decideRollout(o, o.rollout) }
+  const rollout = o.rollout === undefined ? undefined : decideRollout(o, o.rollout)
+  // Counted as after this pass's action, so the next pass reports the same.
+  const created = rollout?.action?._tag === "Write" && !o.applications.some((a) => a.metadata.name === rollout.action!.application.metadata.name) ? 1 : 0
+  return { suspend, ours: ours.length + created, suspendedCount, rollout }
 }
