@@ -8,6 +8,7 @@
  * | `--engine-project NAME` | `AICR_ENGINE_PROJECT` | the AppProject every Application belongs to (default `aicr`) |
  * | `--step-timeout DURATION` | `AICR_STEP_TIMEOUT` | a step not ready this long after its write fails the rollout (default `15m`) |
  * | `--release-step-timeout NAME=DURATION` | – | the same for one release (repeatable), e.g. `gpu-operator=30m` |
+ * | `--sync-retries N` | `AICR_SYNC_RETRIES` | Argo CD retries a failed sync N times (5 s backoff, doubling) before the step fails (default `2`) |
  *
  * Durations: `<n>ms`, `<n>s`, `<n>m`, `<n>h`.
  */
@@ -20,6 +21,7 @@ export interface ExecutorSettings {
   readonly project: string
   readonly stepTimeoutMs: number
   readonly releaseTimeoutsMs: Readonly<Record<string, number>>
+  readonly syncRetries: number
 }
 
 export class ExecutorConfig extends Context.Service<ExecutorConfig, ExecutorSettings>()("@aicr/step-executor/ExecutorConfig") {
@@ -34,6 +36,7 @@ const ENV = {
   "engine-project": "AICR_ENGINE_PROJECT",
   "step-timeout": "AICR_STEP_TIMEOUT",
   "release-step-timeout": undefined,
+  "sync-retries": "AICR_SYNC_RETRIES",
 } as const
 type Flag = keyof typeof ENV
 
@@ -46,6 +49,11 @@ const duration = (flag: string, v: string): number => {
   }
   if (ms <= 0) throw new Error(`--${flag} must be a positive duration such as 90s, 10m or 1h (got ${JSON.stringify(v)})`)
   return ms
+}
+
+const retries = (v: string): number => {
+  if (!/^\d+$/u.test(v) || Number(v) > 10) throw new Error(`--sync-retries must be a whole number from 0 to 10 (got ${JSON.stringify(v)})`)
+  return Number(v)
 }
 
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): ExecutorSettings => {
@@ -70,5 +78,6 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
     project: one("engine-project") ?? "aicr",
     stepTimeoutMs: duration("step-timeout", one("step-timeout") ?? "15m"),
     releaseTimeoutsMs,
+    syncRetries: retries(one("sync-retries") ?? "2"),
   }
 }

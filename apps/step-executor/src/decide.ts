@@ -196,6 +196,7 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
     labels: { [LABEL_RUNTIME_UID]: o.runtime.metadata.uid!, [LABEL_RELEASE]: release.name, [LABEL_PLAN]: planKey(plan.desiredStateDigest) },
     planDigest: plan.desiredStateDigest,
     writtenAt: iso(o.now),
+    syncRetries: o.settings.syncRetries,
     ...(release.ignoreDifferences !== undefined ? { ignoreDifferences: release.ignoreDifferences } : {}),
   })
   // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
@@ -222,6 +223,7 @@ export const decide = (o: Observed): Decision => {
   const suspendedCount = o.runtime.spec.suspendEngine ? live.length : 0
   const rollout = o.rollout === undefined ? undefined : decideRollout(o, o.rollout)
   // Counted as after this pass's action, so the next pass reports the same.
-  const created = rollout?.action?._tag === "Write" && !o.applications.some((a) => a.metadata.name === rollout.action!.application.metadata.name) ? 1 : 0
+  const action = rollout?.action
+  const created = action?._tag === "Write" && !o.applications.some((a) => a.metadata.name === action.application.metadata.name) ? 1 : 0
   return { suspend, ours: ours.length + created, suspendedCount, rollout }
 }

@@ -31,7 +31,7 @@ const RELEASES = ["demo-a", "demo-b", "demo-c"] as const
 let plans: Record<string, Plan> = {}
 
 const startExecutor = () => {
-  const config = parseConfig("step-executor", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--step-timeout", "90s"], {})
+  const config = parseConfig("step-executor", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--step-timeout", "90s", "--sync-retries", "1"], {})
   fiber = Effect.runFork(runApp(stepExecutorApp, config))
 }
 const stopExecutor = async () => {

@@ -17,7 +17,7 @@ import {
   aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, NAMESPACE, readyStatus, type RolloutState, staleStatus, stepsOf, T0, UID,
 } from "./support/fixtures"
 
-const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {} }
+const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2 }
 const ROLLOUT = "cluster-abc-1"
 const CHAIN = [{ name: "a", version: "0.2.0" }, { name: "b", version: "0.2.0" }, { name: "c", version: "0.2.0" }]
 
@@ -102,7 +102,7 @@ describe("step-executor reconcile", () => {
           project: "aicr",
           source: { repoURL: "registry.example/aicr/cluster/charts", chart: "a", targetRevision: "0.2.0", helm: { releaseName: "a", valuesObject: { message: "a-0.2.0", nested: { a: 1 } } } },
           destination: { server: "https://kubernetes.default.svc", namespace: "a" },
-          syncPolicy: { automated: { prune: true, selfHeal: true } },
+          syncPolicy: { automated: { prune: true, selfHeal: true }, retry: { limit: 2, backoff: { duration: "5s", factor: 2, maxDuration: "1m" } } },
         })
         expect(a.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress", observedGeneration: 1 })

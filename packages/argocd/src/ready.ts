@@ -25,7 +25,7 @@ export const notReadyAt = (app: Application, revision: string): string[] => {
     ...(app.operation === undefined ? [] : ["a sync operation is requested or running"]),
     ...(op === undefined || (op.phase === "Succeeded" && op.syncResult?.revision === revision)
       ? []
-      : [`last operation ${op.phase ?? "unknown"} at ${op.syncResult?.revision ?? op.operation?.sync?.revision ?? "unknown"}`]),
+      : [`last operation ${op.phase ?? "unknown"} at ${op.syncResult?.revision ?? op.operation?.sync?.revision ?? "unknown"}${op.message ? `: ${op.message}` : ""}`]),
     ...(st.conditions ?? []).filter((c) => c.type.endsWith("Error")).map((c) => `${c.type}: ${c.message ?? ""}`),
   ]
 }
