@@ -84,6 +84,7 @@ beforeAll(async () => {
   argocd = started
   await installProject(info, [...RELEASES, "demo-bad"].map(target))
   recorder = startRecorder(info)
+  await recorder.ready
   plans = {
     v1: await writePlan(info, ns, uid, releasesAt("0.1.0")),
     v2: await writePlan(info, ns, uid, releasesAt("0.2.0")),
@@ -215,7 +216,8 @@ describe("step-executor on real Argo CD", () => {
     const argoMessage = (await app("demo-bad"))!.status!.operationState!.message!
     expect(argoMessage.length).toBeGreaterThan(0)
     expect(c.message).toContain("1/3 demo-bad (Install) failed")
-    expect(c.message).toContain(argoMessage)
+    // Argo CD's message verbatim (conditions drop a trailing period).
+    expect(c.message).toContain(argoMessage.replace(/\.$/u, ""))
     const r = await get(info, `${ROLLOUTS}/exec-4`)
     expect(r.status.steps.items[0]).toMatchObject({ state: "Failed", release: "demo-bad" })
     expect((await app("demo-b"))!.metadata.annotations![ANNOTATION_CHART_DIGEST]).toBe(charts["demo-b@0.2.0"]!.digest)

@@ -146,10 +146,14 @@ export const startRecorder = (info: HarnessInfo) => {
   const kube = makeKube({ kubeconfigPath: info.kubeconfig })
   const events: Recorded[] = []
   let seq = 0
+  let listed = 0
+  let onListed: () => void = () => undefined
+  const ready = new Promise<void>((resolve) => (onListed = resolve))
   const watchOne = (kind: ResourceKind, namespace?: string) =>
     Effect.gen(function* () {
       const list = yield* kube.list<KubeObject>(kind, namespace ? { namespace } : {})
       for (const object of list.items) events.push({ seq: seq++, t: Date.now(), type: "ADDED", kind: kind.kind, object })
+      if (++listed === 2) onListed()
       let rv = list.resourceVersion
       for (;;) {
         yield* kube.watch<KubeObject>(kind, { ...(namespace ? { namespace } : {}), resourceVersion: rv, timeoutSeconds: 60 }, (e) =>
@@ -165,6 +169,8 @@ export const startRecorder = (info: HarnessInfo) => {
     })
   const fibers = [Effect.runFork(watchOne(ArgoCD.Application, ARGOCD_NAMESPACE)), Effect.runFork(watchOne(Deployments))]
   return {
+    /** Resolves once both lists are in: every later write is seen as a watch event. */
+    ready,
     events,
     apps: (name?: string) => events.filter((e) => e.kind === "Application" && (name === undefined || e.object.metadata.name === name)),
     save: (file: string) => writeFileSync(file, events.map((e) => JSON.stringify(e)).join("\n")),
