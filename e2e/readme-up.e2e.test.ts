@@ -35,12 +35,13 @@ describe("aicr-dev up --detach and down", () => {
     const { stdout } = await run(process.execPath, [devScript, "up", "--detach"], { cwd: root, env, maxBuffer: 16 << 20 })
     expect(stdout).toMatch(/^cluster\s/m)
     expect(stdout).toContain("Mirrored=False AwaitingResolution")
+    expect(stdout).toContain("EngineAvailable=True EngineReady")
     expect(stdout).toContain(`export KUBECONFIG=${join(dir, "kubeconfig")}`)
     expect(stdout).toContain("kubectl -n argocd get applications")
     pids = recordedPids()
     // etcd, registry, apiserver, KCM, scheduler, kwok, process kubelet, Argo CD's redis, repo-server, controller
-    // + upstream, mirror, approval-guard
-    expect(pids.length).toBeGreaterThanOrEqual(13)
+    // + upstream, mirror, approval-guard, step-executor
+    expect(pids.length).toBeGreaterThanOrEqual(14)
     expect(pids.every((pid) => pidAlive(pid))).toBe(true)
   })
 
@@ -52,7 +53,7 @@ describe("aicr-dev up --detach and down", () => {
   it("stops every process it started on down", async () => {
     const all = recordedPids()
     const { stderr } = await run(process.execPath, [devScript, "down"], { cwd: root, env })
-    expect(stderr).toMatch(/stopped 3 operator processes, 3 Argo CD processes and 7 control-plane processes/)
+    expect(stderr).toMatch(/stopped 4 operator processes, 3 Argo CD processes and 7 control-plane processes/)
     expect(all.filter((pid) => pidAlive(pid))).toEqual([])
   })
 })

@@ -11,11 +11,32 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { adoptProc, type HarnessInfo, type Proc, RUNTIME_PREFIX, spawnProc } from "@aicr/testing/harness"
+import { adoptProc, applyManifests, ARGOCD_NAMESPACE, type HarnessInfo, type Proc, RUNTIME_PREFIX, runtimeRepositories, spawnProc } from "@aicr/testing/harness"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** The runtime registry prefix (chart value `registry.repository`) on the local control plane. */
 export const registryPrefix = (info: HarnessInfo) => `oci://${info.registry}/${RUNTIME_PREFIX}`
+
+/** The operator's AppProject (chart value engine.project). */
+export const ENGINE_PROJECT = "aicr"
+
+/**
+ * The AppProject the operator's chart creates and keeps (operator.md §6): sources only the runtime registry's charts
+ * and wrappers, the in-cluster destination only; the step-executor only reads it (ProjectMissing without it).
+ */
+export const installEngineProject = (info: HarnessInfo, namespaces: ReadonlyArray<string> = ["*"]) =>
+  applyManifests(info, [
+    {
+      apiVersion: "argoproj.io/v1alpha1",
+      kind: "AppProject",
+      metadata: { name: ENGINE_PROJECT, namespace: ARGOCD_NAMESPACE },
+      spec: {
+        sourceRepos: runtimeRepositories(info),
+        destinations: namespaces.map((namespace) => ({ server: "https://kubernetes.default.svc", namespace })),
+        clusterResourceWhitelist: [{ group: "*", kind: "*" }],
+      },
+    },
+  ])
 
 const root = join(import.meta.dirname, "..")
 const tsxLoader = createRequire(import.meta.url).resolve("tsx")
@@ -93,6 +114,14 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     record()
     const guard = await startApp("approval-guard", [...runtimeFlags("approval-guard"), "--operator-namespace", OPERATOR_NAMESPACE], opts.dir, opts.attached)
     procs.push(guard)
+    record()
+    const executor = await startApp(
+      "step-executor",
+      [...runtimeFlags("step-executor"), "--operator-namespace", OPERATOR_NAMESPACE, "--engine-namespace", ARGOCD_NAMESPACE, "--engine-project", ENGINE_PROJECT],
+      opts.dir,
+      opts.attached,
+    )
+    procs.push(executor)
     record()
     return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
   } catch (e) {

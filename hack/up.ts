@@ -20,7 +20,7 @@ import {
   startArgoCd,
   startControlPlane,
 } from "@aicr/testing/harness"
-import { OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-operator"
+import { installEngineProject, OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
 const detach = process.argv.includes("--detach")
@@ -43,12 +43,14 @@ const [operator, argocd] = await Promise.all([
 ])
 say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1)}s: ${argocd.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
+// The AppProject the operator's chart creates (the step-executor reports ProjectMissing without it).
+await installEngineProject(info)
 // Applied as admin, so the editor annotation names admin (the policy refuses any other name).
 const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ metadata: { annotations?: Record<string, string> } }>
 await applyManifests(info, sample.map((o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } } })))
 
 // Wait until every running controller has reported on the runtime at least once.
-const reported = ["Mirrored"]
+const reported = ["Mirrored", "EngineAvailable"]
 await eventually(async () => {
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
   const types = new Set<string>((res.body?.status?.conditions ?? []).map((c: { type: string }) => c.type))
@@ -81,8 +83,9 @@ process.stdout.write(
     `  Applications pull from repoURL ${runtimeRepositories(info).join(" or ")} (no oci:// scheme; repository Secrets runtime-charts, runtime-wrappers)`,
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
-    "Controllers running: registry-mirror, approval-guard. Not built yet: resolver, planner, step-executor,",
-    "validation-gate, ecr-credential-refresher; until the resolver exists, Mirrored waits for Resolved.",
+    "Controllers running: registry-mirror, approval-guard, step-executor (AppProject argocd/aicr installed as the chart would).",
+    "Not run by up yet: resolver, planner, validation-gate, ecr-credential-refresher; until the resolver exists, Mirrored waits",
+    "for Resolved and no rollout exists.",
     "",
   ].join("\n"),
 )
