@@ -55,7 +55,7 @@ const steps = (action: RolloutStep["action"], releases: ReadonlyArray<string>, e
 const releasesAt = (version: string) => RELEASES.map((r) => ({ chart: charts[`${r}@${version}`]!, namespace: target(r) }))
 /** Applies of one Application by the executor (its user agent), from the audit log: each is one write. */
 const writesOf = (name: string) =>
-  readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, name }).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.requestURI.includes("fieldManager"))
+  readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, name }).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.requestURI.includes("force="))
 const firstWithDigest = (name: string, digest: string): Recorded | undefined => recorder.apps(name).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === digest)
 const lastBefore = (events: Recorded[], seq: number): Recorded | undefined => events.filter((e) => e.seq < seq).at(-1)
 
