@@ -3,9 +3,9 @@ import { parseSettings } from "./config"
 
 describe("step-executor settings", () => {
   it("defaults, flags, environment and per-release timeouts", () => {
-    expect(parseSettings([], {})).toEqual({ namespace: "aicr-system", engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 900_000, releaseTimeoutsMs: {}, syncRetries: 2 })
+    expect(parseSettings([], {})).toEqual({ namespace: "aicr-system", engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 900_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000 })
     expect(parseSettings(["--engine-namespace", "gitops", "--step-timeout=90s", "--release-step-timeout", "gpu-operator=30m", "--release-step-timeout=x=1h"], { AICR_ENGINE_PROJECT: "p" })).toEqual({
-      namespace: "aicr-system", engineNamespace: "gitops", project: "p", stepTimeoutMs: 90_000, releaseTimeoutsMs: { "gpu-operator": 1_800_000, x: 3_600_000 }, syncRetries: 2,
+      namespace: "aicr-system", engineNamespace: "gitops", project: "p", stepTimeoutMs: 90_000, releaseTimeoutsMs: { "gpu-operator": 1_800_000, x: 3_600_000 }, syncRetries: 2, engineStaleAfterMs: 600_000,
     })
   })
 

@@ -8,6 +8,7 @@
  * | `--engine-project NAME` | `AICR_ENGINE_PROJECT` | the AppProject every Application belongs to (default `aicr`) |
  * | `--step-timeout DURATION` | `AICR_STEP_TIMEOUT` | a step not ready this long after its write fails the rollout (default `15m`) |
  * | `--release-step-timeout NAME=DURATION` | – | the same for one release (repeatable), e.g. `gpu-operator=30m` |
+ * | `--engine-stale-after DURATION` | `AICR_ENGINE_STALE_AFTER` | Argo CD counts as not responding when an operator Application was not compared for this long (default `10m`; Argo CD compares every app at least every 2× its resync period, 3 m by default) |
  * | `--sync-retries N` | `AICR_SYNC_RETRIES` | Argo CD retries a failed sync N times (5 s backoff, doubling) before the step fails (default `2`) |
  *
  * Durations: `<n>ms`, `<n>s`, `<n>m`, `<n>h`.
@@ -22,6 +23,7 @@ export interface ExecutorSettings {
   readonly stepTimeoutMs: number
   readonly releaseTimeoutsMs: Readonly<Record<string, number>>
   readonly syncRetries: number
+  readonly engineStaleAfterMs: number
 }
 
 export class ExecutorConfig extends Context.Service<ExecutorConfig, ExecutorSettings>()("@aicr/step-executor/ExecutorConfig") {
@@ -37,6 +39,7 @@ const ENV = {
   "step-timeout": "AICR_STEP_TIMEOUT",
   "release-step-timeout": undefined,
   "sync-retries": "AICR_SYNC_RETRIES",
+  "engine-stale-after": "AICR_ENGINE_STALE_AFTER",
 } as const
 type Flag = keyof typeof ENV
 
@@ -79,5 +82,6 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
     stepTimeoutMs: duration("step-timeout", one("step-timeout") ?? "15m"),
     releaseTimeoutsMs,
     syncRetries: retries(one("sync-retries") ?? "2"),
+    engineStaleAfterMs: duration("engine-stale-after", one("engine-stale-after") ?? "10m"),
   }
 }

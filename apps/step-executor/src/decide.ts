@@ -35,7 +35,7 @@ export interface StepView {
 
 /** Why the current step cannot start, or why the rollout cannot go on: a Progressing False reason. */
 export type Blocked =
-  | "AwaitingApproval" | "AwaitingAcknowledgement" | "AwaitingValidationReady" | "Paused" | "EngineSuspended" | "EngineMissing" | "ProjectMissing"
+  | "AwaitingApproval" | "AwaitingAcknowledgement" | "AwaitingValidationReady" | "Paused" | "EngineSuspended" | "EngineMissing" | "ProjectMissing" | "EngineNotResponding"
   | "Unauthorized" | "InventoryDrift" | "StepUnknown" | "MovedReleaseMissing" | "ForeignObject" | "PlanUnreadable" | "RolloutFailed"
   | "RolloutRevoked" | "RolloutExpired"
 
@@ -215,7 +215,8 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
 export const decide = (o: Observed): Decision => {
   const ours = o.applications.filter((a) => isOurs(o, a))
   const live = ours.filter((a) => a.metadata.deletionTimestamp === undefined)
-  const suspend = o.engine._tag !== "Ready"
+  // Suspension is written even while Argo CD does not respond: it must hold when Argo CD comes back.
+  const suspend = o.engine._tag !== "Ready" && o.engine._tag !== "EngineNotResponding"
     ? []
     : o.runtime.spec.suspendEngine
       ? live.filter(automatedSyncEnabled).map((a) => ({ name: a.metadata.name, suspend: true }))

@@ -5,9 +5,9 @@
  * values of the plan's releases from the content ConfigMap the plan names (digests checked).
  */
 import {
-  ArgoCD, type ClusterRuntime, Core, LABEL_OUTCOME, PLAN_DATA_KEY, type Plan, planConfigMapName, readPlan, type RuntimeRollout, RuntimeRolloutKind, sha256,
+  ArgoCD, type ClusterRuntime, Core, LABEL_OUTCOME, LABEL_RUNTIME_UID, PLAN_DATA_KEY, type Plan, planConfigMapName, readPlan, type RuntimeRollout, RuntimeRolloutKind, sha256,
 } from "@aicr/api"
-import type { Application } from "@aicr/argocd"
+import { ANNOTATION_WRITTEN_AT, type Application } from "@aicr/argocd"
 import { Kube, type KubeError, type KubeShape } from "@aicr/kube"
 import { Clock, Effect, Option, Result } from "effect"
 import { ExecutorConfig, type ExecutorSettings } from "./config"
@@ -17,7 +17,7 @@ export const APPLICATION_CRD = "applications.argoproj.io"
 
 export type EngineRead =
   | { readonly _tag: "Ready" }
-  | { readonly _tag: "EngineMissing" | "ProjectMissing" | "Unauthorized"; readonly message: string }
+  | { readonly _tag: "EngineMissing" | "ProjectMissing" | "Unauthorized" | "EngineNotResponding"; readonly message: string }
 
 /** The target plan, each release's merged values, or why they cannot be used (`PlanUnreadable`). */
 export type PlanRead =
@@ -86,6 +86,23 @@ const readTarget = (kube: KubeShape, s: ExecutorSettings, digest: string): Effec
     return { ok: true, plan, values } as const
   })
 
+/**
+ * Argo CD is down or stuck when one of our Applications was not compared for longer than `engineStaleAfterMs`: its
+ * `status.reconciledAt` (set on every comparison) or, never compared, its `written-at` marker is that old.
+ */
+export const staleness = (apps: ReadonlyArray<Application>, uid: string | undefined, s: ExecutorSettings, now: number): EngineRead | undefined => {
+  for (const a of apps) {
+    if (uid === undefined || a.metadata.labels?.[LABEL_RUNTIME_UID] !== uid || a.metadata.deletionTimestamp !== undefined) continue
+    const seen = a.status?.reconciledAt ?? a.metadata.annotations?.[ANNOTATION_WRITTEN_AT]
+    const at = seen === undefined ? Number.NaN : Date.parse(seen)
+    if (!Number.isNaN(at) && now - at > s.engineStaleAfterMs) {
+      const what = a.status?.reconciledAt === undefined ? `was written at ${seen} and never compared` : `was last compared at ${seen}`
+      return { _tag: "EngineNotResponding", message: `Argo CD is not responding: Application ${s.engineNamespace}/${a.metadata.name} ${what}, more than ${Math.round(s.engineStaleAfterMs / 1000)}s ago; check that argocd-application-controller runs` }
+    }
+  }
+  return undefined
+}
+
 const created = (r: RuntimeRollout) => r.metadata.creationTimestamp ?? ""
 
 export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeError, Kube | ExecutorConfig> =>
@@ -93,9 +110,10 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
     const kube = yield* Kube
     const settings = yield* ExecutorConfig
     const now = yield* Clock.currentTimeMillis
-    const engine = yield* readEngine(kube, settings)
-    const applications = engine._tag === "Ready" ? (yield* kube.list<Application>(ArgoCD.Application, { namespace: settings.engineNamespace })).items : []
+    const reachable = yield* readEngine(kube, settings)
+    const applications = reachable._tag === "Ready" ? (yield* kube.list<Application>(ArgoCD.Application, { namespace: settings.engineNamespace })).items : []
     const uid = runtime.metadata.uid
+    const engine = reachable._tag === "Ready" ? (staleness(applications, uid, settings, now) ?? reachable) : reachable
     const rollout = (yield* kube.list<RuntimeRollout>(RuntimeRolloutKind)).items
       .filter((r) => uid !== undefined && r.spec.runtimeUID === uid && r.metadata.labels?.[LABEL_OUTCOME] === undefined)
       .sort((a, b) => (created(a) < created(b) ? 1 : created(a) > created(b) ? -1 : 0))[0]

@@ -63,6 +63,8 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
     }
     yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d))
     // Watch events on Applications drive progress; the deadline (and a slow safety poll) bound the wait.
-    if (r?.deadline !== undefined) return Requeue.after(Math.max(50, Math.min(r.deadline - o.now + 50, 30_000)))
-    return r !== undefined && r.progress._tag === "InProgress" ? Requeue.after(30_000) : Requeue.onChange
+    // While Applications exist, come back in time to notice an Argo CD that stopped comparing them.
+    const watchdog = d.ours > 0 ? Requeue.after(Math.max(1_000, o.settings.engineStaleAfterMs / 2)) : Requeue.onChange
+    if (r?.deadline !== undefined) return Requeue.min(watchdog, Requeue.after(Math.max(50, Math.min(r.deadline - o.now + 50, 30_000))))
+    return Requeue.min(watchdog, r !== undefined && r.progress._tag === "InProgress" ? Requeue.after(30_000) : Requeue.onChange)
   }).pipe(Effect.withSpan("step-executor.reconcile"))

@@ -17,7 +17,7 @@ import {
   aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, NAMESPACE, readyStatus, type RolloutState, staleStatus, stepsOf, T0, UID,
 } from "./support/fixtures"
 
-const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2 }
+const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000 }
 const ROLLOUT = "cluster-abc-1"
 const CHAIN = [{ name: "a", version: "0.2.0" }, { name: "b", version: "0.2.0" }, { name: "c", version: "0.2.0" }]
 
@@ -26,6 +26,7 @@ interface Setup {
   readonly rollout?: RolloutState | false
   readonly engine?: "ok" | "no-crd" | "no-project"
   readonly steps?: ReturnType<typeof stepsOf>
+  readonly settings?: Partial<ExecutorSettings>
 }
 
 const setup = (s: Setup = {}) => {
@@ -44,7 +45,7 @@ const setup = (s: Setup = {}) => {
   if (s.engine !== "no-project" && s.engine !== "no-crd") fake.seed(ArgoCD.AppProject, appProject)
   if (s.rollout !== false) fake.seed(RuntimeRolloutKind, aRollout(ROLLOUT, plan, s.steps ?? stepsOf("Install", CHAIN.map((r) => r.name)), s.rollout ?? {}))
   const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(fake.layer))
-  const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(ExecutorConfig, settings), Effect.exit)
+  const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(ExecutorConfig, { ...settings, ...s.settings }), Effect.exit)
   const app = (name: string) => fake.peek<Application>(ArgoCD.Application, `argocd/${name}`)
   const rollout = () => fake.peek<RuntimeRollout>(RuntimeRolloutKind, ROLLOUT)!
   const progressing = () => rollout().status?.conditions?.find((c) => c.type === "Progressing")
@@ -303,6 +304,25 @@ describe("step-executor reconcile", () => {
         yield* t.run
         for (const n of ["a", "b"]) expect(t.app(n)!.spec!.syncPolicy!.automated).toEqual({ prune: true, selfHeal: true })
         expect(t.runtime().status?.engine).toMatchObject({ suspended: 0 })
+      }),
+    ))
+
+  it.effect("EngineNotResponding: an Application Argo CD stopped comparing holds new steps back until it compares again", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ settings: { engineStaleAfterMs: 60_000 } })
+        yield* t.run
+        yield* t.argo("a", (a) => ({ ...readyStatus(a), reconciledAt: "2026-12-02T10:00:00Z" }))
+        yield* TestClock.adjust("2 minutes")
+        expect(yield* t.run).toEqual(Exit.succeed({ _tag: "After", delay: expect.anything() }))
+        expect(t.app("b")).toBeUndefined()
+        expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "False", reason: "EngineNotResponding" })
+        expect(t.runtime().status!.conditions!.find((c) => c.type === "EngineAvailable")!.message).toContain("Application argocd/a was last compared at 2026-12-02T10:00:00Z, more than 60s ago")
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineNotResponding" })
+        yield* t.argo("a", (a) => ({ ...readyStatus(a), reconciledAt: "2026-12-02T10:02:00Z" }))
+        yield* t.run
+        expect(t.app("b")).toBeDefined()
+        expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "True" })
       }),
     ))
 
