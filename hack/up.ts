@@ -53,8 +53,10 @@ await applyManifests(info, sample.map((o) => ({ ...o, metadata: { ...o.metadata,
 const reported = ["Mirrored", "EngineAvailable"]
 await eventually(async () => {
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
-  const types = new Set<string>((res.body?.status?.conditions ?? []).map((c: { type: string }) => c.type))
-  return reported.every((t) => types.has(t))
+  const conditions: Array<{ type: string; status: string }> = res.body?.status?.conditions ?? []
+  const types = new Set(conditions.map((c) => c.type))
+  // Argo CD and the AppProject come up beside the operator: wait for the step-executor to have seen them.
+  return reported.every((t) => types.has(t)) && conditions.some((c) => c.type === "EngineAvailable" && c.status === "True")
 }, { timeoutMs: 60_000, what: "the controllers to report on ClusterRuntime cluster" })
 
 const kubectlBin = info.bin.kubectl ?? "kubectl"

@@ -24,7 +24,6 @@ const work = mkdtempSync(join(tmpdir(), "step-executor-bench-"))
 const plane = await startControlPlane({ fresh: true })
 const { info } = plane
 const helm = await isolatedHelm("aicr-bench-exec-")
-const say = (m: string) => process.stderr.write(`[step-executor bench] ${m}\n`)
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!
 const ms = (x: number) => Math.round(x)
 
