@@ -228,6 +228,7 @@ const benches: Record<string, () => Promise<void> | void> = {
     run("mirror", [script])
   },
   argocd,
+  "step-executor": () => run("step-executor", ["apps/step-executor/bench/rollout.bench.ts"]),
 }
 
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches)

@@ -13,7 +13,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { jobRbac } from "@aicr/aicr"
-import { adoptProc, applyManifests, createServiceAccountToken, type HarnessInfo, type Proc, readVersions, RUNTIME_PREFIX, spawnProc, startAws, writeKubeconfig } from "@aicr/testing/harness"
+import { adoptProc, applyManifests, ARGOCD_NAMESPACE, createServiceAccountToken, type HarnessInfo, type Proc, readVersions, RUNTIME_PREFIX, runtimeRepositories, spawnProc, startAws, writeKubeconfig } from "@aicr/testing/harness"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** `up` waits this long for a new target to hold still (the chart default is 10m). */
@@ -22,6 +22,27 @@ export const LOCAL_STABILIZATION_WINDOW = "15s"
 export const COMPONENT_NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
 /** The runtime registry prefix (chart value `registry.repository`) on the local control plane. */
 export const registryPrefix = (info: HarnessInfo) => `oci://${info.registry}/${RUNTIME_PREFIX}`
+
+/** The operator's AppProject (chart value engine.project). */
+export const ENGINE_PROJECT = "aicr"
+
+/**
+ * The AppProject the operator's chart creates and keeps (operator.md §6): sources only the runtime registry's charts
+ * and wrappers, the in-cluster destination only; the step-executor only reads it (ProjectMissing without it).
+ */
+export const installEngineProject = (info: HarnessInfo, namespaces: ReadonlyArray<string> = ["*"]) =>
+  applyManifests(info, [
+    {
+      apiVersion: "argoproj.io/v1alpha1",
+      kind: "AppProject",
+      metadata: { name: ENGINE_PROJECT, namespace: ARGOCD_NAMESPACE },
+      spec: {
+        sourceRepos: runtimeRepositories(info),
+        destinations: namespaces.map((namespace) => ({ server: "https://kubernetes.default.svc", namespace })),
+        clusterResourceWhitelist: [{ group: "*", kind: "*" }],
+      },
+    },
+  ])
 
 const root = join(import.meta.dirname, "..")
 const tsxLoader = createRequire(import.meta.url).resolve("tsx")
@@ -134,7 +155,7 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     const served = await upstreamInfo(upstream)
 
     const kubeconfigs = Object.fromEntries(
-      await Promise.all(["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
+      await Promise.all(["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher", "step-executor"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
     )
     const runtimeFlags = (name: string) => [
       "--kubeconfig", kubeconfigs[name] ?? info.kubeconfig,
@@ -196,6 +217,14 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
       opts.attached,
     )
     procs.push(resolver)
+    record()
+    const executor = await startApp(
+      "step-executor",
+      [...runtimeFlags("step-executor"), "--operator-namespace", OPERATOR_NAMESPACE, "--engine-namespace", ARGOCD_NAMESPACE, "--engine-project", ENGINE_PROJECT],
+      opts.dir,
+      opts.attached,
+    )
+    procs.push(executor)
     record()
     return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
   } catch (e) {

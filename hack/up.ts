@@ -20,7 +20,7 @@ import {
   startArgoCd,
   startControlPlane,
 } from "@aicr/testing/harness"
-import { OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-operator"
+import { installEngineProject, OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
 const detach = process.argv.includes("--detach")
@@ -45,6 +45,8 @@ const [operator, argocd] = await Promise.all([
 ])
 say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1)}s: ${argocd.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
+// The AppProject the operator's chart creates (the step-executor reports ProjectMissing without it).
+await installEngineProject(info)
 // Applied as admin, so the editor annotation names admin (the policy refuses any other name). Deployment validation
 // is set Disabled here until the validation gate exists (the EKS guide's sample requires it).
 const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ metadata: { annotations?: Record<string, string> }; spec?: Record<string, unknown> }>
@@ -63,6 +65,11 @@ const conditionsOf = async () => {
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
   return new Map<string, { status: string; reason: string }>((res.body?.status?.conditions ?? []).map((c: { type: string; status: string; reason: string }) => [c.type, c]))
 }
+// Argo CD and the AppProject come up beside the operator: wait for the step-executor to have seen them.
+await eventually(async () => {
+  const e = (await conditionsOf()).get("EngineAvailable")
+  return e?.status === "True"
+}, { timeoutMs: 60_000, what: "EngineAvailable=True on ClusterRuntime cluster" })
 const IN_PROGRESS = new Set(["Discovering", "Resolving", "Mirroring", "AwaitingResolution", "Stabilizing", "NotYetReported"])
 for (const type of ["RegistryCredentialsReady", "Discovered", "Resolved", "Mirrored", "Planned"]) {
   const c = await eventually(async () => {
@@ -112,7 +119,7 @@ process.stdout.write(
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
     "Controllers running: resolver, registry-mirror, planner (stabilization window 15s here; 10m is the chart's default),",
-    `approval-guard, ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
+    `approval-guard, step-executor (AppProject argocd/aicr installed as the chart would), ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
     "Not built yet: validation-gate, so up applies the sample runtime with spec.validation.deployment: Disabled.",
     `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job`,
     ...(rollout

@@ -48,6 +48,10 @@ const engineReasons = {
   ProjectMissing: "the AppProject named by engine.project cannot be read",
   Unauthorized: "the operator is not authorised on Argo CD's objects",
 } as const
+/** [I] Not on Ready (whose reasons are the documented ones): EngineAvailable and Stalled only. */
+const engineDownReason = {
+  EngineNotResponding: "Argo CD has not compared an operator Application for longer than the operator allows: its application-controller is down or stuck",
+} as const
 
 const rolloutStallReasons = {
   AwaitingApproval: "a rollout waits for kubectl aicr approve",
@@ -107,6 +111,7 @@ export const Stalled = ConditionDef.make({
       ...versionReasons,
       ...credentialReasons,
       ...engineReasons,
+      ...engineDownReason,
       Unauthorized: "the registry, Argo CD or the API server refused the operator",
       RegistryUnsupported: "registry.auth.provider aws with a registry that is not a private ECR registry (public.ecr.aws is unsupported)",
       Throttled: "AWS keeps throttling the registry token request",
@@ -203,7 +208,7 @@ export const EngineAvailable = ConditionDef.make({
   doc: "True when Argo CD's CRDs are present, the AppProject is readable and the operator is authorised",
   reasons: {
     True: { EngineReady: "Application CRD present, AppProject readable, writes authorised" },
-    False: engineReasons,
+    False: { ...engineReasons, ...engineDownReason },
     Unknown: StandardUnknownReasons,
   },
 })

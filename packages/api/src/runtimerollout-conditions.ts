@@ -45,6 +45,7 @@ export const Progressing = ConditionDef.make({
       EngineSuspended: "the runtime's spec.suspendEngine is set",
       EngineSuspensionRefused: "an Application could not be suspended",
       EngineMissing: "Argo CD's CRDs are absent",
+      EngineNotResponding: "Argo CD has not compared an operator Application for too long; no new step starts",
       ProjectMissing: "the AppProject cannot be read",
       Unauthorized: "the operator is not authorised on Argo CD's objects",
       InventoryDrift: "live engine objects differ from what the plan and rollout expect",

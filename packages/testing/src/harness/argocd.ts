@@ -64,6 +64,8 @@ export interface ArgoCdOptions {
   readonly attached?: boolean
   /** Log level of both Argo CD components (default info; debug shows every helm command line). */
   readonly logLevel?: "debug" | "info" | "warn"
+  /** Seconds the controller waits between sync waves (ARGOCD_SYNC_WAVE_DELAY; default 0, Argo CD's own is 2). */
+  readonly syncWaveDelaySeconds?: number
 }
 
 export interface RepositoryCredential {
@@ -228,7 +230,7 @@ export const startArgoCd = async (info: HarnessInfo, opts: ArgoCdOptions = {}): 
     PATH: [dirname(toolPath("helm3", versions)), dirname(toolPath("kubectl", versions)), "/usr/bin", "/bin"].join(delimiter),
     ARGOCD_FAKE_IN_CLUSTER: "true",
     ARGOCD_GPG_ENABLED: "false",
-    ARGOCD_SYNC_WAVE_DELAY: "0",
+    ARGOCD_SYNC_WAVE_DELAY: String(opts.syncWaveDelaySeconds ?? 0),
     ARGOCD_TLS_DATA_PATH: sub("tls"),
     ARGOCD_SSH_DATA_PATH: sub("ssh"),
     ARGOCD_GNUPGHOME: sub("gpg", "keys"),

@@ -1,0 +1,195 @@
+// The step-executor as it ships (its esbuild bundle, as its own process) on a fresh local control plane with a real
+// Argo CD v3.4.2 and 13 charts in the runtime registry, pods on kwok nodes. Not a test: it prints one JSON line.
+//  - a clean 13-release install: per-edge overhead (release seen ready at its revision → next Application seen
+//    written, both from one watch), time per step, API writes per step (audit log, the executor's user agent);
+//  - suspend latency (suspendEngine set → every Application seen with automated sync off) and resume;
+//  - chaos: upgrades of the 13 releases while the executor is SIGKILLed at random points and restarted, until at
+//    least 20 kills happened during rollouts; every rollout must finish, and the audit log must show each
+//    Application written once per step;
+//  - side by side, the same 13 charts through Argo CD sync waves (an app-of-apps chart, one wave per release, Argo CD's
+//    default 2 s wave delay, child health assessed by a Lua health check in argocd-cm) and through a loop that polls
+//    readiness every 30 s: the same per-edge overhead, measured from the same kind of watch.
+// Run: npx tsx apps/step-executor/bench/rollout.bench.ts   (hack/bench.ts runs it as `step-executor`)
+import { spawn, type ChildProcess } from "node:child_process"
+import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { ANNOTATION_EDITED_BY, type Plan, type RolloutStep } from "@aicr/api"
+import { ANNOTATION_CHART_DIGEST, isReadyAt } from "@aicr/argocd"
+import {
+  applyManifests, ARGOCD_NAMESPACE, createNamespace, eventually, expectOk, helmApplication, type IsolatedHelm, isolatedHelm, kubeRequest, readAuditEvents, repoRoot, startArgoCd, startControlPlane,
+} from "@aicr/testing/harness"
+import { buildApp } from "../../../hack/build-apps"
+import { APPS, type Chart, closeRollout, createRollout, get, installProject, pushChart, type Recorded, ROLLOUTS, RUNTIME, startRecorder, writePlan } from "../test/support/world"
+
+const N = 13
+const NAMES = Array.from({ length: N }, (_, i) => `rel-${String(i + 1).padStart(2, "0")}`)
+
+/** Argo CD health of a child Application = the child's own health (Progressing until it has one). */
+const CHILD_HEALTH = `local hs = { status = "Progressing", message = "" }
+if obj.status ~= nil and obj.status.health ~= nil and obj.status.health.status ~= nil then
+  hs.status = obj.status.health.status
+  hs.message = obj.status.health.message or ""
+end
+return hs
+`
+
+/** A chart that holds the given child Applications verbatim (the app-of-apps parent). */
+const wavesChart = async (h: IsolatedHelm, apps: ReadonlyArray<unknown>): Promise<string> => {
+  const dir = join(h.work, "charts-src", "waves")
+  mkdirSync(join(dir, "templates"), { recursive: true })
+  writeFileSync(join(dir, "Chart.yaml"), "apiVersion: v2\nname: waves\nversion: 0.1.0\ntype: application\n")
+  writeFileSync(join(dir, "templates", "apps.yaml"), apps.map((a) => `---\n${JSON.stringify(a)}\n`).join(""))
+  await h.helm("package", dir, "-d", join(h.work, "pkgs"))
+  return join(h.work, "pkgs", "waves-0.1.0.tgz")
+}
+const MIN_KILLS = 20
+const work = mkdtempSync(join(tmpdir(), "step-executor-bench-"))
+const plane = await startControlPlane({ fresh: true })
+const { info } = plane
+const helm = await isolatedHelm("aicr-bench-exec-")
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!
+const ms = (x: number) => Math.round(x)
+
+/**
+ * Per-edge overhead: for each release but the last, from the first watch event showing it ready at 0.1.0 to the first
+ * event showing the next release's Application written.
+ */
+const edgeTimes = (r: ReturnType<typeof startRecorder>, app: (release: string) => string, written: (r: ReturnType<typeof startRecorder>, app: string) => Recorded | undefined, names: ReadonlyArray<string> = NAMES): number[] =>
+  names.slice(0, -1).map((n, i) => {
+    const ready = r.apps(app(n)).find((e) => isReadyAt(e.object, "0.1.0"))
+    const next = written(r, app(names[i + 1]!))
+    if (ready === undefined || next === undefined) throw new Error(`edge ${app(n)} → ${app(names[i + 1]!)} not seen`)
+    return next.t - ready.t
+  })
+
+try {
+  await applyManifests(info, join(repoRoot(), "crds"))
+  const ns = await createNamespace(info, "aicr-bench")
+  await applyManifests(info, [
+    { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "admin" } }, spec: { intent: "training", platform: "kubeflow", validation: { deployment: "Disabled" } } },
+  ])
+  const uid: string = (await get(info, RUNTIME)).metadata.uid
+  const names = NAMES
+  const charts: Record<string, Chart> = {}
+  const argo = await startArgoCd(info)
+  for (const v of ["0.1.0", "0.2.0", "0.3.0"]) for (const n of names) charts[`${n}@${v}`] = await pushChart(info, helm, n, v)
+  const target = (n: string) => `bench-${n}`
+  await installProject(info, names.map(target))
+  const plan = (v: string) => writePlan(info, ns, uid, names.map((n) => ({ chart: charts[`${n}@${v}`]!, namespace: target(n) })))
+  const plans: Record<string, Plan> = { v1: await plan("0.1.0"), v2: await plan("0.2.0"), v3: await plan("0.3.0") }
+  const built = await buildApp("step-executor", join(work, "dist"))
+  const recorder = startRecorder(info)
+  await recorder.ready
+
+  let child: ChildProcess | undefined
+  const log = openSync(join(work, "step-executor.log"), "a")
+  const startExecutor = () => {
+    child = spawn(process.execPath, [built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
+  }
+  const kill = async () => {
+    const c = child!
+    const exited = new Promise((r) => c.once("exit", r))
+    c.kill("SIGKILL")
+    await exited
+  }
+  const steps = (action: RolloutStep["action"]): RolloutStep[] => names.map((release) => ({ release, namespace: target(release), action }))
+  const completed = async (name: string) => (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.some((c: { type: string; reason: string }) => c.type === "Progressing" && c.reason === "StepsCompleted") === true
+  const applies = (name?: string) =>
+    readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, ...(name ? { name } : {}) }).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.requestURI.includes("force="))
+  const executorWrites = () => readAuditEvents(info).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor")).length
+
+  // 1. A clean install.
+  startExecutor()
+  const writes0 = executorWrites()
+  const t0 = performance.now()
+  await createRollout(info, { name: "bench-1", runtimeUID: uid, to: plans.v1!, steps: steps("Install") })
+  await eventually(() => completed("bench-1"), { timeoutMs: 600_000, intervalMs: 200, what: "bench-1 completed" })
+  const installSeconds = (performance.now() - t0) / 1000
+  const writesInstall = executorWrites() - writes0
+  const edges = edgeTimes(recorder, (n) => n, (r, a) => r.apps(a).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts[`${a}@0.1.0`]!.digest))
+  await closeRollout(info, "bench-1", "Succeeded")
+
+  // 2. Suspend latency.
+  const s0 = Date.now()
+  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: true } } }), "suspend")
+  await eventually(async () => (await get(info, APPS)).items.every((a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === false), { timeoutMs: 60_000, intervalMs: 20, what: "all suspended" })
+  const suspendMs = Date.now() - s0
+  const lastSuspended = Math.max(...names.map((n) => recorder.apps(n).find((e) => e.t >= s0 && e.object.spec?.syncPolicy?.automated?.enabled === false)!.t))
+  const r0 = Date.now()
+  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: null } } }), "resume")
+  await eventually(async () => (await get(info, APPS)).items.every((a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === undefined), { timeoutMs: 60_000, intervalMs: 20, what: "all resumed" })
+  const resumeMs = Date.now() - r0
+
+  // 3. Chaos: upgrades while the executor is killed at random points.
+  let kills = 0
+  const chaos: Array<{ rollout: string; seconds: number; kills: number }> = []
+  const sequence = [["v1", "v2"], ["v2", "v3"], ["v3", "v1"], ["v1", "v2"], ["v2", "v3"]] as const
+  const before = Object.fromEntries(names.map((n) => [n, applies(n).length]))
+  let rollouts = 0
+  for (const [from, to] of sequence) {
+    if (kills >= MIN_KILLS) break
+    const name = `bench-chaos-${++rollouts}`
+    const c0 = performance.now()
+    const k0 = kills
+    await createRollout(info, { name, runtimeUID: uid, from: plans[from]!, to: plans[to]!, steps: steps("Upgrade") })
+    while (!(await completed(name))) {
+      await sleep(100 + Math.random() * 1400)
+      if (await completed(name)) break
+      await kill()
+      kills++
+      startExecutor()
+      if (performance.now() - c0 > 900_000) throw new Error(`${name} did not finish within 15 minutes under chaos`)
+    }
+    chaos.push({ rollout: name, seconds: +((performance.now() - c0) / 1000).toFixed(1), kills: kills - k0 })
+    await closeRollout(info, name, "Succeeded")
+  }
+  const repeated = names.map((n) => ({ n, writes: applies(n).length - before[n]! })).filter((x) => x.writes !== rollouts)
+  await kill()
+
+  // 4. Argo CD sync waves: an app-of-apps whose chart holds one child Application per release, wave i.
+  await recorder.stop()
+  await argo.stop()
+  const waveArgo = await startArgoCd(info, { syncWaveDelaySeconds: 2 })
+  // Argo CD 1.8+ no longer assesses an Application's health inside another; this health check passes the child's on.
+  await applyManifests(info, [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "argocd-cm", namespace: ARGOCD_NAMESPACE, labels: { "app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd" } }, data: { "resource.customizations.health.argoproj.io_Application": CHILD_HEALTH } }])
+  const waves = await wavesChart(helm, names.map((n) => helmApplication({ name: `wave-${n}`, repoURL: charts[`${n}@0.1.0`]!.ref.replace(/\/[^/]+$/u, ""), chart: n, targetRevision: "0.1.0", destinationNamespace: `wave-${n}` })).map((a, i) => ({ ...a, metadata: { ...a.metadata, annotations: { "argocd.argoproj.io/sync-wave": String(i + 1) } } })))
+  const parent = await pushChart(info, helm, "waves", "0.1.0", waves)
+  const recorder2 = startRecorder(info)
+  await recorder2.ready
+  const w0 = performance.now()
+  await applyManifests(info, [helmApplication({ name: "waves", repoURL: parent.ref.replace(/\/[^/]+$/u, ""), chart: "waves", targetRevision: "0.1.0", destinationNamespace: ARGOCD_NAMESPACE, finalizer: false })])
+  await eventually(async () => (await get(info, `${APPS}/wave-${names[N - 1]}`).catch(() => undefined)) !== undefined && isReadyAt(await get(info, `${APPS}/wave-${names[N - 1]}`), "0.1.0"), { timeoutMs: 900_000, intervalMs: 500, what: "the last wave ready" })
+  const wavesSeconds = (performance.now() - w0) / 1000
+  const waveEdges = edgeTimes(recorder2, (n) => `wave-${n}`, (r, a) => r.apps(a)[0])
+
+  // 5. A loop that polls every 30 s: write a release, look again every 30 s until it is ready, then the next.
+  const p0 = performance.now()
+  for (const n of names) {
+    await applyManifests(info, [helmApplication({ name: `poll-${n}`, repoURL: charts[`${n}@0.1.0`]!.ref.replace(/\/[^/]+$/u, ""), chart: n, targetRevision: "0.1.0", destinationNamespace: `poll-${n}` })])
+    for (;;) {
+      await sleep(30_000)
+      if (isReadyAt(await get(info, `${APPS}/poll-${n}`), "0.1.0")) break
+    }
+  }
+  const pollSeconds = (performance.now() - p0) / 1000
+  const pollEdges = edgeTimes(recorder2, (n) => `poll-${n}`, (r, a) => r.apps(a)[0])
+  await recorder2.stop()
+  await waveArgo.stop()
+  const stats = (xs: number[]) => ({ p50: ms(pct(xs, 50)), p99: ms(pct(xs, 99)), max: ms(Math.max(...xs)) })
+  console.log(JSON.stringify({
+    what: `step-executor bundle (own process) with Argo CD ${argo.info.version}, ${N} releases on kwok nodes`,
+    install: { seconds: +installSeconds.toFixed(1), perStepSeconds: +(installSeconds / N).toFixed(2), edges: edges.length, edgeOverheadMs: { p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) }, executorApiWritesPerStep: +(writesInstall / N).toFixed(1) },
+    suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
+    chaos: { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated },
+    syncWaves: { what: "app-of-apps, one wave per release, ARGOCD_SYNC_WAVE_DELAY=2", seconds: +wavesSeconds.toFixed(1), edgeOverheadMs: stats(waveEdges) },
+    polling30s: { seconds: +pollSeconds.toFixed(1), edgeOverheadMs: stats(pollEdges) },
+  }))
+  if (repeated.length > 0) throw new Error(`Applications written more than once per step: ${JSON.stringify(repeated)}`)
+} finally {
+  await helm.cleanup()
+  await plane.stop()
+  rmSync(work, { recursive: true, force: true })
+}
+process.exit(0)

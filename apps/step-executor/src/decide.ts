@@ -1,0 +1,230 @@
+/**
+ * decide: pure. From what the API server shows, the one thing to do next and what to report:
+ *
+ * - every step's state comes from the live Application and its markers (chart and values digest annotations):
+ *   written and ready at its revision (the research-note predicate, `@aicr/argocd`), written and waiting, written and
+ *   failed (Argo CD's sync failure, or the step's deadline passed), or not written; a Remove step is done once its
+ *   Application is gone (the resources finalizer pruned first). A step before the last written one is done: the
+ *   executor advanced past it, which it does only at readiness.
+ * - the first step not done is the current one. Written → wait (the step in flight finishes even after a revocation
+ *   or an expiry). Not written → write it only when everything allows a new step: engine available, not suspended,
+ *   not paused, `Approved` current True, `ValidationReady` current True when validation is Required.
+ * - suspendEngine: every operator Application gets `automated.enabled: false`; clearing it removes the field.
+ * - an Application with a wanted name that lacks our runtime-uid label is never touched (`ForeignObject`).
+ */
+import {
+  Approved, deploymentValidationOf, LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, type PlanRelease, planKey, Progressing, type RolloutStep, type RuntimeRollout, ValidationReady,
+} from "@aicr/api"
+import {
+  ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, helmSourceOf, notReadyAt, releaseApplication, suspended, syncFailureAt, writtenFor,
+} from "@aicr/argocd"
+import { current } from "@aicr/conditions"
+import type { Observed } from "./gather"
+
+export type StepState = "Pending" | "WaitingForReady" | "AwaitingAcknowledgement" | "Ready" | "Failed"
+
+export interface StepView {
+  readonly index: number
+  readonly step: RolloutStep
+  readonly state: StepState
+  readonly writtenRevision?: string
+  readonly readyAtRevision?: string
+  readonly startedAt?: string
+  readonly message?: string
+}
+
+/** Why the current step cannot start, or why the rollout cannot go on: a Progressing False reason. */
+export type Blocked =
+  | "AwaitingApproval" | "AwaitingAcknowledgement" | "AwaitingValidationReady" | "Paused" | "EngineSuspended" | "EngineMissing" | "ProjectMissing" | "EngineNotResponding"
+  | "Unauthorized" | "InventoryDrift" | "StepUnknown" | "MovedReleaseMissing" | "ForeignObject" | "PlanUnreadable" | "RolloutFailed"
+  | "RolloutRevoked" | "RolloutExpired"
+
+export type Progress =
+  | { readonly _tag: "Completed"; readonly message: string }
+  | { readonly _tag: "InProgress"; readonly message: string }
+  | { readonly _tag: "Blocked"; readonly reason: Blocked; readonly message: string }
+  /** Our own terminal verdict is on the rollout already: keep it, change nothing. */
+  | { readonly _tag: "Kept" }
+
+export type Action =
+  | { readonly _tag: "Write"; readonly index: number; readonly application: ReturnType<typeof releaseApplication> }
+  | { readonly _tag: "Remove"; readonly index: number; readonly name: string; readonly uid: string | undefined }
+
+export interface RolloutDecision {
+  readonly rollout: RuntimeRollout
+  readonly steps: ReadonlyArray<StepView>
+  readonly current: number | undefined
+  readonly progress: Progress
+  readonly action: Action | undefined
+  /** Epoch ms of the in-flight step's deadline, for the requeue. */
+  readonly deadline: number | undefined
+}
+
+export interface Decision {
+  readonly suspend: ReadonlyArray<{ readonly name: string; readonly suspend: boolean }>
+  readonly ours: number
+  readonly suspendedCount: number
+  readonly rollout: RolloutDecision | undefined
+}
+
+export const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z")
+const short = (digest: string) => digest.replace(/^sha256:/u, "").slice(0, 12)
+/** What status.steps shows as the written revision: the chart version, its digest and the values digest. */
+export const revisionText = (r: PlanRelease) => `${helmSourceOf(r.chart.ref).version}@sha256:${short(r.chart.digest)} values:${short(r.values.digest)}`
+export const stepLabel = (i: number, total: number, s: RolloutStep) => `${i}/${total} ${s.release} (${s.action})`
+
+const isOurs = (o: Observed, app: Application) => app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.metadata.uid && o.runtime.metadata.uid !== undefined
+const timeoutOf = (o: Observed, release: string) => o.settings.releaseTimeoutsMs[release] ?? o.settings.stepTimeoutMs
+const fmt = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
+
+type Raw = Omit<StepView, "index" | "step"> & { readonly written: boolean; readonly foreign?: string; readonly deadline?: number }
+
+/** One step as the live Application shows it. */
+const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep, release: PlanRelease | undefined, app: Application | undefined): Raw => {
+  if (app !== undefined && !isOurs(o, app)) {
+    const owner = app.metadata.labels?.[LABEL_RUNTIME_UID]
+    return { state: "Pending", written: false, foreign: `Application ${o.settings.engineNamespace}/${app.metadata.name} ${owner ? `belongs to runtime ${owner}` : "was not created by this operator"}; it is never adopted or changed` }
+  }
+  if (step.action === "Remove") {
+    // Gone counts as done, not as written: an Application missing before the rollout reached it proves nothing.
+    if (app === undefined) return { state: "Ready", written: false, message: "Application and its resources are gone" }
+    if (app.metadata.deletionTimestamp === undefined) return { state: "Pending", written: false }
+    const started = Date.parse(app.metadata.deletionTimestamp)
+    return { state: "WaitingForReady", written: true, startedAt: iso(started), deadline: started + timeoutOf(o, step.release), message: "Argo CD is pruning the release's resources" }
+  }
+  if (release === undefined || app === undefined || !writtenFor(app, release.chart.digest, release.values.digest) || app.spec?.destination.namespace !== release.namespace) {
+    return { state: "Pending", written: false }
+  }
+  const revision = helmSourceOf(release.chart.ref).version
+  const writtenRevision = revisionText(release)
+  const writtenAt = Date.parse(app.metadata.annotations?.[ANNOTATION_WRITTEN_AT] ?? "")
+  const started = Number.isNaN(writtenAt) ? {} : { startedAt: iso(writtenAt) }
+  const why = notReadyAt(app, revision)
+  if (why.length === 0) {
+    const acked = (rollout.spec.acknowledgements ?? []).some((a) => a.step === step.release)
+    if (step.acknowledge === true && !acked) return { state: "AwaitingAcknowledgement", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, message: `Ready at ${revision}; waiting for kubectl aicr acknowledge ${rollout.metadata.name} after the manual post-apply steps` }
+    return { state: "Ready", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started }
+  }
+  const failure = syncFailureAt(app, revision)
+  if (failure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, message: `Argo CD sync of ${revision} failed: ${failure}` }
+  const deadline = Number.isNaN(writtenAt) ? undefined : writtenAt + timeoutOf(o, step.release)
+  if (deadline !== undefined && o.now >= deadline) {
+    return { state: "Failed", written: true, writtenRevision, ...started, message: `Not ready at ${revision} within ${fmt(timeoutOf(o, step.release))}: ${why.join("; ")}` }
+  }
+  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...(deadline !== undefined ? { deadline } : {}), message: `Waiting for ${revision}: ${why.join("; ")}` }
+}
+
+/** Why no new step may start now, or undefined when one may. */
+const gate = (o: Observed, rollout: RuntimeRollout): { reason: Blocked; message: string } | undefined => {
+  if (o.engine._tag !== "Ready") return { reason: o.engine._tag, message: o.engine.message }
+  if (o.runtime.spec.suspendEngine) return { reason: "EngineSuspended", message: "spec.suspendEngine is set: no step starts and Argo CD syncs nothing until it is cleared" }
+  if (o.runtime.spec.paused) return { reason: "Paused", message: "spec.paused is set: no new step starts; Argo CD keeps syncing what is written" }
+  const approved = current(rollout, Approved)
+  if (approved.status !== "True") {
+    if (approved.reason === "RolloutRevoked" || approved.reason === "RolloutExpired" || approved.reason === "AwaitingAcknowledgement") return { reason: approved.reason, message: approved.message }
+    return { reason: "AwaitingApproval", message: `Approved is ${approved.status} (${approved.reason}): ${approved.message}` }
+  }
+  if (deploymentValidationOf(o.runtime.spec) === "Required") {
+    const ready = current(rollout, ValidationReady)
+    if (ready.status !== "True") return { reason: "AwaitingValidationReady", message: `Deployment validation is Required and ValidationReady is ${ready.status} (${ready.reason}): ${ready.message}` }
+  }
+  return undefined
+}
+
+const KNOWN_ACTIONS = new Set(["Install", "Upgrade", "Move", "Remove"])
+
+const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision => {
+  const steps = rollout.spec.steps ?? []
+  const total = steps.length
+  const base = { rollout, action: undefined, deadline: undefined } as const
+  const own = current(rollout, Progressing)
+  if (own.status === "False" && own.reason === "RolloutFailed") return { ...base, steps: [], current: undefined, progress: { _tag: "Kept" } }
+  const pending = (i: number): StepView[] => steps.map((step, j) => ({ index: j + 1, step, state: "Pending" as const })).slice(i)
+  if (o.plan === undefined || !o.plan.ok) {
+    return { ...base, steps: pending(0), current: undefined, progress: { _tag: "Blocked", reason: "PlanUnreadable", message: `Target plan of rollout ${rollout.metadata.name}: ${o.plan?.ok === false ? o.plan.why : "not read"}` } }
+  }
+  const { plan, values } = o.plan
+  const releases = new Map(plan.releases.map((r) => [r.name, r]))
+  const apps = new Map(o.applications.map((a) => [a.metadata.name, a]))
+  const raws: Raw[] = steps.map((s) => viewStep(o, rollout, s, releases.get(s.release), apps.get(s.release)))
+  const lastWritten = raws.reduce((k, r, i) => (r.written ? i : k), -1)
+  const views: StepView[] = raws.map(({ written: _w, foreign: _f, deadline: _d, ...r }, i) => {
+    const v = { index: i + 1, step: steps[i]!, ...r }
+    return i < lastWritten && raws[i]!.written ? { ...v, state: "Ready" as const, message: r.state === "Ready" ? r.message : "Done: the rollout advanced past it at its revision" } : v
+  })
+  const j = views.findIndex((v) => v.state !== "Ready")
+  if (j < 0) return { ...base, steps: views, current: undefined, progress: { _tag: "Completed", message: `All ${total} steps are ready at the revisions written` } }
+  const step = steps[j]!
+  const label = stepLabel(j + 1, total, step)
+  const raw = raws[j]!
+  const blocked = (reason: Blocked, message: string): RolloutDecision => ({ ...base, steps: views, current: j, progress: { _tag: "Blocked", reason, message } })
+  if (raw.foreign !== undefined) return blocked("ForeignObject", `step ${label}: ${raw.foreign}`)
+  if (j < lastWritten) return blocked("InventoryDrift", `step ${label}: its Application no longer carries the revision written, yet a later step was written; the Application was changed by hand`)
+  if (!KNOWN_ACTIONS.has(step.action)) return blocked("StepUnknown", `step ${label}: this step-executor does not know the action ${step.action}`)
+  const v = views[j]!
+  switch (v.state) {
+    case "Failed":
+      return blocked("RolloutFailed", `step ${label} failed: ${v.message ?? ""}`)
+    case "AwaitingAcknowledgement":
+      return blocked("AwaitingAcknowledgement", `step ${label}: ${v.message ?? ""}`)
+    case "WaitingForReady":
+      if (o.runtime.spec.suspendEngine) return blocked("EngineSuspended", `step ${label} is written but cannot become ready: spec.suspendEngine is set`)
+      return { ...base, steps: views, current: j, progress: { _tag: "InProgress", message: `step ${label}: ${v.message ?? ""}` }, deadline: raw.deadline }
+    default:
+      break
+  }
+  const why = gate(o, rollout)
+  if (why !== undefined) return blocked(why.reason, `step ${label} not started: ${why.message}`)
+  if (step.action === "Remove") {
+    const app = apps.get(step.release)!
+    const started = { ...v, state: "WaitingForReady" as const, startedAt: iso(o.now), message: "Deleting the Application; Argo CD prunes the release's resources first" }
+    return { ...base, steps: views.map((x, i) => (i === j ? started : x)), current: j, progress: { _tag: "InProgress", message: `step ${label}: deleting Application ${step.release} with its resources` }, action: { _tag: "Remove", index: j, name: step.release, uid: app.metadata.uid }, deadline: o.now + timeoutOf(o, step.release) }
+  }
+  const release = releases.get(step.release)
+  if (release === undefined) return blocked("PlanUnreadable", `step ${label}: the target plan has no release ${step.release}`)
+  if (step.action === "Move" && !apps.has(step.release)) return blocked("MovedReleaseMissing", `step ${label}: Application ${step.release} is not at its old location`)
+  const application = releaseApplication({
+    name: release.name,
+    namespace: o.settings.engineNamespace,
+    project: o.settings.project,
+    release: release.name,
+    destinationNamespace: release.namespace,
+    chartRef: release.chart.ref,
+    chartDigest: release.chart.digest,
+    valuesDigest: release.values.digest,
+    values: values.get(release.name) ?? {},
+    labels: { [LABEL_RUNTIME_UID]: o.runtime.metadata.uid!, [LABEL_RELEASE]: release.name, [LABEL_PLAN]: planKey(plan.desiredStateDigest) },
+    planDigest: plan.desiredStateDigest,
+    writtenAt: iso(o.now),
+    syncRetries: o.settings.syncRetries,
+    ...(release.ignoreDifferences !== undefined ? { ignoreDifferences: release.ignoreDifferences } : {}),
+  })
+  // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
+  const message = `Waiting for ${application.spec.source.targetRevision}: ${notReadyAt(application, application.spec.source.targetRevision).join("; ")}`
+  const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), message }
+  return {
+    ...base,
+    steps: views.map((x, i) => (i === j ? written : x)),
+    current: j,
+    progress: { _tag: "InProgress", message: `step ${label}: ${message}` },
+    action: { _tag: "Write", index: j, application },
+    deadline: o.now + timeoutOf(o, step.release),
+  }
+}
+
+export const decide = (o: Observed): Decision => {
+  const ours = o.applications.filter((a) => isOurs(o, a))
+  const live = ours.filter((a) => a.metadata.deletionTimestamp === undefined)
+  // Suspension is written even while Argo CD does not respond: it must hold when Argo CD comes back.
+  const suspend = o.engine._tag !== "Ready" && o.engine._tag !== "EngineNotResponding"
+    ? []
+    : o.runtime.spec.suspendEngine
+      ? live.filter(automatedSyncEnabled).map((a) => ({ name: a.metadata.name, suspend: true }))
+      : live.filter(suspended).map((a) => ({ name: a.metadata.name, suspend: false }))
+  const suspendedCount = o.runtime.spec.suspendEngine ? live.length : 0
+  const rollout = o.rollout === undefined ? undefined : decideRollout(o, o.rollout)
+  // Counted as after this pass's action, so the next pass reports the same.
+  const action = rollout?.action
+  const created = action?._tag === "Write" && !o.applications.some((a) => a.metadata.name === action.application.metadata.name) ? 1 : 0
+  return { suspend, ours: ours.length + created, suspendedCount, rollout }
+}

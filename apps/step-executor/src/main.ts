@@ -1,0 +1,10 @@
+/**
+ * step-executor's process entry point.
+ *
+ * Run: `node step-executor.js [--operator-namespace aicr-system] [--engine-namespace argocd] [--engine-project aicr]
+ *   [--step-timeout 15m] [--release-step-timeout NAME=DURATION]… [runtime flags]`.
+ */
+import { main } from "@aicr/runtime"
+import { stepExecutorApp } from "./app"
+
+main(stepExecutorApp)

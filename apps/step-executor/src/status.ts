@@ -1,0 +1,60 @@
+/**
+ * report: pure. The step-executor's rooms on every pass: `Progressing` and `status.steps` on the open rollout,
+ * `EngineAvailable` and `status.engine` on the runtime. Messages carry no clock readings, so an unchanged state makes
+ * no write; step times come from the Applications' markers.
+ */
+import { EngineAvailable, Progressing } from "@aicr/api"
+import { type ConditionIntent, materialize } from "@aicr/conditions"
+import type { StatusWrite } from "@aicr/kube"
+import { type Decision, type RolloutDecision, stepLabel } from "./decide"
+import type { Observed } from "./gather"
+
+export const engineCondition = (o: Observed): ConditionIntent<"EngineAvailable"> =>
+  o.engine._tag === "Ready"
+    ? EngineAvailable.true("EngineReady", `Argo CD's Application CRD is installed and AppProject ${o.settings.engineNamespace}/${o.settings.project} is readable`)
+    : EngineAvailable.false(o.engine._tag, o.engine.message)
+
+export const runtimeStatus = (o: Observed, d: Decision): StatusWrite => ({
+  conditions: materialize([engineCondition(o)], { existing: o.runtime.status?.conditions, generation: o.generation, now: o.now }),
+  engine: { namespace: o.settings.engineNamespace, project: o.settings.project, applications: d.ours, suspended: d.suspendedCount },
+})
+
+export const progressingCondition = (r: RolloutDecision): ConditionIntent<"Progressing"> => {
+  switch (r.progress._tag) {
+    case "Completed":
+      return Progressing.true("StepsCompleted", r.progress.message)
+    case "InProgress":
+      return Progressing.true("StepInProgress", r.progress.message)
+    case "Blocked":
+      return Progressing.false(r.progress.reason, r.progress.message.slice(0, 32_000))
+    case "Kept":
+      throw new Error("a kept verdict writes nothing")
+  }
+}
+
+/** The rollout's room, or undefined when our terminal verdict stands (nothing to write). */
+export const rolloutStatus = (o: Observed, r: RolloutDecision): StatusWrite | undefined => {
+  if (r.progress._tag === "Kept") return undefined
+  const total = r.rollout.spec.steps?.length ?? 0
+  const conditions = materialize([progressingCondition(r)], { existing: r.rollout.status?.conditions, generation: r.rollout.metadata.generation, now: o.now })
+  const items = r.steps.map((v) => ({
+    index: v.index,
+    release: v.step.release,
+    namespace: v.step.namespace,
+    action: v.step.action,
+    ...(v.step.verdict !== undefined ? { verdict: v.step.verdict } : {}),
+    state: v.state,
+    ...(v.writtenRevision !== undefined ? { writtenRevision: v.writtenRevision } : {}),
+    ...(v.readyAtRevision !== undefined ? { readyAtRevision: v.readyAtRevision } : {}),
+    ...(v.startedAt !== undefined ? { startedAt: v.startedAt } : {}),
+    ...(v.message !== undefined ? { message: v.message.slice(0, 1024) } : {}),
+  }))
+  const step = r.current === undefined ? undefined : r.rollout.spec.steps?.[r.current]
+  const steps = {
+    total,
+    done: r.steps.filter((v) => v.state === "Ready").length,
+    ...(step !== undefined && r.current !== undefined ? { current: stepLabel(r.current + 1, total, step) } : {}),
+    ...(items.length > 0 ? { items } : {}),
+  }
+  return { conditions, steps }
+}

@@ -1,0 +1,339 @@
+// reconcile() against FakeKube: the writes it makes, for the properties every component suite proves (first visit,
+// idempotence, room, errors; design/style.md §B.7), plus the executor's own: one Application per step, advance only
+// at the revision written, the approval and validation gates, ForeignObject, sync failure and deadline, revocation,
+// removal, suspendEngine and a restart that rebuilds everything from the API server.
+import { ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, type RuntimeRollout, RuntimeRolloutKind } from "@aicr/api"
+import { ANNOTATION_CHART_DIGEST, type Application } from "@aicr/argocd"
+import { eventRecorderLayer } from "@aicr/kube"
+import { makeFakeKube } from "@aicr/testing"
+import { it } from "@effect/vitest"
+import { Effect, Exit, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { describe, expect } from "vitest"
+import { ExecutorConfig, type ExecutorSettings } from "../src/config"
+import { contract } from "../src/contract"
+import { reconcile } from "../src/reconcile"
+import {
+  aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, NAMESPACE, readyStatus, type RolloutState, staleStatus, stepsOf, T0, UID,
+} from "./support/fixtures"
+
+const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000 }
+const ROLLOUT = "cluster-abc-1"
+const CHAIN = [{ name: "a", version: "0.2.0" }, { name: "b", version: "0.2.0" }, { name: "c", version: "0.2.0" }]
+
+interface Setup {
+  readonly runtime?: Partial<ClusterRuntime["spec"]>
+  readonly rollout?: RolloutState | false
+  readonly engine?: "ok" | "no-crd" | "no-project"
+  readonly steps?: ReturnType<typeof stepsOf>
+  readonly settings?: Partial<ExecutorSettings>
+}
+
+const setup = (s: Setup = {}) => {
+  const fake = makeFakeKube({
+    // status.steps.items is a list map keyed by the integer index on the real API server; FakeKube keys list maps by
+    // strings only, so here it is an atomic list (the executor is its only writer either way).
+    listMapKeys: {
+      "RuntimeRollout.operator.aicr.run": { "status.conditions": "type", "spec.acknowledgements": "step" },
+      "ClusterRuntime.operator.aicr.run": { "status.conditions": "type" },
+    },
+  })
+  const { plan, configMaps } = aPlan(CHAIN)
+  fake.seed(ClusterRuntimeKind, aRuntime(s.runtime))
+  for (const cm of configMaps) fake.seed(Core.ConfigMap, cm as never)
+  if (s.engine !== "no-crd") fake.seed(Core.CustomResourceDefinition, applicationCrd)
+  if (s.engine !== "no-project" && s.engine !== "no-crd") fake.seed(ArgoCD.AppProject, appProject)
+  if (s.rollout !== false) fake.seed(RuntimeRolloutKind, aRollout(ROLLOUT, plan, s.steps ?? stepsOf("Install", CHAIN.map((r) => r.name)), s.rollout ?? {}))
+  const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(fake.layer))
+  const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(ExecutorConfig, { ...settings, ...s.settings }), Effect.exit)
+  const app = (name: string) => fake.peek<Application>(ArgoCD.Application, `argocd/${name}`)
+  const rollout = () => fake.peek<RuntimeRollout>(RuntimeRolloutKind, ROLLOUT)!
+  const progressing = () => rollout().status?.conditions?.find((c) => c.type === "Progressing")
+  const runtime = () => fake.peek<ClusterRuntime>(ClusterRuntimeKind, "cluster")!
+  const appWrites = () => fake.writes.filter((w) => w.kind === "Application")
+  /**
+   * Plays Argo CD: writes the Application's status (FakeKube keeps status apart from the main resource, as with a
+   * status subresource; the real CRD has none) and, with extra, top-level fields such as `operation`.
+   */
+  const argo = (name: string, status: (a: Application) => unknown, extra: Record<string, unknown> = {}) =>
+    fake.kube.patch(ArgoCD.Application, `argocd/${name}`, { type: "merge", body: { status: status(app(name)!) } }, { fieldManager: "argocd-application-controller", subresource: "status" }).pipe(
+      Effect.andThen(Object.keys(extra).length > 0 ? fake.kube.patch(ArgoCD.Application, `argocd/${name}`, { type: "merge", body: extra }, { fieldManager: "argocd-application-controller" }) : Effect.void),
+    )
+  return { fake, plan, run, app, rollout, progressing, runtime, appWrites, argo }
+}
+
+const at0 = <A, E, R>(body: Effect.Effect<A, E, R>) => TestClock.setTime(T0).pipe(Effect.andThen(body))
+
+describe("step-executor reconcile", () => {
+  it.effect("first visit without a rollout: EngineAvailable and status.engine, nothing else", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ rollout: false })
+        expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
+        expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "True", reason: "EngineReady", observedGeneration: 1 })
+        expect(t.runtime().status?.engine).toEqual({ namespace: "argocd", project: "aicr", applications: 0, suspended: 0 })
+        expect(t.appWrites()).toHaveLength(0)
+      }),
+    ))
+
+  it.effect("engine missing or project missing: EngineAvailable False and no step starts", () =>
+    at0(
+      Effect.gen(function* () {
+        for (const [engine, reason] of [["no-crd", "EngineMissing"], ["no-project", "ProjectMissing"]] as const) {
+          const t = setup({ engine })
+          yield* t.run
+          expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "False", reason })
+          expect(t.progressing()).toMatchObject({ status: "False", reason })
+          expect(t.appWrites()).toHaveLength(0)
+        }
+      }),
+    ))
+
+  it.effect("an approved rollout writes the first release's Application only, with its markers, values and project", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        expect(t.appWrites().map((w) => [w.verb, w.key, w.manager])).toEqual([["apply", "argocd/a", contract.fieldManager]])
+        const a = t.app("a")!
+        expect(a.metadata.labels).toEqual({ "operator.aicr.run/runtime-uid": UID, "operator.aicr.run/release": "a", "operator.aicr.run/plan": t.plan.desiredStateDigest.slice(7, 39) })
+        expect(a.metadata.annotations).toMatchObject({ [ANNOTATION_CHART_DIGEST]: digestOf("a@0.2.0"), "operator.aicr.run/written-at": "2026-12-02T10:00:00Z" })
+        expect(a.metadata.finalizers).toEqual(["resources-finalizer.argocd.argoproj.io"])
+        expect(a.spec).toMatchObject({
+          project: "aicr",
+          source: { repoURL: "registry.example/aicr/cluster/charts", chart: "a", targetRevision: "0.2.0", helm: { releaseName: "a", valuesObject: { message: "a-0.2.0", nested: { a: 1 } } } },
+          destination: { server: "https://kubernetes.default.svc", namespace: "a" },
+          syncPolicy: { automated: { prune: true, selfHeal: true }, retry: { limit: 2, backoff: { duration: "5s", factor: 2, maxDuration: "1m" } } },
+        })
+        expect(a.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress", observedGeneration: 1 })
+        expect(t.progressing()!.message).toBe("step 1/3 a (Install): Waiting for 0.2.0: Argo CD has not compared the written source yet; sync status unknown; sync revision unknown, want 0.2.0; health unknown")
+        expect(t.rollout().status!.steps).toMatchObject({ total: 3, done: 0, current: "1/3 a (Install)" })
+        expect(t.rollout().status!.steps!.items!.map((s) => s.state)).toEqual(["WaitingForReady", "Pending", "Pending"])
+      }),
+    ))
+
+  it.effect("idempotence and restart: a second pass, or a fresh executor, writes no Application again", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        t.fake.clearWrites()
+        yield* TestClock.adjust("5 seconds")
+        yield* t.run
+        expect(t.appWrites()).toHaveLength(0)
+        expect(t.fake.writes.filter((w) => w.kind === "RuntimeRollout")).toHaveLength(0)
+      }),
+    ))
+
+  it.effect("advances only at the revision written: stale Healthy holds the next step back, ready at revision releases it", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        yield* t.argo("a", staleStatus)
+        t.fake.clearWrites()
+        yield* t.run
+        expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(0)
+        expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "WaitingForReady" })
+        expect(t.rollout().status!.steps!.items![0]!.message).toContain("sync status OutOfSync")
+        yield* t.argo("a", readyStatus)
+        yield* t.argo("a", readyStatus, { operation: { sync: { revision: "0.2.0" } } })
+        yield* t.run
+        expect(t.app("b")).toBeUndefined() // a follow-up sync is still running
+        yield* t.fake.kube.patch(ArgoCD.Application, "argocd/a", { type: "merge", body: { operation: null } })
+        yield* t.run
+        expect(t.app("b")).toBeDefined()
+        expect(t.rollout().status!.steps).toMatchObject({ done: 1, current: "2/3 b (Install)" })
+        expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "Ready", readyAtRevision: expect.stringMatching(/^0\.2\.0@sha256:/u) })
+        for (const n of ["b", "c"]) {
+          yield* t.run
+          yield* t.argo(n, readyStatus)
+        }
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
+        expect(t.rollout().status!.steps).toMatchObject({ total: 3, done: 3 })
+        expect(t.rollout().status!.steps!.current).toBeUndefined()
+      }),
+    ))
+
+  it.effect("gates: no approval, a stale approval, AwaitingAcknowledgement, validation Required without ValidationReady", () =>
+    at0(
+      Effect.gen(function* () {
+        const cases: Array<[Setup, string]> = [
+          [{ rollout: { approved: "missing" } }, "AwaitingApproval"],
+          [{ rollout: { approved: "stale" } }, "AwaitingApproval"],
+          [{ rollout: { approved: "False", approvedReason: "AwaitingAcknowledgement" } }, "AwaitingAcknowledgement"],
+          [{ runtime: { validation: { deployment: "Required" } } }, "AwaitingValidationReady"],
+          [{ runtime: { paused: true } }, "Paused"],
+          [{ runtime: { suspendEngine: true } }, "EngineSuspended"],
+        ]
+        for (const [s, reason] of cases) {
+          const t = setup(s)
+          yield* t.run
+          expect(t.progressing(), reason).toMatchObject({ status: "False", reason })
+          expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(0)
+        }
+        const ok = setup({ runtime: { validation: { deployment: "Required" } }, rollout: { validationReady: "True" } })
+        yield* ok.run
+        expect(ok.app("a")).toBeDefined()
+      }),
+    ))
+
+  it.effect("ForeignObject: an Application with the wanted name that is not ours is never touched", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "a", namespace: "argocd", labels: { team: "x" } } })
+        t.fake.clearWrites()
+        yield* t.run
+        expect(t.appWrites()).toHaveLength(0)
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "ForeignObject" })
+        expect(t.progressing()!.message).toContain("Application argocd/a was not created by this operator")
+      }),
+    ))
+
+  it.effect("a sync failure fails the rollout with Argo CD's message, and the verdict stands", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        yield* t.argo("a", (a) => failedStatus(a, "one or more objects failed to apply, reason: ConfigMap \"Bad\" is invalid"))
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
+        expect(t.progressing()!.message).toBe("step 1/3 a (Install) failed: Argo CD sync of 0.2.0 failed: one or more objects failed to apply, reason: ConfigMap \"Bad\" is invalid")
+        expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "Failed" })
+        t.fake.clearWrites()
+        yield* t.argo("a", readyStatus)
+        yield* t.run
+        expect(t.fake.writes.filter((w) => w.kind !== "Application" || w.manager === contract.fieldManager)).toHaveLength(0)
+      }),
+    ))
+
+  it.effect("the step deadline fails the rollout naming what never held", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        expect(yield* t.run).toEqual(Exit.succeed({ _tag: "After", delay: expect.anything() }))
+        yield* t.argo("a", staleStatus)
+        yield* TestClock.adjust("10 minutes")
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
+        expect(t.progressing()!.message).toContain("Not ready at 0.2.0 within 10m: sync status OutOfSync")
+      }),
+    ))
+
+  it.effect("revocation: the step in flight finishes, then Progressing=False/RolloutRevoked and nothing new starts", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { spec: { revocation: { revokedBy: "bob", reason: "stop", revokedAt: "2026-12-02T10:00:01Z" } } } })
+        const g = t.rollout().metadata.generation
+        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { status: { conditions: [{ type: "Approved", status: "False", reason: "RolloutRevoked", message: "Revoked by bob", observedGeneration: g, lastTransitionTime: "2026-12-02T10:00:01Z" }] } } }, { subresource: "status" })
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
+        yield* t.argo("a", readyStatus)
+        yield* t.run
+        expect(t.app("b")).toBeUndefined()
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutRevoked" })
+        expect(t.progressing()!.message).toContain("step 2/3 b (Install) not started")
+      }),
+    ))
+
+  it.effect("acknowledge: a manual step waits after it is ready until its acknowledgement", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ steps: [...stepsOf("Upgrade", ["a"], { verdict: "manual", acknowledge: true }), ...stepsOf("Upgrade", ["b", "c"])] })
+        yield* t.run
+        yield* t.argo("a", readyStatus)
+        yield* t.run
+        expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "AwaitingAcknowledgement" })
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "AwaitingAcknowledgement" })
+        expect(t.app("b")).toBeUndefined()
+        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { spec: { acknowledgements: [{ step: "a", acknowledgedBy: "bob", at: "2026-12-02T10:00:02Z" }] } } })
+        const g = t.rollout().metadata.generation
+        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { status: { conditions: [{ type: "Approved", status: "True", reason: "ApprovedByUser", message: "ok", observedGeneration: g, lastTransitionTime: "2026-12-02T10:00:02Z" }] } } }, { subresource: "status" })
+        yield* t.run
+        expect(t.app("b")).toBeDefined()
+      }),
+    ))
+
+  it.effect("Remove steps delete with the resources finalizer and wait until the Application is gone", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ steps: stepsOf("Remove", ["c", "b"]) })
+        for (const n of ["b", "c"]) {
+          t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: n, namespace: "argocd", labels: { "operator.aicr.run/runtime-uid": UID }, finalizers: ["resources-finalizer.argocd.argoproj.io"] } })
+        }
+        yield* t.run
+        expect(t.fake.writes.filter((w) => w.verb === "delete").map((w) => w.key)).toEqual(["argocd/c"])
+        expect(t.app("c")!.metadata.deletionTimestamp).toBeDefined()
+        yield* t.run
+        expect(t.fake.writes.filter((w) => w.verb === "delete")).toHaveLength(1)
+        expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "WaitingForReady" })
+        yield* t.fake.kube.patch(ArgoCD.Application, "argocd/c", { type: "merge", body: { metadata: { finalizers: null } } }) // Argo CD pruned
+        yield* t.run
+        expect(t.fake.writes.filter((w) => w.verb === "delete").map((w) => w.key)).toEqual(["argocd/c", "argocd/b"])
+        yield* t.fake.kube.patch(ArgoCD.Application, "argocd/b", { type: "merge", body: { metadata: { finalizers: null } } })
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
+      }),
+    ))
+
+  it.effect("suspendEngine turns automated sync off on every operator Application only; clearing it turns it back on", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        yield* t.argo("a", readyStatus)
+        yield* t.run
+        t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "other", namespace: "argocd" }, spec: { syncPolicy: { automated: {} } } } as never)
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { suspendEngine: true } } })
+        t.fake.clearWrites()
+        yield* t.run
+        expect(t.appWrites().map((w) => [w.verb, w.key])).toEqual([["patch", "argocd/a"], ["patch", "argocd/b"]])
+        for (const n of ["a", "b"]) expect(t.app(n)!.spec!.syncPolicy!.automated).toEqual({ enabled: false, prune: true, selfHeal: true })
+        expect((t.app("other") as Application).spec!.syncPolicy!.automated).toEqual({})
+        expect(t.runtime().status?.engine).toMatchObject({ applications: 2, suspended: 2 })
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineSuspended" })
+        t.fake.clearWrites()
+        yield* t.run
+        expect(t.appWrites()).toHaveLength(0)
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { suspendEngine: null } } })
+        yield* t.run
+        for (const n of ["a", "b"]) expect(t.app(n)!.spec!.syncPolicy!.automated).toEqual({ prune: true, selfHeal: true })
+        expect(t.runtime().status?.engine).toMatchObject({ suspended: 0 })
+      }),
+    ))
+
+  it.effect("EngineNotResponding: an Application Argo CD stopped comparing holds new steps back until it compares again", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ settings: { engineStaleAfterMs: 60_000 } })
+        yield* t.run
+        yield* t.argo("a", (a) => ({ ...readyStatus(a), reconciledAt: "2026-12-02T10:00:00Z" }))
+        yield* TestClock.adjust("2 minutes")
+        expect(yield* t.run).toEqual(Exit.succeed({ _tag: "After", delay: expect.anything() }))
+        expect(t.app("b")).toBeUndefined()
+        expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "False", reason: "EngineNotResponding" })
+        expect(t.runtime().status!.conditions!.find((c) => c.type === "EngineAvailable")!.message).toContain("Application argocd/a was last compared at 2026-12-02T10:00:00Z, more than 60s ago")
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineNotResponding" })
+        yield* t.argo("a", (a) => ({ ...readyStatus(a), reconciledAt: "2026-12-02T10:02:00Z" }))
+        yield* t.run
+        expect(t.app("b")).toBeDefined()
+        expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "True" })
+      }),
+    ))
+
+  it.effect("PlanUnreadable: a target plan that is missing stops the rollout with the reason", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.fake.kube.delete(Core.ConfigMap, `${NAMESPACE}/aicr-plan-${t.plan.desiredStateDigest.slice(7, 39)}`)
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "PlanUnreadable" })
+        expect(t.appWrites()).toHaveLength(0)
+      }),
+    ))
+})

@@ -1,0 +1,179 @@
+// What the step-executor's int tests build around it, as the other controllers and people would: charts pushed with
+// the real helm into the runtime registry, the AppProject the chart creates, plan and content ConfigMaps as the
+// planner writes them, rollouts with their approval (and `Approved` as the approval-guard reports it), outcome labels
+// as the planner sets them, and a recorder of every Application and Deployment watch event.
+import { writeFileSync } from "node:fs"
+import {
+  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, desiredStateDigest, encodePlan, type KubeObject, LABEL_OUTCOME, LABEL_ROLE, type Plan, planConfigMapName, PLAN_DATA_KEY, type PlanRelease,
+  type ResourceKind, ROLE_CONTENT, ROLE_PLAN, type RolloutStep, sha256,
+} from "@aicr/api"
+import { makeKube } from "@aicr/kube"
+import { applyManifests, ARGOCD_NAMESPACE, expectOk, type HarnessInfo, type IsolatedHelm, kubeRequest, packageDemoChart, runtimeRepositories } from "@aicr/testing/harness"
+import { Effect, Fiber } from "effect"
+import { request } from "undici"
+
+export const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
+export const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
+export const APPS = `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications`
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const get = async (info: HarnessInfo, path: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path }), `GET ${path}`)
+
+export interface Chart {
+  readonly name: string
+  readonly version: string
+  /** `host/aicr/cluster/charts/<name>:<version>` */
+  readonly ref: string
+  readonly digest: string
+}
+
+/** The manifest digest the registry serves for a tag (what the mirror records). */
+const manifestDigest = async (registry: string, repo: string, tag: string): Promise<string> => {
+  const res = await request(`http://${registry}/v2/${repo}/manifests/${tag}`, { method: "HEAD", headers: { accept: "application/vnd.oci.image.manifest.v1+json" } })
+  const d = res.headers["docker-content-digest"]
+  if (res.statusCode !== 200 || typeof d !== "string") throw new Error(`no manifest digest for ${repo}:${tag} (${res.statusCode})`)
+  return d
+}
+
+/** Packages and pushes the demo chart name:version into `<registry>/aicr/cluster/charts`. */
+export const pushChart = async (info: HarnessInfo, helm: IsolatedHelm, name: string, version: string, tgz?: string): Promise<Chart> => {
+  const repo = runtimeRepositories(info)[0]!
+  await helm.helm("push", tgz ?? (await packageDemoChart(helm, name, version, version.replace(/^0\./u, "1."))), `oci://${repo}`, "--plain-http")
+  const path = `${repo.slice(info.registry.length + 1)}/${name}`
+  return { name, version, ref: `${repo}/${name}:${version}`, digest: await manifestDigest(info.registry, path, version) }
+}
+
+/** The operator chart's AppProject: sources the runtime registry only, destinations the given namespaces. */
+export const installProject = (info: HarnessInfo, namespaces: ReadonlyArray<string>) =>
+  applyManifests(info, [
+    {
+      apiVersion: "argoproj.io/v1alpha1",
+      kind: "AppProject",
+      metadata: { name: "aicr", namespace: ARGOCD_NAMESPACE },
+      spec: {
+        sourceRepos: runtimeRepositories(info),
+        destinations: namespaces.map((namespace) => ({ server: "https://kubernetes.default.svc", namespace })),
+        clusterResourceWhitelist: [{ group: "*", kind: "*" }],
+      },
+    },
+  ])
+
+export interface Release {
+  readonly chart: Chart
+  readonly namespace: string
+  readonly values?: string
+  readonly dependsOn?: ReadonlyArray<string>
+}
+
+/** Writes the plan and content ConfigMaps the planner would for these releases (in order); returns the plan. */
+export const writePlan = async (info: HarnessInfo, ns: string, runtimeUID: string, releases: ReadonlyArray<Release>): Promise<Plan> => {
+  const files: Record<string, string> = {}
+  const planReleases: PlanRelease[] = releases.map((r, order) => {
+    const values = r.values ?? `message: ${r.chart.name}-${r.chart.version}\n`
+    files[`${r.chart.name}/values.yaml`] = values
+    return { name: r.chart.name, namespace: r.namespace, order, dependsOn: [...(r.dependsOn ?? [])], chart: { ref: r.chart.ref, digest: r.chart.digest }, values: { digest: sha256(values) } }
+  })
+  const valuesJson = JSON.stringify({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm", files })
+  const engine = { kind: "argocd" as const, project: "aicr" }
+  const digest = desiredStateDigest({ engine, releases: planReleases })
+  const content = `aicr-content-${digest.slice(7, 39)}`
+  const plan: Plan = {
+    apiVersion: "operator.aicr.run/v1alpha1", kind: "Plan", runtimeUID, createdAt: new Date().toISOString().replace(/\.\d+Z$/u, "Z"), source: "Resolution",
+    desiredStateDigest: digest, flags: [], engine, releases: planReleases, content: [{ key: "values.json", configMap: content, digest: sha256(valuesJson) }],
+  }
+  await applyManifests(info, [
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: content, namespace: ns, labels: { [LABEL_ROLE]: ROLE_CONTENT } }, data: { "values.json": valuesJson } },
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: planConfigMapName(digest), namespace: ns, labels: { [LABEL_ROLE]: ROLE_PLAN }, annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest } }, immutable: true, data: { [PLAN_DATA_KEY]: encodePlan(plan) } },
+  ])
+  return plan
+}
+
+const applyStatus = async (info: HarnessInfo, path: string, manager: string, kind: string, name: string, status: unknown) =>
+  expectOk(
+    await kubeRequest(info, { method: "PATCH", path: `${path}/status?fieldManager=${manager}&force=true`, body: { apiVersion: "operator.aicr.run/v1alpha1", kind, metadata: { name }, status }, contentType: "application/apply-patch+yaml" }),
+    `status as ${manager}`,
+  )
+
+/** Sets Approved on the rollout as the approval-guard would, for its current generation. */
+export const setApproved = async (info: HarnessInfo, name: string, status: "True" | "False", reason: string, message: string) => {
+  const r = await get(info, `${ROLLOUTS}/${name}`)
+  await applyStatus(info, `${ROLLOUTS}/${name}`, "aicr-approval-guard", "RuntimeRollout", name, {
+    conditions: [{ type: "Approved", status, reason, message, observedGeneration: r.metadata.generation, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/u, "Z") }],
+  })
+}
+
+/** Creates an approved rollout from → to with these steps (Approved=True as the guard reports it). */
+export const createRollout = async (info: HarnessInfo, o: { name: string; runtimeUID: string; from?: Plan; to: Plan; steps: ReadonlyArray<RolloutStep> }) => {
+  const now = Date.now()
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/u, "Z")
+  const kind = o.from === undefined ? "Install" : "Upgrade"
+  expectOk(
+    await kubeRequest(info, {
+      method: "POST",
+      path: ROLLOUTS,
+      body: {
+        apiVersion: "operator.aicr.run/v1alpha1",
+        kind: "RuntimeRollout",
+        metadata: { name: o.name },
+        spec: {
+          runtimeUID: o.runtimeUID, ...(o.from ? { fromDigest: o.from.desiredStateDigest } : {}), toDigest: o.to.desiredStateDigest, kind, deadline: iso(now + 3_600_000), requiresApproval: true,
+          steps: o.steps, approval: { approvedBy: "bob", reason: "step-executor int test", approvedAt: iso(now), expiresAt: iso(now + 3_000_000), toDigest: o.to.desiredStateDigest },
+        },
+      },
+    }),
+    `create rollout ${o.name}`,
+  )
+  await setApproved(info, o.name, "True", "ApprovedByUser", "Approved by bob")
+}
+
+/** Ends the rollout as the planner does: the durable outcome label. */
+export const closeRollout = async (info: HarnessInfo, name: string, outcome: string) =>
+  expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { metadata: { labels: { [LABEL_OUTCOME]: outcome } } } }), `close ${name}`)
+
+export const Deployments: ResourceKind = { group: "apps", version: "v1", kind: "Deployment", plural: "deployments", namespaced: true }
+
+export interface Recorded {
+  readonly seq: number
+  readonly t: number
+  readonly type: string
+  readonly kind: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly object: any
+}
+
+/** Records every watch event of Applications (engine namespace) and Deployments (all namespaces), in arrival order. */
+export const startRecorder = (info: HarnessInfo) => {
+  const kube = makeKube({ kubeconfigPath: info.kubeconfig })
+  const events: Recorded[] = []
+  let seq = 0
+  let listed = 0
+  let onListed: () => void = () => undefined
+  const ready = new Promise<void>((resolve) => (onListed = resolve))
+  const watchOne = (kind: ResourceKind, namespace?: string) =>
+    Effect.gen(function* () {
+      const list = yield* kube.list<KubeObject>(kind, namespace ? { namespace } : {})
+      for (const object of list.items) events.push({ seq: seq++, t: Date.now(), type: "ADDED", kind: kind.kind, object })
+      if (++listed === 2) onListed()
+      let rv = list.resourceVersion
+      for (;;) {
+        yield* kube.watch<KubeObject>(kind, { ...(namespace ? { namespace } : {}), resourceVersion: rv, timeoutSeconds: 60 }, (e) =>
+          Effect.sync(() => {
+            if (e.type === "BOOKMARK") rv = e.resourceVersion
+            else {
+              rv = e.object.metadata.resourceVersion ?? rv
+              events.push({ seq: seq++, t: Date.now(), type: e.type, kind: kind.kind, object: e.object })
+            }
+          }),
+        )
+      }
+    })
+  const fibers = [Effect.runFork(watchOne(ArgoCD.Application, ARGOCD_NAMESPACE)), Effect.runFork(watchOne(Deployments))]
+  return {
+    /** Resolves once both lists are in: every later write is seen as a watch event. */
+    ready,
+    events,
+    apps: (name?: string) => events.filter((e) => e.kind === "Application" && (name === undefined || e.object.metadata.name === name)),
+    save: (file: string) => writeFileSync(file, events.map((e) => JSON.stringify(e)).join("\n")),
+    stop: () => Effect.runPromise(Effect.forEach(fibers, (f) => Fiber.interrupt(f))),
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Argo CD Applications as the operator writes them (operator.md §6; ADR 20261202-step-executor): one per release in
+ * the engine namespace, a Helm chart from the runtime registry (Argo CD's `type: helm` + `enableOCI` source: repoURL
+ * without `oci://`, chart, targetRevision = the chart version), the release's values as `valuesObject`, automated sync
+ * with prune and self-heal, the resources finalizer, and labels and annotations that name the runtime, the release,
+ * the plan and the written revision: the markers a restarted executor reads to tell a written step from an unwritten
+ * one (§4.14).
+ */
+import type { KubeObject, ObjectMeta } from "@aicr/api"
+
+export const APPLICATION_API_VERSION = "argoproj.io/v1alpha1"
+/** Deleting an Application with this finalizer makes Argo CD prune what it installed first. */
+export const RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+/** The in-cluster destination (the only one the AppProject allows). */
+export const IN_CLUSTER = "https://kubernetes.default.svc"
+
+/** [I] The chart digest the Application was written for (the OCI manifest digest the mirror pushed). */
+export const ANNOTATION_CHART_DIGEST = "operator.aicr.run/chart-digest"
+/** [I] The digest of the release's values (plan `values.digest`) the Application was written for. */
+export const ANNOTATION_VALUES_DIGEST = "operator.aicr.run/values-digest"
+/** [I] The full desiredStateDigest of the plan that wrote the Application (the `plan` label holds its 32-hex key). */
+export const ANNOTATION_PLAN_DIGEST = "operator.aicr.run/desired-state-digest"
+/** [I] When the executor wrote this revision (RFC 3339): the start of the step, for its deadline. */
+export const ANNOTATION_WRITTEN_AT = "operator.aicr.run/written-at"
+
+export interface HelmSource {
+  readonly repoURL: string
+  readonly chart: string
+  readonly targetRevision: string
+  readonly helm?: { readonly releaseName?: string; readonly valuesObject?: unknown }
+}
+
+export interface ApplicationCondition {
+  readonly type: string
+  readonly message?: string
+}
+
+export interface ApplicationSpec {
+  readonly project: string
+  readonly source: HelmSource
+  readonly destination: { readonly server: string; readonly namespace: string }
+  readonly syncPolicy?: {
+    readonly automated?: { readonly enabled?: boolean; readonly prune?: boolean; readonly selfHeal?: boolean }
+    readonly syncOptions?: ReadonlyArray<string>
+    readonly retry?: { readonly limit?: number; readonly backoff?: { readonly duration?: string; readonly factor?: number; readonly maxDuration?: string } }
+  }
+  readonly ignoreDifferences?: ReadonlyArray<unknown>
+}
+
+export interface ApplicationStatus {
+  /** When Argo CD last compared the Application (every comparison sets it). */
+  readonly reconciledAt?: string
+  readonly sync?: { readonly status?: string; readonly revision?: string; readonly comparedTo?: { readonly source?: unknown } }
+  readonly health?: { readonly status?: string; readonly message?: string }
+  readonly operationState?: {
+    readonly phase?: string
+    readonly message?: string
+    readonly finishedAt?: string
+    readonly operation?: { readonly sync?: { readonly revision?: string } }
+    readonly syncResult?: { readonly revision?: string }
+  }
+  readonly conditions?: ReadonlyArray<ApplicationCondition>
+}
+
+/** An Argo CD Application as read from the API server (only the fields the operator uses are typed). */
+export interface Application extends KubeObject {
+  readonly metadata: ObjectMeta
+  readonly spec?: ApplicationSpec
+  readonly operation?: unknown
+  readonly status?: ApplicationStatus
+}
+
+/** Where a chart lives, as an OCI Helm source: `host/prefix/charts/<chart>:<version>` → repoURL, chart, version. */
+export const helmSourceOf = (ref: string): { readonly repoURL: string; readonly chart: string; readonly version: string } => {
+  const bare = ref.replace(/^oci:\/\//u, "").replace(/@sha256:[a-f0-9]{64}$/u, "")
+  const slash = bare.lastIndexOf("/")
+  const colon = bare.lastIndexOf(":")
+  if (slash <= 0 || colon <= slash + 1 || colon === bare.length - 1) throw new Error(`Not a chart reference host/repository/<chart>:<version>: ${ref}`)
+  return { repoURL: bare.slice(0, slash), chart: bare.slice(slash + 1, colon), version: bare.slice(colon + 1) }
+}
+
+export interface ReleaseApplication {
+  readonly name: string
+  readonly namespace: string
+  readonly project: string
+  readonly release: string
+  readonly destinationNamespace: string
+  /** `host/…/charts/<chart>:<version>` (no digest). */
+  readonly chartRef: string
+  readonly chartDigest: string
+  readonly valuesDigest: string
+  readonly values: Readonly<Record<string, unknown>>
+  readonly labels: Readonly<Record<string, string>>
+  readonly planDigest: string
+  readonly writtenAt: string
+  readonly ignoreDifferences?: ReadonlyArray<unknown>
+  /**
+   * How often Argo CD retries a failed sync before it reports the operation Failed (5 s, then doubling, at most 1 m
+   * apart). Argo CD 3.4 otherwise retries an automated sync 5 times over minutes, reporting phase Running meanwhile.
+   */
+  readonly syncRetries: number
+}
+
+/** Argo CD's retry backoff for the operator's Applications. */
+export const RETRY_BACKOFF = { duration: "5s", factor: 2, maxDuration: "1m" } as const
+
+/**
+ * The Application for one release. `syncPolicy.automated.enabled` is never part of it: suspension toggles only that
+ * field (`suspensionPatch`), so applying a release never fights a suspension and a suspension never owns the rest.
+ */
+export const releaseApplication = (r: ReleaseApplication) => {
+  const src = helmSourceOf(r.chartRef)
+  return {
+    apiVersion: APPLICATION_API_VERSION,
+    kind: "Application",
+    metadata: {
+      name: r.name,
+      namespace: r.namespace,
+      labels: r.labels,
+      annotations: {
+        [ANNOTATION_CHART_DIGEST]: r.chartDigest,
+        [ANNOTATION_VALUES_DIGEST]: r.valuesDigest,
+        [ANNOTATION_PLAN_DIGEST]: r.planDigest,
+        [ANNOTATION_WRITTEN_AT]: r.writtenAt,
+      },
+      finalizers: [RESOURCES_FINALIZER],
+    },
+    spec: {
+      project: r.project,
+      source: { repoURL: src.repoURL, chart: src.chart, targetRevision: src.version, helm: { releaseName: r.release, valuesObject: r.values } },
+      destination: { server: IN_CLUSTER, namespace: r.destinationNamespace },
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"], retry: { limit: r.syncRetries, backoff: RETRY_BACKOFF } },
+      ...(r.ignoreDifferences !== undefined && r.ignoreDifferences.length > 0 ? { ignoreDifferences: r.ignoreDifferences } : {}),
+    },
+  } satisfies KubeObject & { spec: ApplicationSpec }
+}
+
+/** Whether the Application carries the markers of this chart and values digest (it was written for them). */
+export const writtenFor = (app: Application, chartDigest: string, valuesDigest: string): boolean =>
+  app.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === chartDigest && app.metadata.annotations?.[ANNOTATION_VALUES_DIGEST] === valuesDigest

@@ -1,0 +1,47 @@
+/**
+ * Readiness at a revision: is an Application synced and healthy at the revision just written? Argo CD v3.4 reports
+ * `Healthy` for the old revision for a while after a change, sets `sync.revision` to the new target before anything
+ * is deployed, finishes the operation while `sync.status` still says OutOfSync, and runs follow-up syncs while the app
+ * already looks Synced and Healthy; the Application CRD has no status subresource, so `metadata.generation` moves on
+ * every status write. Only the full predicate below never advanced early on the recorded status sequences
+ * (../shared/spec/research/argocd-local.md §7–8; fixtures in this package's tests).
+ */
+import { isDeepStrictEqual } from "node:util"
+import type { Application } from "./application"
+
+/**
+ * Why app is not ready at revision (the chart version written as targetRevision); empty when it is:
+ * the last comparison is against the current spec.source, Synced, `sync.revision` is the target, Healthy, no operation
+ * requested or running, the last operation (if any) Succeeded at the target, and no `*Error` condition.
+ */
+export const notReadyAt = (app: Application, revision: string): string[] => {
+  const st = app.status ?? {}
+  const op = st.operationState
+  return [
+    ...(isDeepStrictEqual(st.sync?.comparedTo?.source, app.spec?.source) ? [] : ["Argo CD has not compared the written source yet"]),
+    ...(st.sync?.status === "Synced" ? [] : [`sync status ${st.sync?.status ?? "unknown"}`]),
+    ...(st.sync?.revision === revision ? [] : [`sync revision ${st.sync?.revision ?? "unknown"}, want ${revision}`]),
+    ...(st.health?.status === "Healthy" ? [] : [`health ${st.health?.status ?? "unknown"}${st.health?.message ? ` (${st.health.message})` : ""}`]),
+    ...(app.operation === undefined ? [] : ["a sync operation is requested or running"]),
+    ...(op === undefined || (op.phase === "Succeeded" && op.syncResult?.revision === revision)
+      ? []
+      : [`last operation ${op.phase ?? "unknown"} at ${op.syncResult?.revision ?? op.operation?.sync?.revision ?? "unknown"}${op.message ? `: ${op.message}` : ""}`]),
+    ...(st.conditions ?? []).filter((c) => c.type.endsWith("Error")).map((c) => `${c.type}: ${c.message ?? ""}`),
+  ]
+}
+
+export const isReadyAt = (app: Application, revision: string): boolean => notReadyAt(app, revision).length === 0
+
+/**
+ * Argo CD's own message when the sync of revision failed (operation phase Failed or Error for that revision, nothing
+ * retrying); undefined otherwise. With automated sync Argo CD does not retry a failed revision on its own.
+ */
+export const syncFailureAt = (app: Application, revision: string): string | undefined => {
+  if (app.operation !== undefined) return undefined
+  const op = app.status?.operationState
+  if (op === undefined || (op.phase !== "Failed" && op.phase !== "Error")) return undefined
+  const at = op.operation?.sync?.revision ?? op.syncResult?.revision
+  if (at !== undefined && at !== revision) return undefined
+  if (!isDeepStrictEqual(app.status?.sync?.comparedTo?.source, app.spec?.source)) return undefined
+  return op.message ?? `sync ${op.phase}`
+}
