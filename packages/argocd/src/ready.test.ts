@@ -67,3 +67,17 @@ describe("ready at the revision written (real Argo CD sequences)", () => {
     expect(notReadyAt(stale.app, stale.target)).toContain("sync status OutOfSync")
   })
 })
+
+describe("the comparison is against the written source, modulo what Argo CD drops", () => {
+  // Argo CD writes comparedTo.source without null-valued keys (seen with the real kube-prometheus-stack values of
+  // the EKS recipe: prometheus.prometheusSpec.storageSpec.emptyDir: null).
+  const app = (spec: unknown, compared: unknown): Application =>
+    ({ metadata: { name: "a" }, spec: { source: spec }, status: { sync: { status: "Synced", revision: "1.0.0", comparedTo: { source: compared } }, health: { status: "Healthy" } } }) as unknown as Application
+  const source = { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: { emptyDir: null }, keep: [1, null] } } }
+  it("a source whose only difference is a dropped null counts as compared", () => {
+    expect(isReadyAt(app(source, { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: {}, keep: [1, null] } } }), "1.0.0")).toBe(true)
+  })
+  it("any other difference does not", () => {
+    expect(notReadyAt(app(source, { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: { emptyDir: {} }, keep: [1, null] } } }), "1.0.0")).toEqual(["Argo CD has not compared the written source yet"])
+  })
+})

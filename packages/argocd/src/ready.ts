@@ -9,6 +9,21 @@
 import { isDeepStrictEqual } from "node:util"
 import type { Application } from "./application"
 
+/** A JSON value with every null-valued object key removed (recursively). */
+const withoutNulls = (v: unknown): unknown =>
+  Array.isArray(v)
+    ? v.map(withoutNulls)
+    : v !== null && typeof v === "object"
+      ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)]))
+      : v
+
+/**
+ * Whether Argo CD's last comparison was against the current `spec.source`. Argo CD drops null-valued keys of the
+ * source (`valuesObject: {storageSpec: {emptyDir: null}}` comes back without `emptyDir`, seen with the real
+ * kube-prometheus-stack values), so both sides are compared without them.
+ */
+export const comparedCurrentSource = (app: Application): boolean => isDeepStrictEqual(withoutNulls(app.status?.sync?.comparedTo?.source), withoutNulls(app.spec?.source))
+
 /**
  * Why app is not ready at revision (the chart version written as targetRevision); empty when it is:
  * the last comparison is against the current spec.source, Synced, `sync.revision` is the target, Healthy, no operation
@@ -18,7 +33,7 @@ export const notReadyAt = (app: Application, revision: string): string[] => {
   const st = app.status ?? {}
   const op = st.operationState
   return [
-    ...(isDeepStrictEqual(st.sync?.comparedTo?.source, app.spec?.source) ? [] : ["Argo CD has not compared the written source yet"]),
+    ...(comparedCurrentSource(app) ? [] : ["Argo CD has not compared the written source yet"]),
     ...(st.sync?.status === "Synced" ? [] : [`sync status ${st.sync?.status ?? "unknown"}`]),
     ...(st.sync?.revision === revision ? [] : [`sync revision ${st.sync?.revision ?? "unknown"}, want ${revision}`]),
     ...(st.health?.status === "Healthy" ? [] : [`health ${st.health?.status ?? "unknown"}${st.health?.message ? ` (${st.health.message})` : ""}`]),
@@ -42,6 +57,6 @@ export const syncFailureAt = (app: Application, revision: string): string | unde
   if (op === undefined || (op.phase !== "Failed" && op.phase !== "Error")) return undefined
   const at = op.operation?.sync?.revision ?? op.syncResult?.revision
   if (at !== undefined && at !== revision) return undefined
-  if (!isDeepStrictEqual(app.status?.sync?.comparedTo?.source, app.spec?.source)) return undefined
+  if (!comparedCurrentSource(app)) return undefined
   return op.message ?? `sync ${op.phase}`
 }
