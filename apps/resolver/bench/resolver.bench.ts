@@ -124,7 +124,13 @@ try {
   // One relevant change: a new driver on one node (its GPU feature discovery labels).
   const tRelevant = performance.now()
   await kubeRequest(info, { method: "PATCH", path: "/api/v1/nodes/kwok-gpu-1", contentType: "application/merge-patch+json", body: { metadata: { labels: { "nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "95", "nvidia.com/cuda.driver.rev": "05" } } } })
-  await resolvedAt(digest)
+  await resolvedAt(digest).catch(async (e: unknown) => {
+    // What the resolver reports when the change did not resolve in time (to stderr, which the bench runner shows).
+    const r = await runtime()
+    const js = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/batch/v1/namespaces/${ns}/jobs` }), "jobs") as { items: Array<{ metadata: { name: string }; status?: unknown }> }
+    process.stderr.write(`${JSON.stringify({ conditions: r.status?.conditions, jobs: js.items.map((j) => [j.metadata.name, j.status]) })}\n`)
+    throw e
+  })
   const relevantSeconds = +((performance.now() - tRelevant) / 1000).toFixed(1)
   await new Promise((r) => setTimeout(r, 3000))
   const jobsAfterRelevant = await jobs()

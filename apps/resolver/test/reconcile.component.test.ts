@@ -228,7 +228,7 @@ describe("resolver reconcile", () => {
       const job = t.fake.peek<KubeObject & { spec: { template: { spec: { serviceAccountName: string; hostPID: boolean; affinity: object; containers: Array<{ env: Array<{ name: string }> }> } } } }>(Core.Job, key)!
       expect(job.spec.template.spec).toMatchObject({ serviceAccountName: "aicr-agent", hostPID: true })
       expect(JSON.stringify(job.spec.template.spec.affinity)).toContain('"matchFields":[{"key":"metadata.name","operator":"In","values":["g1"]}]')
-      expect(job.spec.template.spec.containers[0]!.env.map((e) => e.name)).toEqual(expect.arrayContaining(["AICR_AGENT_MODE", "NODE_NAME"]))
+      expect(job.spec.template.spec.containers[0]!.env.map((e) => e.name)).toEqual(expect.arrayContaining(["AICR_AGENT_MODE", "NODE_NAME", "AICR_MAX_NODES_PER_ENTRY"]))
       // The real agent's output with no cluster to read (no K8s facts).
       t.finish(key, 0, "", snapshotNoCluster)
       yield* t.run

@@ -259,6 +259,9 @@ export const bundleJob = (s: AicrJobSettings, inputDigest: string, recipeConfigM
  * and `NODE_NAME` from the downward API, writing `cm://<ns>/<job>`. It needs the host's view (hostPID/Network,
  * privileged, /run/systemd and /etc/os-release) to read the GPU, OS and systemd facts.
  */
+/** Node names kept per taint/label entry of the snapshot's topology (AICR appends "(+N more)"). */
+export const MAX_NODES_PER_ENTRY = 16
+
 export const snapshotJob = (s: AicrJobSettings, inputDigest: string, node: string): AicrObject => {
   const name = jobName("snapshot", inputDigest)
   const job = jobObject(s, {
@@ -275,6 +278,9 @@ export const snapshotJob = (s: AicrJobSettings, inputDigest: string, node: strin
       { name: "AICR_AGENT_MODE", value: "true" },
       { name: "AICR_LOG_PREFIX", value: "agent" },
       { name: "NODE_NAME", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } },
+      // Node lists in the topology entries, bounded: unbounded, a 5,000-node cluster's snapshot passes the 1 MiB a
+      // ConfigMap holds and AICR fails writing it (INTERNAL, "Too long").
+      { name: "AICR_MAX_NODES_PER_ENTRY", value: String(MAX_NODES_PER_ENTRY) },
     ],
     volumes: [
       { name: "run-systemd", mountPath: "/run/systemd", source: { hostPath: { path: "/run/systemd", type: "Directory" } } },
