@@ -303,3 +303,17 @@ describe("planner: decide", () => {
     expect(missing.plan).toMatchObject({ _tag: "Blocked", reason: "PlanUnreadable", message: expect.stringContaining("does not exist") })
   })
 })
+
+describe("planner: status.plans", () => {
+  it("names the rollout's step only once it is approved", async () => {
+    const { runtimeStatus } = await import("./status")
+    const target = planOf(V0_11)
+    const o = observed({ plans: new Map([planRead(target)]) })
+    const waiting = { ...rollout("cluster-aaaaaaaaaaaa-1", target.desiredStateDigest), status: { steps: { total: 4, done: 0, current: "1/4 cert-manager (Install)" } } } as RuntimeRollout
+    const d = { ...decide(o), open: waiting }
+    expect(runtimeStatus(o, d).plans).toMatchObject({ rollout: { name: "cluster-aaaaaaaaaaaa-1" } })
+    expect((runtimeStatus(o, d).plans as { rollout: { step?: string } }).rollout.step).toBeUndefined()
+    const approved = { ...waiting, spec: { ...waiting.spec, approval: { approvedBy: "bob", reason: "ok", approvedAt: "t", expiresAt: "t", toDigest: target.desiredStateDigest } } } as RuntimeRollout
+    expect((runtimeStatus(o, { ...d, open: approved }).plans as { rollout: { step?: string } }).rollout.step).toBe("1/4 cert-manager (Install)")
+  })
+})

@@ -86,7 +86,8 @@ export const runtimeStatus = (o: Observed, d: Decision): StatusWrite => {
     now: o.now,
   })
   const open = d.open
-  const step = open ? stepOf(open) : undefined
+  // The step counts only once someone approved: before that the executor may name the first step, which is not running.
+  const step = open && open.spec.approval !== undefined ? stepOf(open) : undefined
   const plans = {
     ...(d.active !== undefined ? { active: d.active } : {}),
     ...(d.target !== undefined ? { target: d.target } : {}),
