@@ -9,6 +9,7 @@
  *   major; `breaking` = a major bump, a 0.x minor bump or a changed prerelease, as AICR defines it) — and rates every
  *   change `unknown`, because this AICR version cannot rate transitions. Never `safe` without AICR saying so.
  */
+import { capabilitiesOf } from "@aicr/aicr"
 import type { Plan, PlanRelease, Verdict } from "@aicr/api"
 import { Schema } from "effect"
 import semver from "semver"
@@ -67,7 +68,11 @@ const versionOf = (r: PlanRelease | undefined) => r?.upstream?.version
 
 /** The operator's own assessment (AICR without upgrade-check): every change `unknown`, with the reason why. */
 export const assessWithoutUpgradeCheck = (from: Plan | undefined, to: Plan, aicrVersion: string): Assessment => {
-  const why = `AICR ${aicrVersion} has no upgrade-check, so it cannot rate this transition; an approver must judge it`
+  // What the pinned AICR can do decides the wording: 0.x has no upgrade-check at all; for 1.x the planner does not
+  // run it yet (its report parser is below, the Job is not wired in).
+  const why = capabilitiesOf(aicrVersion)?.upgradeCheck
+    ? `AICR ${aicrVersion} has upgrade-check, but this operator does not run it yet, so the transition is not rated; an approver must judge it`
+    : `AICR ${aicrVersion} has no upgrade-check, so it cannot rate this transition; an approver must judge it`
   const before = new Map((from?.releases ?? []).map((r) => [r.name, r]))
   const after = new Map(to.releases.map((r) => [r.name, r]))
   const rows: AssessedComponent[] = []

@@ -158,6 +158,11 @@ describe("planner: assessment without upgrade-check", () => {
     expect(a.summary).toEqual({ components: 2, failing: 2 })
   })
 
+  it("says why nothing is rated: no upgrade-check in 0.x; not run yet for a 1.x AICR (its capabilities say it has one)", () => {
+    expect(assessWithoutUpgradeCheck(planOf(V0_10), planOf(V0_11), "v1.3.0").components[0]!.explanation).toContain("AICR v1.3.0 has upgrade-check, but this operator does not run it yet")
+    expect(assessWithoutUpgradeCheck(planOf(V0_10), planOf(V0_11), "v1.3.0").components.every((c) => c.verdict !== "safe")).toBe(true)
+  })
+
   it("a first install lists every component as added, with no verdict", () => {
     const a = assessWithoutUpgradeCheck(undefined, planOf(V0_11), "v0.11.1")
     expect(a.components.map((c) => [c.component, c.change, c.verdict])).toEqual(V0_11.map((c) => [c.name, "added", undefined]))
