@@ -18,6 +18,7 @@
  * | `--job-ttl SECONDS` | | ttlSecondsAfterFinished (default 3600) |
  */
 import { type AicrJobSettings, type Capabilities, capabilitiesOf, DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
+import { readAppFlags } from "@aicr/runtime"
 import { Context, Layer } from "effect"
 
 export interface ResolverSettings {
@@ -71,19 +72,9 @@ const seconds = (v: string | undefined, fallback: number, flag: string): number 
 
 /** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): ResolverSettings => {
-  const given = new Map<string, string[]>()
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([a-z-]+)(?:=(.*))?$/u.exec(argv[i]!)
-    if (m === null || !(m[1]! in ENV)) throw new Error(`unknown argument ${argv[i]}`)
-    const value = m[2] ?? argv[++i]
-    if (value === undefined) throw new Error(`--${m[1]} needs a value`)
-    given.set(m[1]!, [...(given.get(m[1]!) ?? []), value])
-  }
-  const many = (f: string): string[] => {
-    const fromEnv = ENV[f] ? env[ENV[f]] : undefined
-    return (given.get(f) ?? (fromEnv ? [fromEnv] : [])).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "")
-  }
-  const one = (f: string): string | undefined => given.get(f)?.at(-1) ?? (ENV[f] ? env[ENV[f]] || undefined : undefined)
+  const flags = readAppFlags(argv, env, ENV)
+  const many = (f: string): string[] => flags.all(f).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "")
+  const one = (f: string): string | undefined => flags.one(f)
   const version = one("aicr-version")
   if (version === undefined) throw new Error("--aicr-version (or AICR_VERSION) is required, e.g. v0.11.1")
   const caps = capabilitiesOf(version)

@@ -13,7 +13,7 @@
  *
  * Durations: `<n>ms`, `<n>s`, `<n>m`, `<n>h`.
  */
-import { parseDurationMs } from "@aicr/runtime"
+import { parseDurationMs, readAppFlags } from "@aicr/runtime"
 import { Context, Layer } from "effect"
 
 export interface ExecutorSettings {
@@ -37,7 +37,8 @@ const ENV = {
   "engine-namespace": "AICR_ENGINE_NAMESPACE",
   "engine-project": "AICR_ENGINE_PROJECT",
   "step-timeout": "AICR_STEP_TIMEOUT",
-  "release-step-timeout": undefined,
+  // No environment fallback: repeatable RELEASE=DURATION pairs.
+  "release-step-timeout": "",
   "sync-retries": "AICR_SYNC_RETRIES",
   "engine-stale-after": "AICR_ENGINE_STALE_AFTER",
 } as const
@@ -60,21 +61,14 @@ const retries = (v: string): number => {
 }
 
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): ExecutorSettings => {
-  const values: Partial<Record<Flag, string>> = {}
+  const flags = readAppFlags(argv, env, ENV)
   const releaseTimeoutsMs: Record<string, number> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([a-z-]+)(?:=(.*))?$/u.exec(argv[i]!)
-    const name = m?.[1] as Flag | undefined
-    if (m === null || name === undefined || !(name in ENV)) throw new Error(`unknown argument ${argv[i]}`)
-    const value = m[2] ?? argv[++i]
-    if (value === undefined) throw new Error(`--${name} needs a value`)
-    if (name === "release-step-timeout") {
-      const kv = /^([a-z0-9][a-z0-9-]*)=(.+)$/u.exec(value)
-      if (kv === null) throw new Error(`--release-step-timeout must be RELEASE=DURATION (got ${JSON.stringify(value)})`)
-      releaseTimeoutsMs[kv[1]!] = duration(name, kv[2]!)
-    } else values[name] = value
+  for (const value of flags.all("release-step-timeout")) {
+    const kv = /^([a-z0-9][a-z0-9-]*)=(.+)$/u.exec(value)
+    if (kv === null) throw new Error(`--release-step-timeout must be RELEASE=DURATION (got ${JSON.stringify(value)})`)
+    releaseTimeoutsMs[kv[1]!] = duration("release-step-timeout", kv[2]!)
   }
-  const one = (f: Exclude<Flag, "release-step-timeout">): string | undefined => values[f] ?? (env[ENV[f]] || undefined)
+  const one = (f: Exclude<Flag, "release-step-timeout">): string | undefined => flags.one(f)
   return {
     namespace: one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system",
     engineNamespace: one("engine-namespace") ?? "argocd",
