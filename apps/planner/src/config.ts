@@ -7,6 +7,7 @@
  * | `--stabilization-window DURATION` | `AICR_STABILIZATION_WINDOW` | how long a new target must hold still before its rollout is created (default `10m`) |
  * | `--rollout-deadline DURATION` | `AICR_ROLLOUT_DEADLINE` | an unapproved rollout expires this long after it is created (default `24h`) |
  * | `--engine-project NAME` | `AICR_ENGINE_PROJECT` | the Argo CD AppProject plans name (default `aicr`) |
+ * | `--engine-namespace NAME` | `AICR_ENGINE_NAMESPACE` | Argo CD's namespace, whose Applications re-adoption reads (default `argocd`) |
  *
  * Durations: `<n>ms`, `<n>s`, `<n>m`, `<n>h`, or a bare number of seconds.
  */
@@ -18,6 +19,7 @@ export interface PlannerSettings {
   readonly windowMs: number
   readonly deadlineMs: number
   readonly project: string
+  readonly engineNamespace: string
 }
 
 export class PlannerConfig extends Context.Service<PlannerConfig, PlannerSettings>()("@aicr/planner/PlannerConfig") {
@@ -31,6 +33,7 @@ const FLAGS = {
   "stabilization-window": "AICR_STABILIZATION_WINDOW",
   "rollout-deadline": "AICR_ROLLOUT_DEADLINE",
   "engine-project": "AICR_ENGINE_PROJECT",
+  "engine-namespace": "AICR_ENGINE_NAMESPACE",
 } as const
 const duration = (flag: string, v: string): number => {
   try {
@@ -49,5 +52,6 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
     windowMs: duration("stabilization-window", flags.one("stabilization-window") ?? "10m"),
     deadlineMs,
     project: flags.one("engine-project") ?? "aicr",
+    engineNamespace: flags.one("engine-namespace") ?? "argocd",
   }
 }

@@ -8,11 +8,12 @@ import {
   type RuntimeRollout, type RuntimeRolloutSpec,
 } from "@aicr/api"
 import { shortDigest } from "@aicr/conditions"
+import { adoptionOf } from "./adopt"
 import { type Assessment, assessWithoutUpgradeCheck, blockedBy } from "./assess"
 import { composePlan, readContent } from "./compose"
 import type { Observed } from "./gather"
 import { attemptsFor, isApproved, outcomeOf, reachedOutcome, viewRollouts } from "./rollouts"
-import { planSteps, rolloutKind } from "./steps"
+import { adoptSteps, planSteps, rolloutKind } from "./steps"
 
 export interface Close {
   readonly rollout: RuntimeRollout
@@ -28,7 +29,7 @@ export interface NewRollout {
 export type PlanState =
   | { readonly _tag: "AwaitingResolution"; readonly message: string }
   | { readonly _tag: "Stabilizing"; readonly message: string; readonly until: number }
-  | { readonly _tag: "Blocked"; readonly reason: "TransitionBlocked" | "PlanUnreadable" | "Conflict"; readonly message: string }
+  | { readonly _tag: "Blocked"; readonly reason: "TransitionBlocked" | "PlanUnreadable" | "Conflict" | "OrphanedObjectsPresent" | "AdoptionBlocked"; readonly message: string }
   | { readonly _tag: "Planned"; readonly message: string }
 
 export interface Decision {
@@ -55,6 +56,7 @@ const targetOf = (o: Observed): { plan: Plan; pinned: boolean } | PlanState => {
     const found = o.plans.get(pin)
     if (found === undefined) return { _tag: "Blocked", reason: "PlanUnreadable", message: `spec.pin names plan ${shortDigest(pin)}, which does not exist (kubectl get configmaps -n ${o.namespace} -l operator.aicr.run/role=plan lists the plans)` }
     if (!found.ok) return { _tag: "Blocked", reason: "PlanUnreadable", message: `the pinned plan ${found.configMap} is unreadable: ${found.why}` }
+    if (found.plan.source === "Adoption") return { _tag: "Blocked", reason: "PlanUnreadable", message: `spec.pin names plan ${shortDigest(pin)}, which was rebuilt from live Applications at an adoption and holds no values, so it cannot be rolled out again; pin a plan composed from a resolution` }
     return { plan: found.plan, pinned: true }
   }
   if (o.resolved.status !== "True") return { _tag: "AwaitingResolution", message: `Waiting for Resolved=True at generation ${o.generation ?? 0}: Resolved is ${o.resolved.status}/${o.resolved.reason}` }
@@ -90,7 +92,30 @@ export const decide = (o: Observed): Decision => {
   const active = view.active
   const base = { closes, active, writePlan: undefined, create: undefined, ended: undefined }
 
-  const t = targetOf(o)
+  // An Adopt rollout runs to its end first: no resolution target supersedes it (ADR 20261202-re-adoption).
+  const adopting = view.open?.spec.kind === "Adopt" ? view.open : undefined
+  if (adopting !== undefined) {
+    const wait = isApproved(adopting) ? "" : `; approve it: kubectl aicr approve ${adopting.metadata.name}`
+    return { ...base, plan: { _tag: "Planned", message: `Rollout ${adopting.metadata.name} adopts the running stack as plan ${shortDigest(adopting.spec.toDigest)}${wait}` }, target: adopting.spec.toDigest, targetSince: undefined, open: adopting }
+  }
+  // Re-adoption comes before any resolution: the stack that runs is taken back first, as it is.
+  const adoption = view.open !== undefined && isApproved(view.open)
+    ? ({ _tag: "None" } as const)
+    : adoptionOf({
+      runtimeUID: uid,
+      adoptFrom: o.runtime.spec.adoption?.fromRuntimeUID,
+      applications: o.applications,
+      hasPlan: (digest) => o.plans.get(digest)?.ok === true,
+      engineNamespace: o.engineNamespace,
+      project: o.project,
+      now: iso(o.now),
+    })
+  if (adoption._tag === "Orphaned" || adoption._tag === "Blocked") {
+    const reason = adoption._tag === "Orphaned" ? "OrphanedObjectsPresent" : "AdoptionBlocked"
+    return { ...base, plan: { _tag: "Blocked", reason, message: adoption.message }, target: o.status?.target, targetSince: undefined, open: view.open }
+  }
+  const adopt = adoption._tag === "Adopt"
+  const t = adopt ? { plan: adoption.plan, pinned: false } : targetOf(o)
   if ("_tag" in t) return { ...base, plan: t, target: o.status?.target, targetSince: undefined, open: view.open }
   const target = t.plan.desiredStateDigest
   const writePlan = o.plans.has(target) ? undefined : t.plan
@@ -119,13 +144,14 @@ export const decide = (o: Observed): Decision => {
   }
 
   const until = since + o.windowMs
-  if (o.now < until) {
+  if (!adopt && o.now < until) {
     const left = Math.ceil((until - o.now) / 1000)
     return { ...withTarget, plan: { _tag: "Stabilizing", until, message: `Target plan ${shortDigest(target)} must hold still until ${iso(until)} (${left}s left) before a rollout is created` }, open: undefined }
   }
 
-  const from = active === undefined ? undefined : o.plans.get(active)
-  if (active !== undefined && (from === undefined || !from.ok)) {
+  // An adoption starts from the plan it rebuilt: the stack as it runs.
+  const from = adopt ? { ok: true as const, plan: t.plan, configMap: "" } : active === undefined ? undefined : o.plans.get(active)
+  if (!adopt && active !== undefined && (from === undefined || !from.ok)) {
     return { ...withTarget, plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `the active plan ${shortDigest(active)} ${from === undefined ? "has no plan ConfigMap" : `is unreadable: ${from.ok ? "" : from.why}`}` }, open: undefined }
   }
   const fromPlan = from?.ok ? from.plan : undefined
@@ -139,13 +165,13 @@ export const decide = (o: Observed): Decision => {
   const requestedBy = o.runtime.metadata.annotations?.[ANNOTATION_EDITED_BY]
   const spec: RuntimeRolloutSpec = {
     runtimeUID: uid,
-    ...(active !== undefined ? { fromDigest: active } : {}),
+    ...(adopt ? { fromDigest: target } : active !== undefined ? { fromDigest: active } : {}),
     toDigest: target,
-    kind: rolloutKind(active, t.pinned),
+    kind: adopt ? "Adopt" : rolloutKind(active, t.pinned),
     deadline: iso(o.now + o.deadlineMs),
     requiresApproval: true,
     ...(requestedBy ? { requestedBy } : {}),
-    steps: planSteps(fromPlan, t.plan, assessment),
+    steps: adopt ? adoptSteps(t.plan) : planSteps(fromPlan, t.plan, assessment),
   }
   const rollout: RuntimeRollout = {
     apiVersion: "operator.aicr.run/v1alpha1",
@@ -153,5 +179,6 @@ export const decide = (o: Observed): Decision => {
     metadata: { name, labels: { [LABEL_RUNTIME_UID]: uid, [LABEL_PLAN]: planKey(target) } },
     spec,
   }
-  return { ...withTarget, plan: { _tag: "Planned", message: `Rollout ${name} targets plan ${shortDigest(target)}` }, create: { rollout, assessment }, open: rollout }
+  const message = adopt ? `Rollout ${name} adopts the running stack (runtime ${adoption.from.join(", ")}) as plan ${shortDigest(target)}, rebuilt from its Applications` : `Rollout ${name} targets plan ${shortDigest(target)}`
+  return { ...withTarget, plan: { _tag: "Planned", message }, create: { rollout, assessment }, open: rollout }
 }

@@ -3,7 +3,8 @@
  * through `current`), the resolution's content ConfigMap, every plan ConfigMap (read and verified with `readPlan`),
  * and the runtime's RuntimeRollouts.
  */
-import { type ClusterRuntime, type ClusterRuntimeStatus, Core, type KubeObject, LABEL_ROLE, Mirrored, type Plan, PLAN_DATA_KEY, readPlan, Resolved, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind } from "@aicr/api"
+import { ArgoCD, type ClusterRuntime, type ClusterRuntimeStatus, Core, type KubeObject, LABEL_ROLE, LABEL_RUNTIME_UID, Mirrored, type Plan, PLAN_DATA_KEY, readPlan, Resolved, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind } from "@aicr/api"
+import type { Application } from "@aicr/argocd"
 import { current, type CurrentCondition } from "@aicr/conditions"
 import { Kube, type KubeError } from "@aicr/kube"
 import { Clock, Effect, Option, Result } from "effect"
@@ -25,6 +26,9 @@ export interface Observed {
   /** Plan ConfigMaps by the desiredStateDigest they are named for (annotation), read and verified. */
   readonly plans: ReadonlyMap<string, PlanRead>
   readonly rollouts: ReadonlyArray<RuntimeRollout>
+  /** Argo CD Applications in the engine namespace that carry a runtime-uid label (re-adoption reads them). */
+  readonly applications: ReadonlyArray<Application>
+  readonly engineNamespace: string
   readonly namespace: string
   readonly project: string
   readonly windowMs: number
@@ -62,6 +66,11 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
     const planList = yield* kube.list<ConfigMap>(Core.ConfigMap, { namespace: config.namespace, labelSelector: `${LABEL_ROLE}=${ROLE_PLAN}` })
     const plans = new Map(planList.items.map(readPlanConfigMap).filter((e): e is [string, PlanRead] => e !== undefined))
     const rollouts = (yield* kube.list<RuntimeRollout>(RuntimeRolloutKind)).items
+    // No Argo CD (its CRD missing) is the step-executor's to report (EngineAvailable); nothing to adopt then.
+    const applications = yield* kube.list<Application>(ArgoCD.Application, { namespace: config.engineNamespace, labelSelector: LABEL_RUNTIME_UID }).pipe(
+      Effect.map((l) => l.items),
+      Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.succeed([] as Application[])),
+    )
     return {
       runtime,
       generation: runtime.metadata.generation,
@@ -73,6 +82,8 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
       content,
       plans,
       rollouts,
+      applications,
+      engineNamespace: config.engineNamespace,
       namespace: config.namespace,
       project: config.project,
       windowMs: config.windowMs,

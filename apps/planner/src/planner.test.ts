@@ -81,6 +81,8 @@ const observed = (o: Partial<Observed> & { rt?: ClusterRuntime } = {}): Observed
     content: { _tag: "Found", data: content(V0_11) },
     plans: new Map(),
     rollouts: [],
+    applications: [],
+    engineNamespace: "argocd",
     namespace: "aicr-system",
     project: "aicr",
     windowMs: 0,

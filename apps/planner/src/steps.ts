@@ -40,3 +40,7 @@ export const planSteps = (from: Plan | undefined, to: Plan, assessment: Assessme
 
 /** What kind of transition: the first install, a pin to an earlier plan, or an upgrade of the active plan. */
 export const rolloutKind = (active: string | undefined, pinned: boolean): RolloutKind => (active === undefined ? "Install" : pinned ? "Rollback" : "Upgrade")
+
+/** The steps of an adoption: every release of the rebuilt plan, in its order, taken back as it runs (relabelled). */
+export const adoptSteps = (plan: Plan): RolloutStep[] =>
+  [...plan.releases].sort((a, b) => a.order - b.order).map((r) => ({ release: r.name, namespace: r.namespace, action: "Adopt" as const, ...(versionOf(r) ? { from: versionOf(r), to: versionOf(r) } : {}) }))

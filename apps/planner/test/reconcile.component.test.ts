@@ -14,7 +14,7 @@ const NS = "aicr-system"
 const T0 = Date.parse("2026-12-02T10:00:00Z")
 const UID = "6a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 const INPUT = sha256("input")
-const settings: PlannerSettings = { namespace: NS, windowMs: 60_000, deadlineMs: 86_400_000, project: "aicr" }
+const settings: PlannerSettings = { namespace: NS, windowMs: 60_000, deadlineMs: 86_400_000, project: "aicr", engineNamespace: "argocd" }
 
 const comps = [
   { name: "cert-manager", namespace: "cert-manager", chart: "cert-manager", version: "v1.17.2", source: "https://charts.jetstack.io" },

@@ -16,7 +16,8 @@ import {
   Approved, deploymentValidationOf, LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, type PlanRelease, planKey, Progressing, type RolloutStep, type RuntimeRollout, ValidationReady,
 } from "@aicr/api"
 import {
-  ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, helmSourceOf, notReadyAt, releaseApplication, suspended, syncFailureAt, writtenFor,
+  ANNOTATION_PLAN_DIGEST, ANNOTATION_SPEC_DIGEST, ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, helmSourceOf, notReadyAt, readRecord, releaseApplication, specDigest, suspended, syncFailureAt,
+  writtenFor,
 } from "@aicr/argocd"
 import { current } from "@aicr/conditions"
 import type { Observed } from "./gather"
@@ -74,6 +75,10 @@ export const revisionText = (r: PlanRelease) => `${helmSourceOf(r.chart.ref).ver
 export const stepLabel = (i: number, total: number, s: RolloutStep) => `${i}/${total} ${s.release} (${s.action})`
 
 const isOurs = (o: Observed, app: Application) => app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.metadata.uid && o.runtime.metadata.uid !== undefined
+/** An Application an Adopt step may take over: ours, or of the runtime spec.adoption names. */
+const isAdoptable = (o: Observed, app: Application) => isOurs(o, app) || (o.runtime.spec.adoption !== undefined && app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.spec.adoption.fromRuntimeUID)
+/** Adopted: relabelled for this runtime and the adopting plan (the step's one write). */
+const adoptedFor = (o: Observed, app: Application, digest: string) => isOurs(o, app) && app.metadata.annotations?.[ANNOTATION_PLAN_DIGEST] === digest
 const timeoutOf = (o: Observed, release: string) => o.settings.releaseTimeoutsMs[release] ?? o.settings.stepTimeoutMs
 const fmt = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
 
@@ -81,7 +86,7 @@ type Raw = Omit<StepView, "index" | "step"> & { readonly written: boolean; reado
 
 /** One step as the live Application shows it. */
 const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep, release: PlanRelease | undefined, app: Application | undefined): Raw => {
-  if (app !== undefined && !isOurs(o, app)) {
+  if (app !== undefined && !(step.action === "Adopt" ? isAdoptable(o, app) : isOurs(o, app))) {
     const owner = app.metadata.labels?.[LABEL_RUNTIME_UID]
     return { state: "Pending", written: false, foreign: `Application ${o.settings.engineNamespace}/${app.metadata.name} ${owner ? `belongs to runtime ${owner}` : "was not created by this operator"}; it is never adopted or changed` }
   }
@@ -95,6 +100,7 @@ const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep, relea
   if (release === undefined || app === undefined || !writtenFor(app, release.chart.digest, release.values.digest) || app.spec?.destination.namespace !== release.namespace) {
     return { state: "Pending", written: false }
   }
+  if (step.action === "Adopt" && !adoptedFor(o, app, rollout.spec.toDigest)) return { state: "Pending", written: false }
   const revision = helmSourceOf(release.chart.ref).version
   const writtenRevision = revisionText(release)
   const writtenAt = Date.parse(app.metadata.annotations?.[ANNOTATION_WRITTEN_AT] ?? "")
@@ -131,7 +137,20 @@ const gate = (o: Observed, rollout: RuntimeRollout): { reason: Blocked; message:
   return undefined
 }
 
-const KNOWN_ACTIONS = new Set(["Install", "Upgrade", "Move", "Remove"])
+const KNOWN_ACTIONS = new Set(["Install", "Upgrade", "Move", "Remove", "Adopt"])
+
+/** Why an Application to adopt no longer is what the plan was rebuilt from (undefined when it still is). */
+const adoptDrift = (app: Application | undefined, release: PlanRelease): string | undefined => {
+  if (app === undefined) return "it is gone"
+  const read = readRecord(app)
+  if (!read.ok) return read.why
+  if (app.metadata.annotations?.[ANNOTATION_SPEC_DIGEST] !== specDigest(app.spec)) return "its spec was changed after it was written"
+  const r = read.record.release
+  if (r.chart.digest !== release.chart.digest || r.values.digest !== release.values.digest || !writtenFor(app, release.chart.digest, release.values.digest) || app.spec?.destination.namespace !== release.namespace) {
+    return "it no longer carries the chart, values and namespace the plan was rebuilt from"
+  }
+  return undefined
+}
 
 const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision => {
   const steps = rollout.spec.steps ?? []
@@ -183,6 +202,14 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
   const release = releases.get(step.release)
   if (release === undefined) return blocked("PlanUnreadable", `step ${label}: the target plan has no release ${step.release}`)
   if (step.action === "Move" && !apps.has(step.release)) return blocked("MovedReleaseMissing", `step ${label}: Application ${step.release} is not at its old location`)
+  const live = apps.get(step.release)
+  if (plan.source === "Adoption" && step.action !== "Adopt") return blocked("PlanUnreadable", `step ${label}: plan ${plan.desiredStateDigest} was rebuilt from live Applications and holds no values; only an Adopt step can use it`)
+  if (step.action === "Adopt") {
+    const drift = adoptDrift(live, release)
+    if (drift !== undefined) return blocked("InventoryDrift", `step ${label}: Application ${o.settings.engineNamespace}/${step.release} cannot be adopted: ${drift}; the planner rebuilds the plan once the rollout ends`)
+  }
+  // Adopting rewrites the Application as it is (its live values, verified by the spec digest), only relabelled.
+  const adopted = step.action === "Adopt" && live?.spec !== undefined ? live.spec : undefined
   const application = releaseApplication({
     name: release.name,
     namespace: o.settings.engineNamespace,
@@ -192,12 +219,13 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
     chartRef: release.chart.ref,
     chartDigest: release.chart.digest,
     valuesDigest: release.values.digest,
-    values: values.get(release.name) ?? {},
+    values: adopted !== undefined ? ((adopted.source.helm?.valuesObject ?? {}) as Record<string, unknown>) : (values.get(release.name) ?? {}),
     labels: { [LABEL_RUNTIME_UID]: o.runtime.metadata.uid!, [LABEL_RELEASE]: release.name, [LABEL_PLAN]: planKey(plan.desiredStateDigest) },
     planDigest: plan.desiredStateDigest,
     writtenAt: iso(o.now),
-    syncRetries: o.settings.syncRetries,
+    syncRetries: adopted?.syncPolicy?.retry?.limit ?? o.settings.syncRetries,
     ...(release.ignoreDifferences !== undefined ? { ignoreDifferences: release.ignoreDifferences } : {}),
+    record: { release, plan: plan.releases.map((r) => r.name) },
   })
   // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
   const message = `Waiting for ${application.spec.source.targetRevision}: ${notReadyAt(application, application.spec.source.targetRevision).join("; ")}`

@@ -62,6 +62,8 @@ const readTarget = (kube: KubeShape, s: ExecutorSettings, digest: string): Effec
     if (Result.isFailure(read)) return { ok: false, why: `plan ConfigMap ${name}: ${read.failure}` } as const
     const plan = read.success
     if (plan.desiredStateDigest !== digest) return { ok: false, why: `plan ConfigMap ${name} holds plan ${plan.desiredStateDigest}, not ${digest}` } as const
+    // A plan rebuilt from live Applications holds no values: only Adopt steps (which keep the live ones) use it.
+    if (plan.source === "Adoption") return { ok: true, plan, values: new Map() } as const
     const ref = plan.content.find((c) => c.key === "values.json")
     let files: Record<string, string> = {}
     if (ref !== undefined) {

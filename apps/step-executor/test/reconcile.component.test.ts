@@ -2,7 +2,10 @@
 // idempotence, room, errors; design/style.md §B.7), plus the executor's own: one Application per step, advance only
 // at the revision written, the approval and validation gates, ForeignObject, sync failure and deadline, revocation,
 // removal, suspendEngine and a restart that rebuilds everything from the API server.
-import { ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, type RuntimeRollout, RuntimeRolloutKind } from "@aicr/api"
+import {
+  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, encodePlan, LABEL_OUTCOME, LABEL_ROLE, PLAN_DATA_KEY, planConfigMapName, ROLE_PLAN, type RuntimeRollout,
+  RuntimeRolloutKind,
+} from "@aicr/api"
 import { ANNOTATION_CHART_DIGEST, type Application } from "@aicr/argocd"
 import { eventRecorderLayer } from "@aicr/kube"
 import { makeFakeKube } from "@aicr/testing"
@@ -333,6 +336,58 @@ describe("step-executor reconcile", () => {
         yield* t.fake.kube.delete(Core.ConfigMap, `${NAMESPACE}/aicr-plan-${t.plan.desiredStateDigest.slice(7, 39)}`)
         yield* t.run
         expect(t.progressing()).toMatchObject({ status: "False", reason: "PlanUnreadable" })
+        expect(t.appWrites()).toHaveLength(0)
+      }),
+    ))
+
+  it.effect("Adopt: relabels each Application of the adopted runtime once, keeping its live spec, and only when spec.adoption names it", () =>
+    at0(
+      Effect.gen(function* () {
+        const OLD = "11111111-1111-4111-8111-111111111111"
+        const t = setup()
+        for (const r of CHAIN) {
+          yield* t.run
+          yield* t.argo(r.name, readyStatus)
+        }
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
+        // The operator's namespace is lost: the plan and content ConfigMaps go; the runtime that wrote the stack is
+        // gone too (its UID stays on the Applications). What is left is rebuilt into an Adoption plan (no values).
+        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { metadata: { labels: { [LABEL_OUTCOME]: "Succeeded" } } } })
+        for (const r of CHAIN) yield* t.fake.kube.patch(ArgoCD.Application, `argocd/${r.name}`, { type: "merge", body: { metadata: { labels: { "operator.aicr.run/runtime-uid": OLD } } } }, { fieldManager: "aicr-step-executor" })
+        const cms = yield* t.fake.kube.list(Core.ConfigMap, { namespace: NAMESPACE })
+        for (const cm of cms.items) yield* t.fake.kube.delete(Core.ConfigMap, `${NAMESPACE}/${cm.metadata.name}`)
+        const adopted = { ...t.plan, source: "Adoption" as const, content: [] }
+        t.fake.seed(Core.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: planConfigMapName(adopted.desiredStateDigest), namespace: NAMESPACE, labels: { [LABEL_ROLE]: ROLE_PLAN }, annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: adopted.desiredStateDigest } }, immutable: true, data: { [PLAN_DATA_KEY]: encodePlan(adopted) } } as never)
+        const base = aRollout("cluster-adopt-1", adopted, stepsOf("Adopt", CHAIN.map((r) => r.name)))
+        t.fake.seed(RuntimeRolloutKind, { ...base, metadata: { ...base.metadata, creationTimestamp: "2026-12-02T10:05:00Z" }, spec: { ...base.spec, kind: "Adopt", fromDigest: adopted.desiredStateDigest } } as never)
+        const specs = Object.fromEntries(CHAIN.map((r) => [r.name, structuredClone(t.app(r.name)!.spec)]))
+        const adoptProgress = () => t.fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-adopt-1")!.status?.conditions?.find((c) => c.type === "Progressing")
+        // Without spec.adoption the old runtime's Applications are foreign.
+        t.fake.clearWrites()
+        yield* t.run
+        expect(t.appWrites()).toHaveLength(0)
+        expect(adoptProgress()).toMatchObject({ status: "False", reason: "ForeignObject" })
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { adoption: { fromRuntimeUID: OLD } } } })
+        // A hand edit since the plan was rebuilt stops the step that would take that Application over.
+        yield* t.fake.kube.patch(ArgoCD.Application, "argocd/b", { type: "merge", body: { spec: { source: { helm: { valuesObject: { message: "edited" } } } } } }, { fieldManager: "kubectl-edit" })
+        for (let i = 0; i < 4; i++) yield* t.run
+        expect(adoptProgress()).toMatchObject({ status: "False", reason: "InventoryDrift" })
+        expect(adoptProgress()!.message).toBe("step 2/3 b (Adopt): Application argocd/b cannot be adopted: its spec was changed after it was written; the planner rebuilds the plan once the rollout ends")
+        const executorWrites = () => t.appWrites().filter((w) => w.manager === contract.fieldManager).map((w) => [w.verb, w.key])
+        expect(executorWrites()).toEqual([["apply", "argocd/a"]])
+        yield* t.fake.kube.patch(ArgoCD.Application, "argocd/b", { type: "merge", body: { spec: { source: { helm: { valuesObject: { message: "b-0.2.0" } } } } } }, { fieldManager: "kubectl-edit" })
+        for (let i = 0; i < 4; i++) yield* t.run
+        expect(adoptProgress()).toMatchObject({ status: "True", reason: "StepsCompleted" })
+        expect(executorWrites()).toEqual([["apply", "argocd/a"], ["apply", "argocd/b"], ["apply", "argocd/c"]])
+        for (const r of CHAIN) {
+          const a = t.app(r.name)!
+          expect(a.metadata.labels).toMatchObject({ "operator.aicr.run/runtime-uid": UID, "operator.aicr.run/plan": adopted.desiredStateDigest.slice(7, 39) })
+          // The live values were kept (the content ConfigMap holding them is gone), and nothing else moved.
+          expect(a.spec).toEqual(specs[r.name])
+        }
+        t.fake.clearWrites()
+        yield* t.run
         expect(t.appWrites()).toHaveLength(0)
       }),
     ))

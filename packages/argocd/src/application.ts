@@ -7,6 +7,7 @@
  * one (§4.14).
  */
 import type { KubeObject, ObjectMeta } from "@aicr/api"
+import { ANNOTATION_RELEASE_RECORD, ANNOTATION_SPEC_DIGEST, encodeRecord, type ReleaseRecord, specDigest } from "./record"
 
 export const APPLICATION_API_VERSION = "argoproj.io/v1alpha1"
 /** Deleting an Application with this finalizer makes Argo CD prune what it installed first. */
@@ -99,6 +100,8 @@ export interface ReleaseApplication {
    * apart). Argo CD 3.4 otherwise retries an automated sync 5 times over minutes, reporting phase Running meanwhile.
    */
   readonly syncRetries: number
+  /** What re-adoption rebuilds the plan from (`record.ts`). */
+  readonly record: ReleaseRecord
 }
 
 /** Argo CD's retry backoff for the operator's Applications. */
@@ -110,6 +113,13 @@ export const RETRY_BACKOFF = { duration: "5s", factor: 2, maxDuration: "1m" } as
  */
 export const releaseApplication = (r: ReleaseApplication) => {
   const src = helmSourceOf(r.chartRef)
+  const spec: ApplicationSpec & { readonly source: HelmSource & { readonly helm: { readonly releaseName: string; readonly valuesObject: unknown } } } = {
+    project: r.project,
+    source: { repoURL: src.repoURL, chart: src.chart, targetRevision: src.version, helm: { releaseName: r.release, valuesObject: r.values } },
+    destination: { server: IN_CLUSTER, namespace: r.destinationNamespace },
+    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"], retry: { limit: r.syncRetries, backoff: RETRY_BACKOFF } },
+    ...(r.ignoreDifferences !== undefined && r.ignoreDifferences.length > 0 ? { ignoreDifferences: r.ignoreDifferences } : {}),
+  }
   return {
     apiVersion: APPLICATION_API_VERSION,
     kind: "Application",
@@ -122,16 +132,12 @@ export const releaseApplication = (r: ReleaseApplication) => {
         [ANNOTATION_VALUES_DIGEST]: r.valuesDigest,
         [ANNOTATION_PLAN_DIGEST]: r.planDigest,
         [ANNOTATION_WRITTEN_AT]: r.writtenAt,
+        [ANNOTATION_RELEASE_RECORD]: encodeRecord(r.record),
+        [ANNOTATION_SPEC_DIGEST]: specDigest(spec),
       },
       finalizers: [RESOURCES_FINALIZER],
     },
-    spec: {
-      project: r.project,
-      source: { repoURL: src.repoURL, chart: src.chart, targetRevision: src.version, helm: { releaseName: r.release, valuesObject: r.values } },
-      destination: { server: IN_CLUSTER, namespace: r.destinationNamespace },
-      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"], retry: { limit: r.syncRetries, backoff: RETRY_BACKOFF } },
-      ...(r.ignoreDifferences !== undefined && r.ignoreDifferences.length > 0 ? { ignoreDifferences: r.ignoreDifferences } : {}),
-    },
+    spec,
   } satisfies KubeObject & { spec: ApplicationSpec }
 }
 

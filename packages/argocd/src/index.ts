@@ -4,4 +4,5 @@
  */
 export * from "./application"
 export * from "./ready"
+export * from "./record"
 export * from "./suspend"

@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from "node:util"
 import type { Application } from "./application"
 
 /** A JSON value with every null-valued object key removed (recursively). */
-const withoutNulls = (v: unknown): unknown =>
+export const withoutNulls = (v: unknown): unknown =>
   Array.isArray(v)
     ? v.map(withoutNulls)
     : v !== null && typeof v === "object"

@@ -1,0 +1,136 @@
+/**
+ * adopt: pure. Re-adoption (operator.md §4.15, ADR 20261202-re-adoption): when the operator's namespace and its
+ * plans were lost but the stack runs, the plan is rebuilt from the live Argo CD Applications — each carries the plan
+ * release it was written for, the names of its plan's releases and a digest of the spec as written
+ * (`@aicr/argocd` record.ts) — and taken back with one approval by an `Adopt` rollout.
+ *
+ * - Applications of a runtime UID that is neither this runtime's nor `spec.adoption.fromRuntimeUID` →
+ *   `OrphanedObjectsPresent`: nothing rolls out until spec.adoption names that UID (or they are deleted).
+ * - The candidates (the adopted runtime's Applications, and this runtime's own whose plan ConfigMap is gone) must
+ *   rebuild into exactly the plan they name, unedited: any difference is named in `AdoptionBlocked`.
+ */
+import { desiredStateDigest, encodePlan, LABEL_RELEASE, LABEL_RUNTIME_UID, type Plan, type PlanRelease, readPlan } from "@aicr/api"
+import { ANNOTATION_CHART_DIGEST, ANNOTATION_PLAN_DIGEST, ANNOTATION_SPEC_DIGEST, ANNOTATION_VALUES_DIGEST, type Application, helmSourceOf, readRecord, specDigest } from "@aicr/argocd"
+import { shortDigest } from "@aicr/conditions"
+import { Result } from "effect"
+
+export type Adoption =
+  /** Nothing to adopt: no Application of another runtime, none whose plan was lost. */
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Orphaned"; readonly message: string }
+  | { readonly _tag: "Blocked"; readonly message: string }
+  /** The plan rebuilt from live Applications, verified; `from` is the runtime UID the Applications carry. */
+  | { readonly _tag: "Adopt"; readonly plan: Plan; readonly from: ReadonlyArray<string> }
+
+export interface AdoptionInput {
+  readonly runtimeUID: string
+  /** `spec.adoption.fromRuntimeUID`. */
+  readonly adoptFrom: string | undefined
+  readonly applications: ReadonlyArray<Application>
+  /** Whether a readable plan ConfigMap exists for a desiredStateDigest. */
+  readonly hasPlan: (digest: string) => boolean
+  readonly engineNamespace: string
+  readonly project: string
+  readonly now: string
+}
+
+const MAX_NAMED = 6
+const list = (xs: ReadonlyArray<string>) => (xs.length <= MAX_NAMED ? xs.join(", ") : `${xs.slice(0, MAX_NAMED).join(", ")} and ${xs.length - MAX_NAMED} more`)
+const uidOf = (a: Application) => a.metadata.labels?.[LABEL_RUNTIME_UID]
+
+/** Why an Application's live spec differs from what the operator wrote, as precisely as its record allows. */
+const editOf = (a: Application, r: PlanRelease, project: string): string => {
+  const spec = a.spec
+  const src = helmSourceOf(r.chart.ref)
+  if (spec === undefined) return "its spec is gone"
+  if (spec.project !== project) return `spec.project is ${spec.project}, the operator wrote ${project}`
+  if (spec.destination.namespace !== r.namespace) return `spec.destination.namespace is ${spec.destination.namespace}, the operator wrote ${r.namespace}`
+  if (spec.source.repoURL !== src.repoURL || spec.source.chart !== src.chart) return `spec.source is ${spec.source.repoURL}/${spec.source.chart}, the operator wrote ${src.repoURL}/${src.chart}`
+  if (spec.source.targetRevision !== src.version) return `spec.source.targetRevision is ${spec.source.targetRevision}, the operator wrote ${src.version}`
+  return "its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it"
+}
+
+/**
+ * The plan the candidates rebuild into, or every difference that stops it: a missing or malformed record, a spec or
+ * marker edited by hand, an Application Argo CD reports OutOfSync (its resources were changed), Applications of
+ * different plans (a rollout that did not finish), releases of the plan that are missing, or extra ones.
+ */
+export const rebuildPlan = (apps: ReadonlyArray<Application>, i: Pick<AdoptionInput, "runtimeUID" | "project" | "engineNamespace" | "now">): Result.Result<Plan, ReadonlyArray<string>> => {
+  const differences: string[] = []
+  const releases: PlanRelease[] = []
+  const plans = new Map<string, string[]>()
+  const names = new Map<string, ReadonlyArray<string>>()
+  for (const a of [...apps].sort((x, y) => (x.metadata.name < y.metadata.name ? -1 : 1))) {
+    const at = `Application ${i.engineNamespace}/${a.metadata.name}`
+    const read = readRecord(a)
+    if (!read.ok) {
+      differences.push(`${at}: ${read.why}; it was not written by this operator version and cannot be rebuilt`)
+      continue
+    }
+    const { release, plan } = read.record
+    const annotations = a.metadata.annotations ?? {}
+    const digest = annotations[ANNOTATION_PLAN_DIGEST]
+    if (release.name !== a.metadata.name || a.metadata.labels?.[LABEL_RELEASE] !== release.name) differences.push(`${at}: its record names release ${release.name}`)
+    else if (a.metadata.deletionTimestamp !== undefined) differences.push(`${at} is being deleted`)
+    else if (annotations[ANNOTATION_SPEC_DIGEST] !== specDigest(a.spec)) differences.push(`${at}: ${editOf(a, release, i.project)}`)
+    else if (annotations[ANNOTATION_CHART_DIGEST] !== release.chart.digest || annotations[ANNOTATION_VALUES_DIGEST] !== release.values.digest) differences.push(`${at}: its chart or values digest annotation was changed`)
+    else if (a.status?.sync?.status === "OutOfSync") differences.push(`${at}: Argo CD reports it OutOfSync, its resources differ from the chart (changed by hand, or a sync did not finish)`)
+    else if (digest === undefined) differences.push(`${at}: it names no plan (${ANNOTATION_PLAN_DIGEST})`)
+    else {
+      releases.push(release)
+      plans.set(digest, [...(plans.get(digest) ?? []), release.name])
+      names.set(digest, plan)
+    }
+  }
+  if (differences.length > 0) return Result.fail(differences)
+  if (plans.size > 1) {
+    return Result.fail([`the Applications were written by ${plans.size} plans (${[...plans].map(([d, rs]) => `${shortDigest(d)}: ${list(rs)}`).join("; ")}): a rollout did not finish, so no single plan runs`])
+  }
+  const [claimed, written] = [...plans][0] ?? ["", []]
+  const want = new Set(names.get(claimed) ?? [])
+  const missing = [...want].filter((n) => !written.includes(n)).sort()
+  const extra = written.filter((n) => !want.has(n))
+  if (missing.length > 0) differences.push(`plan ${shortDigest(claimed)} has releases with no Application: ${list(missing)} (deleted by hand?)`)
+  if (extra.length > 0) differences.push(`Applications ${list(extra)} are not releases of plan ${shortDigest(claimed)}`)
+  if (differences.length > 0) return Result.fail(differences)
+  const engine = { kind: "argocd" as const, project: i.project }
+  const ordered = [...releases].sort((x, y) => x.order - y.order)
+  const rebuilt = desiredStateDigest({ engine, releases: ordered })
+  if (rebuilt !== claimed) return Result.fail([`the Applications rebuild into plan ${shortDigest(rebuilt)}, not the plan ${shortDigest(claimed)} they name (engine project changed?)`])
+  const plan: Plan = { apiVersion: "operator.aicr.run/v1alpha1", kind: "Plan", runtimeUID: i.runtimeUID, createdAt: i.now, source: "Adoption", desiredStateDigest: rebuilt, flags: [], engine, releases: ordered, content: [] }
+  // The same checks as any plan ConfigMap read back (duplicates, dangling dependencies, digest).
+  const checked = readPlan(encodePlan(plan))
+  return Result.isFailure(checked) ? Result.fail([`the rebuilt plan is not valid: ${checked.failure}`]) : Result.succeed(checked.success)
+}
+
+/** What re-adoption asks of this pass (nothing, orphans, a refusal, or the plan to adopt). */
+export const adoptionOf = (i: AdoptionInput): Adoption => {
+  const labelled = i.applications.filter((a) => uidOf(a) !== undefined)
+  const orphans = new Map<string, string[]>()
+  for (const a of labelled) {
+    const uid = uidOf(a)!
+    if (uid !== i.runtimeUID && uid !== i.adoptFrom) orphans.set(uid, [...(orphans.get(uid) ?? []), a.metadata.name])
+  }
+  if (orphans.size > 0) {
+    const [uid, names] = [...orphans][0]!
+    const others = orphans.size > 1 ? ` (and Applications of ${orphans.size - 1} more runtime UIDs)` : ""
+    return {
+      _tag: "Orphaned",
+      message: `Argo CD Applications ${list(names)} in ${i.engineNamespace} belong to runtime ${uid}, not to this runtime ${i.runtimeUID}${others}: nothing rolls out. To take them back set spec.adoption.fromRuntimeUID: ${uid}; to leave them, delete those Applications`,
+    }
+  }
+  const adopted = i.adoptFrom !== undefined && i.adoptFrom !== i.runtimeUID ? labelled.filter((a) => uidOf(a) === i.adoptFrom) : []
+  const own = labelled.filter((a) => uidOf(a) === i.runtimeUID)
+  const lost = own.filter((a) => {
+    const digest = a.metadata.annotations?.[ANNOTATION_PLAN_DIGEST]
+    return digest === undefined || !i.hasPlan(digest)
+  })
+  if (adopted.length === 0 && lost.length === 0) return { _tag: "None" }
+  const from = [...new Set([...adopted, ...own].map((a) => uidOf(a)!))].sort()
+  const rebuilt = rebuildPlan([...adopted, ...own], i)
+  if (Result.isFailure(rebuilt)) {
+    const whose = adopted.length > 0 ? `runtime ${i.adoptFrom}'s Applications` : "the Applications whose plan ConfigMap is gone"
+    return { _tag: "Blocked", message: `${whose} do not rebuild into a plan: ${rebuilt.failure.slice(0, MAX_NAMED).join("; ")}${rebuilt.failure.length > MAX_NAMED ? `; and ${rebuilt.failure.length - MAX_NAMED} more` : ""}` }
+  }
+  return { _tag: "Adopt", plan: rebuilt.success, from }
+}
