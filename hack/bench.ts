@@ -9,6 +9,7 @@
  *   oras-copy       throughput and peak RSS of copying a 256 MiB blob between two real registries
  *   mirror          registry-mirror against a helm pull + push loop (when apps/registry-mirror/bench exists)
  *   planner         Mirrored=True → RuntimeRollout exists (window 0) on a real resolution, and the pure planning cost
+ *   adoption        empty operator namespace → Adopt rollout exists, for the Applications of a real resolution
  *   argocd          Argo CD start (3 starts), create → synced and healthy (first and warm), an upgrade, a
  *                   prune, and the RSS of redis, repo-server and application-controller idle with one Application
  *   resolver        resolver overhead over the bare AICR CLI; AICR runs and CPU per node events with 5,000 kwok
@@ -222,6 +223,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   resolver,
   "oras-copy": () => run("oras-copy", ["packages/oras/bench/copy.bench.ts", "256", "8"]),
   planner: () => run("planner", ["apps/planner/bench/plan.bench.ts", "5"]),
+  adoption: () => run("adoption", ["apps/planner/bench/adopt.bench.ts", "5"]),
   mirror: () => {
     const script = "apps/registry-mirror/bench/mirror.bench.ts"
     if (!existsSync(join(root, script))) return record("mirror", { skipped: "apps/registry-mirror has no benchmark yet" })

@@ -80,7 +80,7 @@ describe("re-adoption: rebuilding the plan from live Applications", () => {
     ])
     const moved = [written(RELEASES[0]!, OLD, PLAN, (a) => { (a.spec!.destination as { namespace: string }).namespace = "elsewhere" })]
     expect(differences(moved)[0]).toBe("Application argocd/cert-manager: spec.destination.namespace is elsewhere, the operator wrote cert-manager")
-    const marker = [written(RELEASES[0]!, OLD, PLAN, (a) => { a.metadata.annotations!["operator.aicr.run/values-digest"] = sha256("other") })]
+    const marker = [written(RELEASES[0]!, OLD, PLAN, (a) => { (a.metadata.annotations as Record<string, string>)["operator.aicr.run/values-digest"] = sha256("other") })]
     expect(differences(marker)[0]).toBe("Application argocd/cert-manager: its chart or values digest annotation was changed")
   })
 
@@ -132,7 +132,7 @@ const runtime = (spec: Record<string, unknown> = {}): ClusterRuntime => ({
   metadata: { name: "cluster", uid: NEW, generation: 2, annotations: { [ANNOTATION_EDITED_BY]: "alice" } },
   spec: { intent: "training", validation: { deployment: "Disabled" }, ...spec },
 })
-const none = { status: "Unknown" as const, reason: "NotYetReported", message: "", current: false }
+const none = { type: "Resolved", status: "Unknown" as const, reason: "NotYetReported", message: "", current: false }
 const observed = (o: Partial<Observed> = {}): Observed => ({
   runtime: runtime({ adoption: { fromRuntimeUID: OLD } }), generation: 2, resolved: none, mirrored: none, resolution: undefined, mirror: undefined, status: undefined,
   content: { _tag: "NotRead" }, plans: new Map(), rollouts: [], applications: stack(), engineNamespace: "argocd", namespace: "aicr-system", project: "aicr",

@@ -27,6 +27,8 @@ import { outcomeOf } from "./rollouts"
 import { assessmentConfigMapName, rolloutStatus, runtimeStatus } from "./status"
 
 export const runtimeRoom = roomOn(contract, ClusterRuntimeKind)
+/** How soon a blocked adoption (orphans, or Applications that do not rebuild) is looked at again. */
+export const ADOPTION_RECHECK_MS = 5_000
 export const rolloutRoom = roomOn(contract, RuntimeRolloutKind)
 
 const ignoreExists = <A>(e: Effect.Effect<A, KubeError>) =>
@@ -96,5 +98,9 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
       yield* kube.applyStatus(rolloutRoom, r, rolloutStatus(r, outcomes.get(r.metadata.name) ?? outcomeOf(r), o.now))
     }
     yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d))
-    return d.plan._tag === "Stabilizing" ? Requeue.after(Math.max(0, d.plan.until - o.now) + 50) : Requeue.onChange
+    if (d.plan._tag === "Stabilizing") return Requeue.after(Math.max(0, d.plan.until - o.now) + 50)
+    // The planner does not watch Applications (it must start without Argo CD's CRD): a blocked adoption is looked at
+    // again shortly, so reverting an edit or deleting orphans is seen without another change.
+    if (d.plan._tag === "Blocked" && (d.plan.reason === "AdoptionBlocked" || d.plan.reason === "OrphanedObjectsPresent")) return Requeue.after(ADOPTION_RECHECK_MS)
+    return Requeue.onChange
   }).pipe(Effect.withSpan("planner.reconcile"))

@@ -1,7 +1,8 @@
 // reconcile() against FakeKube: the writes the planner makes on a first visit, after the window, on an idle pass
 // (none), and when a rollout ends — every condition of its room set, every write confined to its room.
-import { ClusterRuntimeKind, Core, type ClusterRuntime, type KubeObject, LABEL_OUTCOME, type ResourceKind, type RuntimeRollout, RuntimeRolloutKind, sha256 } from "@aicr/api"
+import { ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, type KubeObject, LABEL_OUTCOME, type ResourceKind, type RuntimeRollout, RuntimeRolloutKind, sha256 } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
+import { Requeue } from "@aicr/runtime"
 import { makeFakeKube } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
@@ -112,5 +113,24 @@ describe("planner reconcile", () => {
       expect(t.runtime().status?.plans?.active).toBe(r.spec.toDigest)
       expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
     }),
+  )
+
+  it.effect("orphaned Applications: Planned False and Stalled, no rollout, and the runtime is looked at again in 5 s", () =>
+    at(
+      T0,
+      Effect.gen(function* () {
+        const t = setup()
+        t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "gpu-operator", namespace: "argocd", labels: { "operator.aicr.run/runtime-uid": "11111111-1111-4111-8111-111111111111" } } } as never)
+        expect(yield* t.run).toEqual(Exit.succeed(Requeue.after(5_000)))
+        expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "OrphanedObjectsPresent" })
+        expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "OrphanedObjectsPresent" })
+        expect(t.rollouts()).toHaveLength(0)
+        // Application records that do not parse block the adoption once spec.adoption names the old runtime.
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { adoption: { fromRuntimeUID: "11111111-1111-4111-8111-111111111111" } } } })
+        yield* t.run
+        expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "AdoptionBlocked" })
+        expect(t.condition("Planned")!.message).toContain("Application argocd/gpu-operator: it has no operator.aicr.run/plan-release annotation")
+      }),
+    ),
   )
 })
