@@ -181,7 +181,7 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     procs.push(guard)
     record()
     // A short stabilization window on the local control plane (the chart's default is 10 minutes).
-    const planner = await startApp("planner", [...runtimeFlags("planner"), "--operator-namespace", OPERATOR_NAMESPACE, "--stabilization-window", LOCAL_STABILIZATION_WINDOW], opts.dir, opts.attached)
+    const planner = await startApp("planner", [...runtimeFlags("planner"), "--operator-namespace", OPERATOR_NAMESPACE, "--engine-namespace", ARGOCD_NAMESPACE, "--stabilization-window", LOCAL_STABILIZATION_WINDOW], opts.dir, opts.attached)
     procs.push(planner)
     record()
     const refresher = await refresherSetup(info, opts, procs)
