@@ -178,6 +178,18 @@ describe("re-adoption: decide", () => {
     expect(after.plan._tag).toBe("AwaitingResolution")
   })
 
+  it("the same runtime lost only its plans, and its rollout history says the stack is active: the plan is rewritten, nothing else", () => {
+    const done: RuntimeRollout = {
+      apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name: "cluster-aaaa-1", creationTimestamp: "2026-12-01T09:00:00Z", labels: { [LABEL_OUTCOME]: "Succeeded" } },
+      spec: { runtimeUID: NEW, toDigest: PLAN.desiredStateDigest, kind: "Install", deadline: "2026-12-02T09:00:00Z", requiresApproval: true },
+    }
+    const d = decide(observed({ runtime: runtime(), applications: stack(NEW), rollouts: [done] }))
+    expect(d.writePlan).toMatchObject({ source: "Adoption", desiredStateDigest: PLAN.desiredStateDigest })
+    expect(d.create).toBeUndefined()
+    expect(d.active).toBe(PLAN.desiredStateDigest)
+    expect(readyCondition(observed({ runtime: runtime(), applications: stack(NEW), rollouts: [done] }), d)).toMatchObject({ status: "True", reason: "ValidationDisabled" })
+  })
+
   it("a rollout already approved and running is left alone; one awaiting approval is superseded by the adoption", () => {
     const open = (approved: boolean): RuntimeRollout => ({
       apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name: "cluster-aaaa-1", creationTimestamp: "2026-12-02T11:00:00Z", labels: {} },
