@@ -202,8 +202,9 @@ describe("refusal 4: the operator approving, revoking or acknowledging", () => {
   it("lets the operator change only the cleanup finalizer of the runtime", async () => {
     ok(await kubeRequest(target, { method: "PATCH", path: RUNTIME, user: "planner", body: { metadata: { finalizers: ["operator.aicr.run/cleanup"] } } }))
     refused(await kubeRequest(target, { method: "PATCH", path: RUNTIME, user: "planner", body: { metadata: { annotations: { [ANNOTATION_EDITED_BY]: planner } }, spec: { intent: "training" } } }), 403,
-      `the operator's identity ${planner} may change only metadata.finalizers of ClusterRuntime cluster (and its status)`)
-    refused(await kubeRequest(target, { method: "PATCH", path: RUNTIME, user: "planner", body: { metadata: { labels: { x: "y" } } } }), 403, /may change only metadata.finalizers/)
+      `the operator's identity ${planner} may change only its finalizer operator.aicr.run/cleanup of ClusterRuntime cluster (and its status)`)
+    refused(await kubeRequest(target, { method: "PATCH", path: RUNTIME, user: "planner", body: { metadata: { labels: { x: "y" } } } }), 403, /may change only its finalizer/)
+    refused(await kubeRequest(target, { method: "PATCH", path: RUNTIME, user: "planner", body: { metadata: { finalizers: ["operator.aicr.run/cleanup", "example.com/other"] } } }), 403, /may change only its finalizer/)
     ok(await kubeRequest(target, { method: "PATCH", path: RUNTIME, user: "planner", body: { metadata: { finalizers: null } } }))
   })
 })
