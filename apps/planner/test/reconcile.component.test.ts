@@ -64,8 +64,8 @@ const setup = () => {
 /** As the approver and then the step executor would: approved (a new generation), and every step done at it. */
 const approveAndComplete = (fake: ReturnType<typeof setup>["fake"], r: RuntimeRollout) => {
   const approval = { approvedBy: "bob", reason: "ok", approvedAt: "2026-12-02T10:01:00Z", expiresAt: "2026-12-02T12:00:00Z", toDigest: r.spec.toDigest }
-  const [approved] = fake.seed(RuntimeRolloutKind, { ...r, spec: { ...r.spec, approval } } as never) as RuntimeRollout[]
-  fake.seed(RuntimeRolloutKind, { ...approved!, status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: approved!.metadata.generation }] } } as never)
+  const [approved] = fake.seed<RuntimeRollout>(RuntimeRolloutKind, { ...r, spec: { ...r.spec, approval } })
+  fake.seed<RuntimeRollout>(RuntimeRolloutKind, { ...approved!, status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: approved!.metadata.generation }] } })
 }
 
 const at = <A, E, R>(ms: number, body: Effect.Effect<A, E, R>) => TestClock.setTime(ms).pipe(Effect.andThen(body))
