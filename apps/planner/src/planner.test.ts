@@ -5,7 +5,7 @@ import { composePlan, readContent } from "./compose"
 import { decide } from "./decide"
 import type { Observed, PlanRead } from "./gather"
 import { planSteps } from "./steps"
-import { plannedCondition, readyCondition, stalledCondition } from "./status"
+import { plannedCondition, readyCondition, runtimeStatus, stalledCondition } from "./status"
 import { finalizerPatch } from "./teardown"
 
 const UID = "0b5c7a52-3f0e-4a8e-9d0a-3c8e5b1f2a90"
@@ -403,6 +403,8 @@ describe("planner: the cleanup finalizer and the runtime's deletion", () => {
     const d = decide(observed({ rt: deleting(), plans, rollouts: [approved, rolledOut] }))
     expect(d.closes).toEqual([{ rollout: approved, outcome: "Succeeded" }])
     expect(d).toMatchObject({ finalizer: "Remove", create: undefined, active: undefined })
+    // Nothing left for status.plans: the key is left out (an empty object would reach the API server as null).
+    expect(runtimeStatus(o, d).plans).toBeUndefined()
   })
 
   it("a Remove rollout that ended without success stalls, naming the retry; the retry makes the next attempt", () => {

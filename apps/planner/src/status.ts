@@ -101,7 +101,9 @@ export const runtimeStatus = (o: Observed, d: Decision): StatusWrite => {
     ...(d.target !== undefined && d.targetSince !== undefined ? { targetSince: new Date(d.targetSince).toISOString() } : {}),
     ...(open !== undefined ? { rollout: { name: open.metadata.name, ...(step ? { step } : {}) } } : {}),
   }
-  return { conditions, plans }
+  // An empty object would reach the API server as null (server-side apply drops the last owned subfield), which the
+  // schema refuses; leaving the key out removes what this room wrote there.
+  return { conditions, plans: Object.keys(plans).length > 0 ? plans : undefined }
 }
 
 const succeededCondition = (outcome: Outcome | undefined, name: string): ConditionIntent<"Succeeded"> => {
