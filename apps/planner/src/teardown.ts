@@ -47,7 +47,7 @@ const ENDED_WITHOUT_SUCCESS = new Set(["Failed", "Revoked", "Expired"])
  * The plans whose releases may run, newest first: the active plan, and before it the targets of approved rollouts
  * newer than the active plan's that ended without success (their steps may have run).
  */
-export const plansToRemove = (view: RolloutView): { readonly digests: ReadonlyArray<string> } => {
+export const plansToRemove = (view: RolloutView): ReadonlyArray<string> => {
   const digests: string[] = []
   for (const r of view.all) {
     const outcome = outcomeOf(r)
@@ -57,7 +57,7 @@ export const plansToRemove = (view: RolloutView): { readonly digests: ReadonlyAr
     }
     if (r.spec.kind !== "Remove" && isApproved(r) && ENDED_WITHOUT_SUCCESS.has(outcome ?? "") && !digests.includes(r.spec.toDigest)) digests.push(r.spec.toDigest)
   }
-  return { digests }
+  return digests
 }
 
 /** Remove steps: each release once, in the reverse dependency order of the newest plan that names it. */
@@ -127,7 +127,7 @@ export const decideDeletion = (o: Observed, view: RolloutView, closes: Close[]):
     return { ...base, finalizer: undefined, ended: removal, plan: deleting(`removal rollout ${removal.metadata.name} ended ${removalOutcome}`) }
   }
 
-  const { digests } = plansToRemove(view)
+  const digests = plansToRemove(view)
   if (digests.length === 0) return { ...base, finalizer: "Remove", plan: deleting(`nothing was rolled out; the finalizer ${FINALIZER_CLEANUP} is removed`) }
   const plans: Plan[] = []
   for (const d of digests) {
