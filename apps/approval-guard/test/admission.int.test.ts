@@ -149,7 +149,8 @@ describe("refusal 2: approving a rollout produced by your own runtime edit", () 
   it("lets carol's later edit make carol the requester, whom alice may then approve", async () => {
     ok(await editRuntime(info, "carol", "training"))
     try {
-      const name = await create("carol")
+      // The creation policy reads the runtime through the API server's parameter cache, which may lag the edit a moment.
+      const name = await eventually(() => create("carol").catch(() => undefined), { what: "a rollout requested by carol once the policy sees her edit" })
       refused(await kubeRequest(info, { method: "POST", path: ROLLOUTS, body: plannedRollout({ name: "adm-stale", runtimeUID: uid, requestedBy: "alice" }) }), 403, /spec.requestedBy must be carol/)
       ok(await approve("alice", name))
     } finally {
