@@ -1,7 +1,8 @@
 /**
  * decide: pure. From what gather observed, what this pass does: which rollouts close and how, which plan is the
  * target, whether its stabilization window has passed, the assessment, and the rollout to create — plus the
- * conditions and `status.plans` that say so. No I/O, no clock (the time comes in `Observed.now`).
+ * conditions and `status.plans` that say so. No I/O, no clock (the time comes in `Observed.now`). The cleanup
+ * finalizer and the runtime's deletion are `teardown.ts`.
  */
 import {
   ANNOTATION_EDITED_BY, ANNOTATION_RETRY, deploymentValidationOf, LABEL_PLAN, LABEL_RUNTIME_UID, type Outcome, type Plan, planKey, rolloutName,
@@ -14,6 +15,7 @@ import { composePlan, readContent } from "./compose"
 import type { Observed } from "./gather"
 import { attemptsFor, isApproved, outcomeOf, reachedOutcome, viewRollouts } from "./rollouts"
 import { adoptSteps, planSteps, rolloutKind } from "./steps"
+import { decideDeletion, finalizerWhileLive, isDeleting } from "./teardown"
 
 export interface Close {
   readonly rollout: RuntimeRollout
@@ -31,6 +33,8 @@ export type PlanState =
   | { readonly _tag: "Stabilizing"; readonly message: string; readonly until: number }
   | { readonly _tag: "Blocked"; readonly reason: "TransitionBlocked" | "PlanUnreadable" | "Conflict" | "OrphanedObjectsPresent" | "AdoptionBlocked"; readonly message: string }
   | { readonly _tag: "Planned"; readonly message: string }
+  /** The runtime is being deleted (teardown.ts). */
+  | { readonly _tag: "Deleting"; readonly message: string }
 
 export interface Decision {
   readonly closes: ReadonlyArray<Close>
@@ -45,6 +49,8 @@ export interface Decision {
   readonly open: RuntimeRollout | undefined
   /** The newest rollout towards the target, when it ended without success and no retry was asked for. */
   readonly ended: RuntimeRollout | undefined
+  /** Add or remove the cleanup finalizer on the runtime (teardown.ts). */
+  readonly finalizer: "Add" | "Remove" | undefined
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -89,8 +95,9 @@ export const decide = (o: Observed): Decision => {
     return c ? { ...r, metadata: { ...r.metadata, labels: { ...r.metadata.labels, "operator.aicr.run/outcome": c.outcome } } } : r
   }
   view = viewRollouts(view.all.map(closed), uid)
+  if (isDeleting(o.runtime)) return decideDeletion(o, view, closes)
   const active = view.active
-  const base = { closes, active, writePlan: undefined, create: undefined, ended: undefined }
+  const base = { closes, active, writePlan: undefined, create: undefined, ended: undefined, finalizer: finalizerWhileLive(o.runtime) }
 
   // An Adopt rollout runs to its end first: no resolution target supersedes it (ADR 20261202-re-adoption).
   const adopting = view.open?.spec.kind === "Adopt" ? view.open : undefined
@@ -161,7 +168,7 @@ export const decide = (o: Observed): Decision => {
   if (blocked.length > 0) {
     return { ...withTarget, plan: { _tag: "Blocked", reason: "TransitionBlocked", message: `upgrade-check blocks ${blocked.map((b) => `${b.component} ${b.from ?? ""}→${b.to ?? ""} (${b.reason ?? "blocked"})`).join(", ")}: no rollout starts` }, open: undefined }
   }
-  const name = rolloutName(target, attemptsFor(view.all, target) + 1)
+  const name = rolloutName(target, attemptsFor(o.rollouts, target) + 1)
   const requestedBy = o.runtime.metadata.annotations?.[ANNOTATION_EDITED_BY]
   const spec: RuntimeRolloutSpec = {
     runtimeUID: uid,

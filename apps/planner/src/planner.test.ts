@@ -1,11 +1,12 @@
-import { ANNOTATION_EDITED_BY, ANNOTATION_RETRY, type ClusterRuntime, LABEL_OUTCOME, type Plan, type RuntimeRollout, sha256 } from "@aicr/api"
+import { ANNOTATION_EDITED_BY, ANNOTATION_RETRY, type ClusterRuntime, FINALIZER_CLEANUP, LABEL_OUTCOME, type Plan, type RolloutKind, type RuntimeRollout, sha256 } from "@aicr/api"
 import { describe, expect, it } from "vitest"
 import { assessWithoutUpgradeCheck, blockedBy, parseUpgradeCheck, versionJump } from "./assess"
 import { composePlan, readContent } from "./compose"
 import { decide } from "./decide"
 import type { Observed, PlanRead } from "./gather"
 import { planSteps } from "./steps"
-import { readyCondition, stalledCondition } from "./status"
+import { plannedCondition, readyCondition, runtimeStatus, stalledCondition } from "./status"
+import { finalizerPatch } from "./teardown"
 
 const UID = "0b5c7a52-3f0e-4a8e-9d0a-3c8e5b1f2a90"
 const NOW = Date.parse("2026-12-02T12:00:00Z")
@@ -53,10 +54,10 @@ const planOf = (comps: Comp[], values: Record<string, string> = {}): Plan => {
 
 const cond = (type: string, status: "True" | "False" | "Unknown", reason: string, generation = 1) => ({ type, status, reason, message: `${type} ${reason}`, observedGeneration: generation, lastTransitionTime: "2026-12-02T10:00:00Z" })
 
-const runtime = (extra: { annotations?: Record<string, string>; spec?: Record<string, unknown>; plans?: Record<string, unknown> } = {}): ClusterRuntime => ({
+const runtime = (extra: { annotations?: Record<string, string>; spec?: Record<string, unknown>; plans?: Record<string, unknown>; metadata?: Partial<ClusterRuntime["metadata"]> } = {}): ClusterRuntime => ({
   apiVersion: "operator.aicr.run/v1alpha1",
   kind: "ClusterRuntime",
-  metadata: { name: "cluster", uid: UID, generation: 1, annotations: { [ANNOTATION_EDITED_BY]: "alice", ...extra.annotations } },
+  metadata: { name: "cluster", uid: UID, generation: 1, resourceVersion: "7", ...extra.metadata, annotations: { [ANNOTATION_EDITED_BY]: "alice", ...extra.annotations } },
   spec: { intent: "training", validation: { deployment: "Disabled" }, ...extra.spec },
   status: {
     conditions: [cond("Resolved", "True", "InputsResolved"), cond("Mirrored", "True", "ContentMirrored")],
@@ -92,15 +93,15 @@ const observed = (o: Partial<Observed> & { rt?: ClusterRuntime } = {}): Observed
   }
 }
 
-const rollout = (name: string, toDigest: string, extra: { labels?: Record<string, string>; approved?: boolean; conditions?: unknown[]; fromDigest?: string; created?: string } = {}): RuntimeRollout => ({
+const rollout = (name: string, toDigest: string, extra: { labels?: Record<string, string>; approved?: boolean; conditions?: unknown[]; fromDigest?: string; created?: string; kind?: RolloutKind; runtimeUID?: string } = {}): RuntimeRollout => ({
   apiVersion: "operator.aicr.run/v1alpha1",
   kind: "RuntimeRollout",
   metadata: { name, generation: 1, creationTimestamp: extra.created ?? "2026-12-02T11:00:00Z", labels: extra.labels ?? {} },
   spec: {
-    runtimeUID: UID,
+    runtimeUID: extra.runtimeUID ?? UID,
     toDigest,
     ...(extra.fromDigest ? { fromDigest: extra.fromDigest } : {}),
-    kind: extra.fromDigest ? "Upgrade" : "Install",
+    kind: extra.kind ?? (extra.fromDigest ? "Upgrade" : "Install"),
     deadline: "2026-12-03T11:00:00Z",
     requiresApproval: true,
     ...(extra.approved ? { approval: { approvedBy: "bob", reason: "ok", approvedAt: "2026-12-02T11:10:00Z", expiresAt: "2026-12-02T17:00:00Z", toDigest } } : {}),
@@ -322,5 +323,115 @@ describe("planner: status.plans", () => {
     expect((runtimeStatus(o, d).plans as { rollout: { step?: string } }).rollout.step).toBeUndefined()
     const approved = { ...waiting, spec: { ...waiting.spec, approval: { approvedBy: "bob", reason: "ok", approvedAt: "t", expiresAt: "t", toDigest: target.desiredStateDigest } } } as RuntimeRollout
     expect((runtimeStatus(o, { ...d, open: approved }).plans as { rollout: { step?: string } }).rollout.step).toBe("1/4 cert-manager (Install)")
+  })
+})
+
+describe("planner: the cleanup finalizer and the runtime's deletion", () => {
+  const active = planOf(V0_10)
+  const target = planOf(V0_11)
+  const DELETED = "2026-12-02T11:59:00Z"
+  const deleting = (extra: Parameters<typeof runtime>[0] = {}) => runtime({ ...extra, metadata: { deletionTimestamp: DELETED, finalizers: [FINALIZER_CLEANUP], ...extra.metadata } })
+  const rolledOut = rollout("cluster-aaaaaaaaaaaa-1", active.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" }, approved: true, created: "2026-12-02T10:00:00Z" })
+  const plans = new Map([planRead(active), planRead(target)])
+
+  it.each([
+    ["no finalizers yet", undefined, [{ op: "test", path: "/metadata/resourceVersion", value: "7" }, { op: "add", path: "/metadata/finalizers", value: [FINALIZER_CLEANUP] }]],
+    ["another finalizer", ["example.com/keep"], [{ op: "test", path: "/metadata/finalizers", value: ["example.com/keep"] }, { op: "add", path: "/metadata/finalizers/-", value: FINALIZER_CLEANUP }]],
+    ["ours already", ["example.com/keep", FINALIZER_CLEANUP], undefined],
+  ] as const)("adds the finalizer while the runtime lives (%s), and changes no other finalizer", (_what, finalizers, patch) => {
+    const rt = runtime({ metadata: finalizers === undefined ? {} : { finalizers: [...finalizers] } })
+    expect(decide(observed({ rt })).finalizer).toBe(patch === undefined ? undefined : "Add")
+    expect(finalizerPatch(rt, "Add")).toEqual(patch)
+  })
+
+  it("removes only its own finalizer, by index and with a test of that index", () => {
+    const rt = deleting({ metadata: { finalizers: ["example.com/keep", FINALIZER_CLEANUP, "example.com/other"] } })
+    expect(finalizerPatch(rt, "Remove")).toEqual([{ op: "test", path: "/metadata/finalizers/1", value: FINALIZER_CLEANUP }, { op: "remove", path: "/metadata/finalizers/1" }])
+    expect(finalizerPatch(runtime(), "Remove")).toBeUndefined()
+  })
+
+  it("nothing rolled out: no rollout, the finalizer is removed at once; Ready and Planned say Deleting", () => {
+    const o = observed({ rt: deleting(), plans })
+    const d = decide(o)
+    expect(d).toMatchObject({ finalizer: "Remove", create: undefined, writePlan: undefined, target: undefined })
+    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Deleting" })
+    expect(readyCondition(o, d)).toMatchObject({ status: "False", reason: "Deleting", message: `The runtime is being deleted: nothing was rolled out; the finalizer ${FINALIZER_CLEANUP} is removed` })
+  })
+
+  it("supersedes the rollout nobody approved, plans no new target, and creates the Remove rollout of the active plan in reverse order", () => {
+    const waiting = rollout("cluster-bbbbbbbbbbbb-1", target.desiredStateDigest, { fromDigest: active.desiredStateDigest })
+    const o = observed({ rt: deleting(), plans, rollouts: [waiting, rolledOut] })
+    const d = decide(o)
+    expect(d.closes).toEqual([{ rollout: waiting, outcome: "Superseded" }])
+    expect(d.finalizer).toBeUndefined()
+    const r = d.create!.rollout
+    expect(r.metadata.name).toBe(`cluster-${active.desiredStateDigest.slice(7, 19)}-2`)
+    expect(r.spec).toMatchObject({ kind: "Remove", fromDigest: active.desiredStateDigest, toDigest: active.desiredStateDigest, requiresApproval: true, requestedBy: "alice", deadline: "2026-12-03T12:00:00.000Z" })
+    expect(r.spec.steps).toEqual([
+      { release: "nvsentinel", namespace: "nvsentinel", action: "Remove", from: "v0.10.0" },
+      { release: "kai-scheduler", namespace: "kai-scheduler", action: "Remove", from: "v0.12.17" },
+      { release: "gpu-operator", namespace: "gpu-operator", action: "Remove", from: "v25.10.1" },
+      { release: "cert-manager", namespace: "cert-manager", action: "Remove", from: "v1.17.2" },
+    ])
+    expect(d.create!.assessment.components.map((c) => `${c.change} ${c.component}`)).toEqual(["removed cert-manager", "removed gpu-operator", "removed kai-scheduler", "removed nvsentinel"])
+    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Deleting", message: `rollout ${r.metadata.name} removes every release` })
+    expect(readyCondition(o, d)).toMatchObject({ reason: "Deleting", message: `The runtime is being deleted: rollout ${r.metadata.name} awaiting approval (kubectl aicr approve ${r.metadata.name} --reason "…")` })
+    expect(stalledCondition(o, d)).toMatchObject({ status: "False" })
+  })
+
+  it("lets an approved rollout in flight run to its end; the removal then covers what it may have installed", () => {
+    const bigger = planOf([...V0_11, { name: "extra", namespace: "extra", version: "0.1.0", deps: ["nvsentinel"] }])
+    const running = rollout("cluster-cccccccccccc-1", bigger.desiredStateDigest, { fromDigest: active.desiredStateDigest, approved: true, created: "2026-12-02T11:00:00Z" })
+    const all = new Map([...plans, planRead(bigger)])
+    const o = observed({ rt: deleting(), plans: all, rollouts: [running, rolledOut] })
+    const d = decide(o)
+    expect(d).toMatchObject({ closes: [], create: undefined, finalizer: undefined, open: running })
+    expect(readyCondition(o, d).message).toBe(`The runtime is being deleted: approved rollout ${running.metadata.name} runs to its end before the removal is planned (kubectl aicr revoke ${running.metadata.name} stops it after the step in flight)`)
+    // It failed midway: the removal lists its plan's releases first (newest plan first, each release once).
+    const failed = { ...running, metadata: { ...running.metadata, labels: { [LABEL_OUTCOME]: "Failed" } } }
+    const e = decide(observed({ rt: deleting(), plans: all, rollouts: [failed, rolledOut] }))
+    expect(e.create!.rollout.spec).toMatchObject({ kind: "Remove", fromDigest: active.desiredStateDigest, toDigest: bigger.desiredStateDigest })
+    expect(e.create!.rollout.spec.steps!.map((s) => `${s.release}${s.from ? `@${s.from}` : ""}`)).toEqual(["extra@0.1.0", "nvsentinel@v1.1.0", "kai-scheduler@v0.13.0", "gpu-operator@v25.10.1", "cert-manager@v1.17.2"])
+  })
+
+  it("closes the Remove rollout Succeeded only once approved and done, then removes the finalizer in the same pass", () => {
+    const done = [cond("Progressing", "True", "StepsCompleted")]
+    const unapproved = rollout("cluster-aaaaaaaaaaaa-2", active.desiredStateDigest, { kind: "Remove", fromDigest: active.desiredStateDigest, conditions: done, created: "2026-12-02T11:59:30Z" })
+    const o = observed({ rt: deleting(), plans, rollouts: [unapproved, rolledOut] })
+    const waiting = decide(o)
+    expect(waiting).toMatchObject({ closes: [], finalizer: undefined, create: undefined, open: unapproved })
+    expect(readyCondition(o, waiting).message).toContain("awaiting approval")
+    const approved = rollout("cluster-aaaaaaaaaaaa-2", active.desiredStateDigest, { kind: "Remove", fromDigest: active.desiredStateDigest, conditions: done, approved: true, created: "2026-12-02T11:59:30Z" })
+    const d = decide(observed({ rt: deleting(), plans, rollouts: [approved, rolledOut] }))
+    expect(d.closes).toEqual([{ rollout: approved, outcome: "Succeeded" }])
+    expect(d).toMatchObject({ finalizer: "Remove", create: undefined, active: undefined })
+    // Nothing left for status.plans: the key is left out (an empty object would reach the API server as null).
+    expect(runtimeStatus(o, d).plans).toBeUndefined()
+  })
+
+  it("a Remove rollout that ended without success stalls, naming the retry; the retry makes the next attempt", () => {
+    const expired = rollout("cluster-aaaaaaaaaaaa-2", active.desiredStateDigest, { kind: "Remove", fromDigest: active.desiredStateDigest, labels: { [LABEL_OUTCOME]: "Expired" }, created: "2026-12-02T11:59:30Z" })
+    const o = observed({ rt: deleting(), plans, rollouts: [expired, rolledOut] })
+    const d = decide(o)
+    expect(d).toMatchObject({ create: undefined, finalizer: undefined, ended: expired })
+    expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "RolloutExpired", message: expect.stringContaining(`operator.aicr.run/retry=${expired.metadata.name}`) })
+    const retry = decide(observed({ rt: deleting({ annotations: { [ANNOTATION_RETRY]: expired.metadata.name } }), plans, rollouts: [expired, rolledOut] }))
+    expect(retry.create?.rollout.metadata.name).toBe(`cluster-${active.desiredStateDigest.slice(7, 19)}-3`)
+    expect(retry.create?.rollout.spec.kind).toBe("Remove")
+  })
+
+  it("an active plan whose ConfigMap is gone blocks the removal as PlanUnreadable, naming the way out", () => {
+    const o = observed({ rt: deleting(), plans: new Map([planRead(target)]), rollouts: [rolledOut] })
+    const d = decide(o)
+    expect(d.create).toBeUndefined()
+    expect(d.plan).toMatchObject({ _tag: "Blocked", reason: "PlanUnreadable", message: expect.stringContaining(`remove the finalizer ${FINALIZER_CLEANUP} by hand (the Applications stay, orphaned)`) })
+    expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "PlanUnreadable" })
+  })
+
+  it("numbers rollouts across runtimes: a deleted runtime's rollout keeps its name", () => {
+    const old = rollout(`cluster-${target.desiredStateDigest.slice(7, 19)}-1`, target.desiredStateDigest, { runtimeUID: "11111111-2222-4333-8444-555555555555", labels: { [LABEL_OUTCOME]: "Succeeded" } })
+    const d = decide(observed({ plans: new Map([planRead(target)]), rollouts: [old] }))
+    expect(d.create?.rollout.metadata.name).toBe(`cluster-${target.desiredStateDigest.slice(7, 19)}-2`)
+    expect(d.create?.rollout.spec.kind).toBe("Install")
   })
 })

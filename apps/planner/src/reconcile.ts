@@ -3,7 +3,7 @@
  * stabilization window, assesses the transition, creates the RuntimeRollout, closes rollouts (outcome label) and
  * summarises the runtime in `Ready` and `Stalled`.
  *
- * Owns:   conditions `Planned`, `Ready`, `Stalled` and `status.plans` on ClusterRuntime `cluster`; `Succeeded`,
+ * Owns:   conditions `Planned`, `Ready`, `Stalled`, `status.plans` and the cleanup finalizer on ClusterRuntime `cluster`; `Succeeded`,
  *         `status.assessment` and the outcome label on RuntimeRollouts; plan and assessment ConfigMaps; rollout
  *         creation.
  * Reads:  `Resolved`, `Mirrored` (via `current` only), `status.resolution`, `status.mirror`, the content ConfigMap,
@@ -11,7 +11,7 @@
  * Leaves alone: approvals (people), steps (step-executor), Applications.
  */
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, encodePlan, LABEL_OUTCOME, LABEL_ROLE, LABEL_ROLLOUT, LABEL_RUNTIME_UID, type ClusterRuntime, type ObjectKey, type Plan,
+  ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, encodePlan, FINALIZER_CLEANUP, LABEL_OUTCOME, LABEL_ROLE, LABEL_ROLLOUT, LABEL_RUNTIME_UID, type ClusterRuntime, type ObjectKey, type Plan,
   planConfigMapName, PLAN_DATA_KEY, ROLE_CONTENT, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME,
 } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
@@ -23,6 +23,7 @@ import type { PlannerConfig } from "./config"
 import { contract } from "./contract"
 import { decide } from "./decide"
 import { gather } from "./gather"
+import { finalizerPatch } from "./teardown"
 import { outcomeOf } from "./rollouts"
 import { assessmentConfigMapName, rolloutStatus, runtimeStatus } from "./status"
 
@@ -69,6 +70,11 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
     const runtime = found.value
     const o = yield* gather(runtime)
     const d = decide(o)
+    const finalizer = d.finalizer === undefined ? undefined : finalizerPatch(runtime, d.finalizer)
+    const patchFinalizer = (ops: NonNullable<typeof finalizer>, what: string) =>
+      kube.patch(ClusterRuntimeKind, key, { type: "json", ops }, { fieldManager: contract.fieldManager }).pipe(Effect.tap(() => Effect.logInfo(what, { finalizer: FINALIZER_CLEANUP })))
+    // Added before any other write of the pass: its precondition is the resourceVersion just read.
+    if (finalizer !== undefined && d.finalizer === "Add") yield* patchFinalizer(finalizer, "Added finalizer")
 
     if (d.writePlan !== undefined) {
       yield* ignoreExists(kube.create(Core.ConfigMap, planConfigMap(d.writePlan, o.namespace) as never))
@@ -98,6 +104,12 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
       yield* kube.applyStatus(rolloutRoom, r, rolloutStatus(r, outcomes.get(r.metadata.name) ?? outcomeOf(r), o.now))
     }
     yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d))
+    // Removed last: without it the runtime is gone, and nothing more is written to it.
+    if (finalizer !== undefined && d.finalizer === "Remove") {
+      yield* patchFinalizer(finalizer, "Removed finalizer")
+      yield* events.event(runtime, { type: "Normal", reason: "FinalizerRemoved", action: "Delete", note: `Removed the finalizer ${FINALIZER_CLEANUP}: ${d.plan.message}` })
+      return Requeue.onChange
+    }
     if (d.plan._tag === "Stabilizing") return Requeue.after(Math.max(0, d.plan.until - o.now) + 50)
     // The planner does not watch Applications (it must start without Argo CD's CRD): a blocked adoption is looked at
     // again shortly, so reverting an edit or deleting orphans is seen without another change.

@@ -22,7 +22,8 @@ export const attempt = (r: RuntimeRollout): number => Number(/-(\d+)$/u.exec(r.m
  * The outcome a not-yet-closed rollout has reached, if any:
  * - Failed: the executor reports `Progressing=False/RolloutFailed`;
  * - Revoked / Expired: the guard reports `Approved=False/RolloutRevoked|RolloutExpired` and no step is in flight;
- * - Succeeded: every step is ready (`Progressing=True/StepsCompleted`) and validation passed, or is Disabled.
+ * - Succeeded: every step is ready (`Progressing=True/StepsCompleted`) and validation passed, or is Disabled; a
+ *   `Remove` rollout (nothing left to validate) once it was approved and every step is done.
  */
 export const reachedOutcome = (r: RuntimeRollout, validationDisabled: boolean): Outcome | undefined => {
   const progressing = current(r, Progressing)
@@ -34,6 +35,7 @@ export const reachedOutcome = (r: RuntimeRollout, validationDisabled: boolean): 
     if (approved.reason === "RolloutExpired") return "Expired"
   }
   if (progressing.status === "True" && progressing.reason === "StepsCompleted") {
+    if (r.spec.kind === "Remove") return isApproved(r) ? "Succeeded" : undefined
     if (validationDisabled) return "Succeeded"
     const validated = current(r, Validated)
     if (validated.status === "True") return "Succeeded"
@@ -50,18 +52,19 @@ export interface RolloutView {
   readonly all: ReadonlyArray<RuntimeRollout>
   /** The one not closed yet (at most one by construction). */
   readonly open: RuntimeRollout | undefined
-  /** desiredStateDigest of the newest Succeeded rollout's target. */
+  /** desiredStateDigest of the newest Succeeded rollout's target; none after a Succeeded Remove. */
   readonly active: string | undefined
 }
 
 export const viewRollouts = (rs: ReadonlyArray<RuntimeRollout>, runtimeUID: string): RolloutView => {
   const mine = newestFirst(rs.filter((r) => r.spec.runtimeUID === runtimeUID))
+  const succeeded = mine.find((r) => outcomeOf(r) === "Succeeded")
   return {
     all: mine,
     open: mine.find((r) => outcomeOf(r) === undefined),
-    active: mine.find((r) => outcomeOf(r) === "Succeeded")?.spec.toDigest,
+    active: succeeded?.spec.kind === "Remove" ? undefined : succeeded?.spec.toDigest,
   }
 }
 
-/** Rollouts towards a target so far (for the next attempt's name). */
+/** Rollouts towards a target so far, of any runtime (names are cluster-wide), for the next attempt's name. */
 export const attemptsFor = (rs: ReadonlyArray<RuntimeRollout>, toDigest: string): number => Math.max(0, ...rs.filter((r) => r.spec.toDigest === toDigest).map(attempt))

@@ -23,25 +23,32 @@ export const plannedCondition = (d: Decision): ConditionIntent<"Planned"> => {
       return Planned.false(d.plan.reason, d.plan.message)
     case "Planned":
       return Planned.true("PlanComputed", d.plan.message)
+    case "Deleting":
+      return Planned.false("Deleting", d.plan.message)
   }
 }
 
 const stepOf = (r: RuntimeRollout): string | undefined => r.status?.steps?.current
 
+/** Where the open rollout is: awaiting approval, its step, or what the step executor says. */
+const rolloutProgress = (open: RuntimeRollout): string => {
+  const name = open.metadata.name
+  if (open.spec.approval === undefined) return `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…")`
+  const step = stepOf(open)
+  if (step !== undefined) return `rollout ${name}: step ${step}`
+  const progressing = current(open, Progressing)
+  return `rollout ${name}: ${progressing.status === "Unknown" ? "approved, waiting for the step executor" : progressing.message}`
+}
+
 /** What a person sees first: `rollout <name>: step 9/18 gpu-operator (Upgrade)`, awaiting approval, paused, … */
 export const readyCondition = (o: Observed, d: Decision): ConditionIntent<"Ready"> => {
-  if (o.runtime.metadata.deletionTimestamp) return Ready.false("Deleting", "The runtime is being deleted")
+  if (o.runtime.metadata.deletionTimestamp) {
+    const open = d.open
+    return Ready.false("Deleting", `The runtime is being deleted: ${open !== undefined && open.spec.kind === "Remove" ? rolloutProgress(open) : d.plan.message}`)
+  }
   if (o.runtime.spec.suspendEngine) return Ready.false("EngineSuspended", "spec.suspendEngine is set: Argo CD neither syncs nor self-heals the operator's Applications")
   if (o.runtime.spec.paused) return Ready.false("Paused", "spec.paused is set: no new resolution or step starts; Argo CD keeps syncing")
-  const open = d.open
-  if (open !== undefined) {
-    const name = open.metadata.name
-    if (open.spec.approval === undefined) return Ready.false("RollingOut", `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…")`)
-    const step = stepOf(open)
-    if (step !== undefined) return Ready.false("RollingOut", `rollout ${name}: step ${step}`)
-    const progressing = current(open, Progressing)
-    return Ready.false("RollingOut", `rollout ${name}: ${progressing.status === "Unknown" ? "approved, waiting for the step executor" : progressing.message}`)
-  }
+  if (d.open !== undefined) return Ready.false("RollingOut", rolloutProgress(d.open))
   if (d.ended !== undefined) return Ready.false("RollingOut", `rollout ${d.ended.metadata.name} stalled: it ended ${outcomeOf(d.ended) ?? ""}`)
   if (d.active !== undefined && d.active === d.target) {
     return deploymentValidationOf(o.runtime.spec) === "Disabled"
@@ -94,7 +101,9 @@ export const runtimeStatus = (o: Observed, d: Decision): StatusWrite => {
     ...(d.target !== undefined && d.targetSince !== undefined ? { targetSince: new Date(d.targetSince).toISOString() } : {}),
     ...(open !== undefined ? { rollout: { name: open.metadata.name, ...(step ? { step } : {}) } } : {}),
   }
-  return { conditions, plans }
+  // An empty object would reach the API server as null (server-side apply drops the last owned subfield), which the
+  // schema refuses; leaving the key out removes what this room wrote there.
+  return { conditions, plans: Object.keys(plans).length > 0 ? plans : undefined }
 }
 
 const succeededCondition = (outcome: Outcome | undefined, name: string): ConditionIntent<"Succeeded"> => {
@@ -104,7 +113,7 @@ const succeededCondition = (outcome: Outcome | undefined, name: string): Conditi
     case "Succeeded":
       return Succeeded.true("RolloutSucceeded", `Every step of rollout ${name} is ready at its revision`)
     case "Superseded":
-      return Succeeded.false("RolloutSuperseded", `A newer target replaced rollout ${name} before it was approved; nothing of it ran`)
+      return Succeeded.false("RolloutSuperseded", `A newer target, or the runtime's deletion, replaced rollout ${name} before it was approved; nothing of it ran`)
     default:
       return Succeeded.false(endedReason[outcome], `Rollout ${name} ended ${outcome}`)
   }

@@ -113,6 +113,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  // The planner's cleanup finalizer would hold the runtime with no planner left to remove it.
+  await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   for (const r of await rollouts()) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   rmSync(work, { recursive: true, force: true })

@@ -1,6 +1,7 @@
 // reconcile() against FakeKube: the writes the planner makes on a first visit, after the window, on an idle pass
-// (none), and when a rollout ends — every condition of its room set, every write confined to its room.
-import { ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, type KubeObject, LABEL_OUTCOME, type ResourceKind, type RuntimeRollout, RuntimeRolloutKind, sha256 } from "@aicr/api"
+// (none), and when a rollout ends — every condition of its room set, every write confined to its room; the cleanup
+// finalizer, and a deletion from Deleting through the Remove rollout to the runtime gone.
+import { ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, FINALIZER_CLEANUP, type KubeObject, LABEL_OUTCOME, type ResourceKind, type RuntimeRollout, RuntimeRolloutKind, sha256 } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
 import { Requeue } from "@aicr/runtime"
 import { makeFakeKube } from "@aicr/testing"
@@ -59,6 +60,13 @@ const setup = () => {
   const list = <T extends KubeObject>(kind: ResourceKind) => Effect.runSync(fake.kube.list<T>(kind)).items
   const rollouts = () => list<RuntimeRollout>(RuntimeRolloutKind)
   return { fake, run, runtime, condition, rollouts }
+}
+
+/** As the approver and then the step executor would: approved (a new generation), and every step done at it. */
+const approveAndComplete = (fake: ReturnType<typeof setup>["fake"], r: RuntimeRollout) => {
+  const approval = { approvedBy: "bob", reason: "ok", approvedAt: "2026-12-02T10:01:00Z", expiresAt: "2026-12-02T12:00:00Z", toDigest: r.spec.toDigest }
+  const [approved] = fake.seed<RuntimeRollout>(RuntimeRolloutKind, { ...r, spec: { ...r.spec, approval } })
+  fake.seed<RuntimeRollout>(RuntimeRolloutKind, { ...approved!, status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: approved!.metadata.generation }] } })
 }
 
 const at = <A, E, R>(ms: number, body: Effect.Effect<A, E, R>) => TestClock.setTime(ms).pipe(Effect.andThen(body))
@@ -132,5 +140,76 @@ describe("planner reconcile", () => {
         expect(t.condition("Planned")!.message).toContain("Application argocd/gpu-operator: it has no operator.aicr.run/plan-release annotation")
       }),
     ),
+  )
+})
+
+describe("planner reconcile: the cleanup finalizer and deletion", () => {
+  it.effect("adds the finalizer on the first pass with one JSON patch that touches nothing else", () =>
+    at(
+      T0,
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        expect(t.runtime().metadata.finalizers).toEqual([FINALIZER_CLEANUP])
+        const writes = t.fake.writesTo(ClusterRuntimeKind).filter((w) => w.subresource === undefined)
+        expect(writes).toHaveLength(1)
+        expect(writes[0]).toMatchObject({ verb: "patch", manager: "aicr-planner" })
+        expect((writes[0]!.body as Array<{ op: string; path: string }>).map((o) => `${o.op} ${o.path}`)).toEqual(["test /metadata/resourceVersion", "add /metadata/finalizers"])
+        expect(t.runtime().spec).toEqual(aRuntime().spec)
+      }),
+    ),
+  )
+
+  it.effect("a rolled-out runtime: Deleting, a Remove rollout awaiting approval, and once it Succeeded the finalizer goes and so does the runtime", () =>
+    Effect.gen(function* () {
+      const t = setup()
+      yield* at(T0, t.run)
+      yield* at(T0 + 61_000, t.run)
+      const install = t.rollouts()[0]!
+      approveAndComplete(t.fake, install)
+      yield* at(T0 + 70_000, t.run)
+      expect(t.condition("Ready")).toMatchObject({ status: "True" })
+
+      yield* t.fake.kube.delete(ClusterRuntimeKind, "cluster")
+      expect(t.runtime().metadata.deletionTimestamp).toBeDefined()
+      yield* at(T0 + 80_000, t.run)
+      const removal = t.rollouts().find((r) => r.spec.kind === "Remove")!
+      expect(removal.spec).toMatchObject({ fromDigest: install.spec.toDigest, toDigest: install.spec.toDigest, requestedBy: "alice" })
+      expect(removal.spec.steps!.map((s) => `${s.action} ${s.release}`)).toEqual(["Remove gpu-operator", "Remove cert-manager"])
+      expect(t.condition("Ready")).toMatchObject({ status: "False", reason: "Deleting", message: expect.stringContaining(`rollout ${removal.metadata.name} awaiting approval`) })
+      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "Deleting" })
+      expect(t.fake.peek(Core.ConfigMap, `${NS}/aicr-assessment-${removal.metadata.name}`)).toBeDefined()
+      // Waiting for the approver changes nothing.
+      const before = t.fake.writes.length
+      yield* at(T0 + 81_000, t.run)
+      expect(t.fake.writes.length).toBe(before)
+      expect(t.runtime()).toBeDefined()
+
+      approveAndComplete(t.fake, removal)
+      const exit = yield* at(T0 + 90_000, t.run)
+      expect(Exit.isSuccess(exit)).toBe(true)
+      expect(t.fake.peek(ClusterRuntimeKind, "cluster")).toBeUndefined()
+      expect(t.rollouts().find((r) => r.metadata.name === removal.metadata.name)?.metadata.labels?.[LABEL_OUTCOME]).toBe("Succeeded")
+      const finalizerWrite = t.fake.writesTo(ClusterRuntimeKind).filter((w) => w.subresource === undefined).at(-1)!
+      expect((finalizerWrite.body as Array<{ op: string; path: string }>).map((o) => `${o.op} ${o.path}`)).toEqual(["test /metadata/finalizers/0", "remove /metadata/finalizers/0"])
+      // Plans stay, as the record.
+      expect(Effect.runSync(t.fake.kube.list(Core.ConfigMap, { labelSelector: "operator.aicr.run/role=plan" })).items).toHaveLength(1)
+      expect(Exit.isSuccess(yield* at(T0 + 91_000, t.run))).toBe(true)
+    }),
+  )
+
+  it.effect("nothing rolled out: the rollout nobody approved is superseded and the runtime goes at once", () =>
+    Effect.gen(function* () {
+      const t = setup()
+      yield* at(T0, t.run)
+      yield* at(T0 + 61_000, t.run)
+      const waiting = t.rollouts()[0]!
+      yield* t.fake.kube.delete(ClusterRuntimeKind, "cluster")
+      yield* at(T0 + 62_000, t.run)
+      expect(t.rollouts()).toHaveLength(1)
+      expect(t.rollouts()[0]!.metadata.labels?.[LABEL_OUTCOME]).toBe("Superseded")
+      expect(t.rollouts()[0]!.metadata.name).toBe(waiting.metadata.name)
+      expect(t.fake.peek(ClusterRuntimeKind, "cluster")).toBeUndefined()
+    }),
   )
 })

@@ -8,7 +8,9 @@
  *   executor advanced past it, which it does only at readiness.
  * - the first step not done is the current one. Written → wait (the step in flight finishes even after a revocation
  *   or an expiry). Not written → write it only when everything allows a new step: engine available, not suspended,
- *   not paused, `Approved` current True, `ValidationReady` current True when validation is Required.
+ *   not paused, `Approved` current True, `ValidationReady` current True when validation is Required (not for a
+ *   `Remove` rollout, which leaves nothing to validate). A runtime being deleted is served like any other: its
+ *   finalizer keeps it until the planner's `Remove` rollout has run.
  * - suspendEngine: every operator Application gets `automated.enabled: false`; clearing it removes the field.
  * - an Application with a wanted name that lacks our runtime-uid label is never touched (`ForeignObject`).
  */
@@ -130,7 +132,8 @@ const gate = (o: Observed, rollout: RuntimeRollout): { reason: Blocked; message:
     if (approved.reason === "RolloutRevoked" || approved.reason === "RolloutExpired" || approved.reason === "AwaitingAcknowledgement") return { reason: approved.reason, message: approved.message }
     return { reason: "AwaitingApproval", message: `Approved is ${approved.status} (${approved.reason}): ${approved.message}` }
   }
-  if (deploymentValidationOf(o.runtime.spec) === "Required") {
+  // A Remove rollout leaves nothing to validate, so it never waits for the validation gate.
+  if (deploymentValidationOf(o.runtime.spec) === "Required" && rollout.spec.kind !== "Remove") {
     const ready = current(rollout, ValidationReady)
     if (ready.status !== "True") return { reason: "AwaitingValidationReady", message: `Deployment validation is Required and ValidationReady is ${ready.status} (${ready.reason}): ${ready.message}` }
   }

@@ -284,6 +284,23 @@ describe("step-executor reconcile", () => {
       }),
     ))
 
+  it.effect("serves the Remove rollout of a runtime being deleted, without waiting for ValidationReady (nothing to validate)", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ rollout: false, runtime: { validation: { deployment: "Required" } } })
+        const removal = aRollout(ROLLOUT, aPlan(CHAIN).plan, stepsOf("Remove", ["c"]))
+        t.fake.seed(RuntimeRolloutKind, { ...removal, spec: { ...removal.spec, kind: "Remove" } } as RuntimeRollout)
+        t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "c", namespace: "argocd", labels: { "operator.aicr.run/runtime-uid": UID }, finalizers: ["resources-finalizer.argocd.argoproj.io"] } })
+        // The planner's finalizer holds the runtime while it is being deleted.
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { metadata: { finalizers: ["operator.aicr.run/cleanup"] } } })
+        yield* t.fake.kube.delete(ClusterRuntimeKind, "cluster")
+        expect(t.runtime().metadata.deletionTimestamp).toBeDefined()
+        yield* t.run
+        expect(t.fake.writes.filter((w) => w.verb === "delete" && w.kind === "Application").map((w) => w.key)).toEqual(["argocd/c"])
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
+      }),
+    ))
+
   it.effect("suspendEngine turns automated sync off on every operator Application only; clearing it turns it back on", () =>
     at0(
       Effect.gen(function* () {

@@ -43,7 +43,7 @@ describe("ClusterRuntime condition catalog", () => {
   })
 
   it("lets Stalled carry every False reason of the conditions it summarises, except in-progress ones", () => {
-    const inProgress = new Set(["Resolving", "Mirroring", "Discovering", "AwaitingResolution", "Stabilizing", "Assessing"])
+    const inProgress = new Set(["Resolving", "Mirroring", "Discovering", "AwaitingResolution", "Stabilizing", "Assessing", "Deleting"])
     for (const def of ClusterRuntimeConditions.filter((d) => d !== Ready && d !== Stalled)) {
       for (const r of reasons(def, "False").filter((x) => !inProgress.has(x))) expect(Stalled.allows("True", r), `${def.type}/${r}`).toBe(true)
     }

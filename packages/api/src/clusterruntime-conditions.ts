@@ -186,6 +186,7 @@ export const Planned = ConditionDef.make({
     False: {
       AwaitingResolution: "Resolved or Mirrored is not True for this generation",
       Stabilizing: "inputs changed within the stabilization window; the message names when it ends",
+      Deleting: "the runtime is being deleted: no rollout towards a target is planned, only the removal of what runs",
       Assessing: "aicr upgrade-check runs before the rollout exists; not a stall",
       TransitionBlocked: rolloutStallReasons.TransitionBlocked,
       OrphanedObjectsPresent: rolloutStallReasons.OrphanedObjectsPresent,

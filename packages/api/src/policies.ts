@@ -9,7 +9,7 @@
  */
 import { stringify } from "yaml"
 import { GENERATED_HEADER } from "./crd"
-import { ANNOTATION_EDITED_BY, APPROVAL_VERBS, APPROVER_ROLE, LABEL_OUTCOME, PLAN_READER_ROLE, VIEWER_ROLE } from "./names"
+import { ANNOTATION_EDITED_BY, APPROVAL_VERBS, APPROVER_ROLE, FINALIZER_CLEANUP, LABEL_OUTCOME, PLAN_READER_ROLE, VIEWER_ROLE } from "./names"
 
 export { APPROVAL_VERBS, APPROVER_ROLE, PLAN_READER_ROLE, VIEWER_ROLE }
 import { GROUP, SINGLETON_NAME, VERSION } from "./resource"
@@ -170,11 +170,12 @@ export const rolloutCreationPolicy = () => {
 /**
  * ClusterRuntime CREATE/UPDATE: a spec change (or a change of the editor annotation) must name the requester as
  * the editor, so the name the planner copies into `spec.requestedBy` is the API server's; the operator's own
- * identities change no more than the finalizers (refusal 6 of §5.3).
+ * identities change nothing but their cleanup finalizer (refusal 6 of §5.3): not the spec, labels, annotations or
+ * anyone else's finalizers.
  */
 export const runtimeEditsPolicy = (o: PolicyOptions) => {
   const me = "request.userInfo.username"
-  return policy(POLICY_RUNTIME_EDITS, "Spec edits of ClusterRuntime record the API server's view of the editor; the operator only manages its finalizer", {
+  return policy(POLICY_RUNTIME_EDITS, "Spec edits of ClusterRuntime record the API server's view of the editor; the operator only manages its cleanup finalizer", {
     matchConstraints: rules("clusterruntimes", ["CREATE", "UPDATE"]),
     variables: [
       { name: "operator", expression: operatorIdentityCel(o) },
@@ -192,8 +193,9 @@ export const runtimeEditsPolicy = (o: PolicyOptions) => {
       {
         expression:
           `!variables.operator || (request.operation == 'UPDATE' && object.spec == oldObject.spec && (${labelsOf("object")}) == (${labelsOf("oldObject")}) && ` +
-          `(has(object.metadata.annotations) ? object.metadata.annotations : {}) == (has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}))`,
-        messageExpression: `'the operator\\'s identity ' + ${me} + ' may change only metadata.finalizers of ClusterRuntime ' + object.metadata.name + ' (and its status)'`,
+          `(has(object.metadata.annotations) ? object.metadata.annotations : {}) == (has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}) && ` +
+          `(${finalizersOf("object")}).filter(f, f != ${quote(FINALIZER_CLEANUP)}) == (${finalizersOf("oldObject")}).filter(f, f != ${quote(FINALIZER_CLEANUP)}))`,
+        messageExpression: `'the operator\\'s identity ' + ${me} + ' may change only its finalizer ${FINALIZER_CLEANUP} of ClusterRuntime ' + object.metadata.name + ' (and its status)'`,
         reason: "Forbidden",
       },
     ],

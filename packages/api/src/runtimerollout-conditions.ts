@@ -112,7 +112,7 @@ export const Succeeded = ConditionDef.make({
       RolloutFailed: "the rollout ended Failed",
       RolloutExpired: "the rollout ended Expired",
       RolloutRevoked: "the rollout ended Revoked",
-      RolloutSuperseded: "a newer target replaced the rollout before it was approved; nothing of it ran",
+      RolloutSuperseded: "a newer target, or the runtime's deletion, replaced the rollout before it was approved; nothing of it ran",
     },
     Unknown: StandardUnknownReasons,
   },
