@@ -7,7 +7,8 @@
  *         `status.assessment` and the outcome label on RuntimeRollouts; plan and assessment ConfigMaps; rollout
  *         creation.
  * Reads:  `Resolved`, `Mirrored` (via `current` only), `status.resolution`, `status.mirror`, the content ConfigMap,
- *         the rollouts' `Approved`, `Progressing`, `Validated`.
+ *         the rollouts' `Approved`, `Progressing`, `Validated`; the registry (a pinned plan's charts, by digest).
+ * Runs:   `aicr upgrade-check` Jobs (AICR 1.x) and their input ConfigMaps, owned by the Job.
  * Leaves alone: approvals (people), steps (step-executor), Applications.
  */
 import {
@@ -17,12 +18,14 @@ import {
 import { roomOn } from "@aicr/contracts"
 import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
 import { Requeue } from "@aicr/runtime"
-import { Effect, Option } from "effect"
+import { Data, Effect, Option } from "effect"
 import type { Assessment } from "./assess"
-import type { PlannerConfig } from "./config"
+import { ChartRegistry, chartsOf } from "./charts"
+import { PlannerConfig } from "./config"
 import { contract } from "./contract"
-import { decide } from "./decide"
-import { gather } from "./gather"
+import { decide, type Need } from "./decide"
+import { gather, type Observed } from "./gather"
+import { runUpgradeCheck } from "./upgrade-check"
 import { outcomeOf } from "./rollouts"
 import { assessmentConfigMapName, rolloutStatus, runtimeStatus } from "./status"
 
@@ -57,7 +60,20 @@ export const assessmentConfigMap = (rollout: RuntimeRollout, assessment: Assessm
   data: { "assessment.json": JSON.stringify(assessment, null, 2) },
 })
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kube | EventRecorder | PlannerConfig> =>
+/** A transient failure after its condition was written: the driver's backoff retries the key. */
+export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{ readonly message: string }> {}
+
+/** Does the I/O a decision asked for and returns what it observed. */
+const satisfy = (need: Need): Effect.Effect<Partial<Observed>, KubeError, Kube | PlannerConfig | ChartRegistry> =>
+  Effect.gen(function* () {
+    if (need._tag === "PinCharts") {
+      const check = yield* (yield* ChartRegistry).check(chartsOf(need.plan))
+      return { pinCharts: { digest: need.plan.desiredStateDigest, check } }
+    }
+    return { upgradeCheck: yield* runUpgradeCheck(need.request, yield* PlannerConfig, contract.fieldManager) }
+  })
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | PlannerConfig | ChartRegistry> =>
   Effect.gen(function* () {
     if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
     const kube = yield* Kube
@@ -65,8 +81,13 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
     const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
     if (Option.isNone(found)) return Requeue.onChange
     const runtime = found.value
-    const o = yield* gather(runtime)
-    const d = decide(o)
+    let o = yield* gather(runtime)
+    let d = decide(o)
+    // At most one chart check and one upgrade-check step per pass; each answer is decided on again.
+    for (let i = 0; i < 2 && d.needs !== undefined; i++) {
+      o = { ...o, ...(yield* satisfy(d.needs)) }
+      d = decide(o)
+    }
 
     if (d.writePlan !== undefined) {
       yield* ignoreExists(kube.create(Core.ConfigMap, planConfigMap(d.writePlan, o.namespace) as never))
@@ -96,5 +117,6 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
       yield* kube.applyStatus(rolloutRoom, r, rolloutStatus(r, outcomes.get(r.metadata.name) ?? outcomeOf(r), o.now))
     }
     yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d))
+    if (d.plan._tag === "Assessing" && d.plan.retry === true) return yield* Effect.fail(new RetryAfterTransientFailure({ message: d.plan.message }))
     return d.plan._tag === "Stabilizing" ? Requeue.after(Math.max(0, d.plan.until - o.now) + 50) : Requeue.onChange
   }).pipe(Effect.withSpan("planner.reconcile"))
