@@ -113,6 +113,21 @@ export const assessmentOfReport = (report: UpgradeCheckReport, meta: { aicrVersi
   summary: report.summary,
 })
 
+/**
+ * AICR's report with the changes it does not rate added: upgrade-check compares versions and identities, so a
+ * release whose chart content or values changed at the same version has no row there. Those get the operator's
+ * `values` row, `unknown` (never `safe` without AICR saying so).
+ */
+export const withUnratedChanges = (report: Assessment, own: Assessment): Assessment => {
+  const rated = new Set(report.components.map((c) => c.component))
+  const extra = own.components
+    .filter((c) => c.change === "values" && !rated.has(c.component))
+    .map((c): AssessedComponent => ({ ...c, reason: "not-rated", explanation: "aicr upgrade-check rates version and identity changes; this release's chart content or values changed at the same version, which it does not rate; an approver must judge it" }))
+  if (extra.length === 0) return report
+  const components = [...report.components, ...extra]
+  return { ...report, components, summary: { components: components.length, failing: components.filter((c) => c.failsRun).length } }
+}
+
 /** Components per verdict (status.assessment.verdicts). */
 export const verdictCounts = (a: Assessment) => {
   const count = (v: Verdict) => a.components.filter((c) => c.verdict === v).length

@@ -9,7 +9,7 @@ import {
 } from "@aicr/api"
 import { type AicrJobReason, capabilitiesOf, parseUpgradeCheck } from "@aicr/aicr"
 import { listOf, shortDigest } from "@aicr/conditions"
-import { type Assessment, assessmentOfReport, assessWithoutUpgradeCheck, blockedBy } from "./assess"
+import { type Assessment, assessmentOfReport, assessWithoutUpgradeCheck, blockedBy, withUnratedChanges } from "./assess"
 import type { ChartCheck } from "./charts"
 import { composePlan, readContent } from "./compose"
 import type { Observed } from "./gather"
@@ -126,7 +126,8 @@ const assessTransition = (o: Observed, from: Plan | undefined, to: Plan, aicrVer
   }
   const report = parseUpgradeCheck(s.output ?? "")
   if (!report.ok) return { plan: { _tag: "Blocked", reason: "AICRArtifactUnsupported", message: `${job}: ${s.output === undefined ? "left no report in its output ConfigMap" : report.why}` } }
-  return { assessment: assessmentOfReport(report.value, { aicrVersion, fromDigest: from.desiredStateDigest, toDigest: to.desiredStateDigest }) }
+  const rated = assessmentOfReport(report.value, { aicrVersion, fromDigest: from.desiredStateDigest, toDigest: to.desiredStateDigest })
+  return { assessment: withUnratedChanges(rated, assessWithoutUpgradeCheck(from, to, aicrVersion)) }
 }
 
 export const decide = (o: Observed): Decision => {

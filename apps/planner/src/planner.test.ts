@@ -1,10 +1,12 @@
 import { ANNOTATION_EDITED_BY, ANNOTATION_RETRY, type ClusterRuntime, LABEL_OUTCOME, type Plan, type RuntimeRollout, sha256 } from "@aicr/api"
 import type { JobState } from "@aicr/aicr"
+import { OciError } from "@aicr/oras"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { assessWithoutUpgradeCheck, versionJump } from "./assess"
 import { composePlan, readContent } from "./compose"
 import { decide } from "./decide"
-import { chartsOf } from "./charts"
+import { checkWith, chartsOf } from "./charts"
 import type { Observed, PlanRead } from "./gather"
 import { planSteps } from "./steps"
 import { plannedCondition, readyCondition, stalledCondition } from "./status"
@@ -437,5 +439,21 @@ describe("planner: assessment by AICR 1.x upgrade-check (fixture-based: reports 
     expect(d.needs).toBeUndefined()
     expect(d.create?.assessment.assessedBy).toBe("aicr-operator")
     expect(d.create?.assessment.components[0]!.explanation).toContain("AICR v0.11.1 has no upgrade-check")
+  })
+})
+
+describe("planner: the chart check over an OCI client (HEAD by digest)", () => {
+  const refs = [{ release: "a", ref: `r/charts/a@${digest("a")}` }, { release: "b", ref: `r/charts/b@${digest("b")}` }]
+  const fail = (tag: "Unavailable" | "Unauthorized") => new OciError({ reason: tag === "Unavailable" ? { _tag: tag, attempts: 3 } : { _tag: tag }, registry: "r", message: `r: ${tag}` })
+  it.each([
+    { name: "every manifest there → Present", answer: () => ({ digest: "x" }), want: { _tag: "Present", checked: 2 } },
+    { name: "a manifest the registry lacks → Missing, named", answer: (ref: string) => (ref.includes("/b@") ? undefined : { digest: "x" }), want: { _tag: "Missing", missing: [refs[1]], checked: 2 } },
+    { name: "registry unreachable → Unavailable (transient)", answer: () => { throw fail("Unavailable") }, want: { _tag: "Unavailable", message: "r: Unavailable" } },
+    { name: "registry refuses → Refused, with the release", answer: () => { throw fail("Unauthorized") }, want: { _tag: "Refused", release: "a", message: "r: Unauthorized" } },
+  ])("$name", async ({ answer, want }) => {
+    const asked: string[] = []
+    const registry = checkWith({ manifestExists: async (ref) => (asked.push(String(ref)), answer(String(ref)) as never) })
+    expect(await Effect.runPromise(registry.check(refs))).toEqual(want)
+    expect(asked[0]).toBe(refs[0]!.ref)
   })
 })
