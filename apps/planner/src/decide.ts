@@ -31,7 +31,13 @@ export interface NewRollout {
 export type PlanState =
   | { readonly _tag: "AwaitingResolution"; readonly message: string }
   | { readonly _tag: "Stabilizing"; readonly message: string; readonly until: number }
-  | { readonly _tag: "Blocked"; readonly reason: "TransitionBlocked" | "PlanUnreadable" | "Conflict" | AicrJobReason | "AICRArtifactUnsupported"; readonly message: string }
+  | {
+      readonly _tag: "Blocked"
+      readonly reason: "TransitionBlocked" | "PlanUnreadable" | "Conflict" | AicrJobReason | "AICRArtifactUnsupported"
+      readonly message: string
+      /** Looked at again later without a watch event (charts pushed back to the registry send none). */
+      readonly recheck?: boolean
+    }
   /** Checks before the rollout exists (the pinned plan's charts, upgrade-check); `retry`: after a transient failure. */
   | { readonly _tag: "Assessing"; readonly message: string; readonly retry?: boolean }
   | { readonly _tag: "Planned"; readonly message: string }
@@ -101,6 +107,7 @@ const pinChartsGate = (o: Observed, plan: Plan): { plan: PlanState; needs?: Need
         plan: {
           _tag: "Blocked",
           reason: "PlanUnreadable",
+          recheck: true,
           message: `The pinned plan ${short} cannot be rolled back to: ${listOf(c.missing.map((m) => `release ${m.release} (${m.ref})`))} ${c.missing.length === 1 ? "is" : "are"} no longer in the registry; push ${c.missing.length === 1 ? "that chart" : "those charts"} back by digest or pin another plan (kubectl get configmaps -n ${o.namespace} -l operator.aicr.run/role=plan)`,
         },
       }

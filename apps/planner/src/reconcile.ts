@@ -60,6 +60,9 @@ export const assessmentConfigMap = (rollout: RuntimeRollout, assessment: Assessm
   data: { "assessment.json": JSON.stringify(assessment, null, 2) },
 })
 
+/** How soon a pin refused for missing charts is checked again (pushing them back sends no watch event). */
+export const RECHECK = "1 minute"
+
 /** A transient failure after its condition was written: the driver's backoff retries the key. */
 export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{ readonly message: string }> {}
 
@@ -118,5 +121,6 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | Re
     }
     yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d))
     if (d.plan._tag === "Assessing" && d.plan.retry === true) return yield* Effect.fail(new RetryAfterTransientFailure({ message: d.plan.message }))
+    if (d.plan._tag === "Blocked" && d.plan.recheck === true) return Requeue.after(RECHECK)
     return d.plan._tag === "Stabilizing" ? Requeue.after(Math.max(0, d.plan.until - o.now) + 50) : Requeue.onChange
   }).pipe(Effect.withSpan("planner.reconcile"))

@@ -315,8 +315,10 @@ describe("planner reconcile: a pin whose charts are gone from the registry (fake
       const pinned = yield* pinFirst(t)
       const gone = `r/aicr/cluster/charts/gpu-operator@${sha256("gpu-operator")}`
       t.registry.missing.add(gone)
-      yield* at(T0 + 300_000, t.run)
+      const exit = yield* at(T0 + 300_000, t.run)
       expect(t.registry.checked).toContain(gone)
+      // Looked at again later: a chart pushed back sends no watch event.
+      expect(Exit.isSuccess(exit) && exit.value).toMatchObject({ _tag: "After" })
       expect(t.rollouts().filter((r) => r.spec.kind === "Rollback")).toHaveLength(0)
       expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "PlanUnreadable", message: expect.stringContaining(`release gpu-operator (${gone}) is no longer in the registry`) })
       expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "PlanUnreadable" })
