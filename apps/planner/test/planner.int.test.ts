@@ -182,6 +182,9 @@ describe("planner on the local control plane, with real resolutions from AICR v0
       expect.objectContaining({ component: "nvsentinel", change: "version", from: "v0.10.0", to: "v1.1.0", verdict: "unknown", jump: "1 major", breaking: true }),
     ])
     expect(assessment.components[0].explanation).toContain(`AICR ${versions.aicr} has no upgrade-check`)
+    // The real v0.11.1 has no upgrade-check command (its capabilities say so): the planner starts no Job for it.
+    expect((await get(`/apis/batch/v1/namespaces/${ns}/jobs?labelSelector=operator.aicr.run%2Faicr-job%3Dupgrade-check`)).items).toHaveLength(0)
+    expect(readAuditEvents(info, { resource: "jobs", namespace: ns, verb: "create" })).toHaveLength(0)
     await eventually(async () => (await get(`${ROLLOUTS}/${upgrade.metadata.name}`)).status?.assessment?.verdicts?.unknown === 2, { what: "status.assessment" })
     // One plan and one assessment ConfigMap per change; nothing is rewritten.
     expect(readAuditEvents(info, { resource: "configmaps", namespace: ns, verb: "create" }).length - writesBefore).toBe(2)
