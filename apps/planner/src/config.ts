@@ -17,7 +17,7 @@
  * Durations: `<n>ms`, `<n>s`, `<n>m`, `<n>h`, or a bare number of seconds.
  */
 import { type AicrJobSettings, DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
-import { parseDurationMs, readAppFlags } from "@aicr/runtime"
+import { parseDurationMs, parseJobSeconds as seconds, readAppFlags } from "@aicr/runtime"
 import { Context, Layer } from "effect"
 
 export interface PlannerSettings {
@@ -56,13 +56,6 @@ const duration = (flag: string, v: string): number => {
   } catch {
     throw new Error(`--${flag} must be a duration such as 90s, 10m or 6h (got ${JSON.stringify(v)})`)
   }
-}
-
-const seconds = (v: string | undefined, fallback: number, flag: string): number => {
-  if (v === undefined) return fallback
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 30 || n > 86_400) throw new Error(`--${flag} must be a whole number of seconds from 30 to 86400`)
-  return n
 }
 
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): PlannerSettings => {

@@ -457,3 +457,16 @@ describe("planner: the chart check over an OCI client (HEAD by digest)", () => {
     expect(asked[0]).toBe(refs[0]!.ref)
   })
 })
+
+describe("planner: settings", () => {
+  it("runs upgrade-check Jobs in the operator namespace by default, as aicr-jobs, and reads the registry flags", async () => {
+    const { parseSettings } = await import("./config")
+    const s = parseSettings(["--operator-namespace", "ops"], {})
+    expect(s.jobs).toMatchObject({ namespace: "ops", serviceAccount: "aicr-jobs", activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 3600 })
+    expect(s).toMatchObject({ plainHttp: [], dockerConfig: undefined })
+    const t = parseSettings(["--jobs-namespace", "jobs", "--job-deadline", "120", "--plain-http", "reg:5000,other:80", "--docker-config", "/etc/aicr/config.json"], { AICR_JOB_SERVICE_ACCOUNT: "runner" })
+    expect(t.jobs).toMatchObject({ namespace: "jobs", serviceAccount: "runner", activeDeadlineSeconds: 120 })
+    expect(t).toMatchObject({ plainHttp: ["reg:5000", "other:80"], dockerConfig: "/etc/aicr/config.json" })
+    expect(() => parseSettings(["--job-ttl", "5"], {})).toThrow(/--job-ttl must be a whole number of seconds/)
+  })
+})
