@@ -2,6 +2,10 @@
  * decide: pure. From what gather observed, what this pass does: which rollouts close and how, which plan is the
  * target, whether its stabilization window has passed, the assessment, and the rollout to create — plus the
  * conditions and `status.plans` that say so. No I/O, no clock (the time comes in `Observed.now`).
+ *
+ * Two facts are only worth reading once a pass gets that far: whether a pinned plan's charts are still in the
+ * registry, and the upgrade-check run of this transition. Then the decision names them in `needs`; reconcile reads
+ * them (one HEAD per chart; one step of the Job), adds them to `Observed` and decides again.
  */
 import {
   ANNOTATION_EDITED_BY, ANNOTATION_RETRY, deploymentValidationOf, LABEL_PLAN, LABEL_RUNTIME_UID, type Outcome, type Plan, planKey, rolloutName,
