@@ -148,7 +148,10 @@ describe("planner on the local control plane, with real resolutions from AICR v0
     expect(r.spec.steps.length).toBe(13)
     expect(r.spec.steps.every((s: { action: string }) => s.action === "Install")).toBe(true)
     expect(r.spec.steps.map((s: { release: string }) => s.release).slice(0, 3)).toEqual(["aws-ebs-csi-driver", "aws-efa", "cert-manager"])
-    expect((await condition("Ready"))?.message).toBe(`rollout ${install} awaiting approval (kubectl aicr approve ${install} --reason "…")`)
+    // The rollout is created before the runtime's status is written in the same pass: wait for that write.
+    const want = `rollout ${install} awaiting approval (kubectl aicr approve ${install} --reason "…")`
+    await eventually(async () => (await condition("Ready"))?.message === want, { what: "Ready names the rollout" })
+    expect((await condition("Ready"))?.message).toBe(want)
     const assessment = JSON.parse((await get(`/api/v1/namespaces/${ns}/configmaps/aicr-assessment-${install}`)).data["assessment.json"])
     expect(assessment.components.every((c: { change: string }) => c.change === "added")).toBe(true)
   })
