@@ -277,6 +277,21 @@ describe("planner reconcile: AICR 1.x upgrade-check as a Job (fixture-based repo
     }),
   )
 
+  it.effect("the active plan's recipe gone before the Job starts → PlanUnreadable naming the content ConfigMap, no Job", () =>
+    Effect.gen(function* () {
+      const t = setup("v1.3.0")
+      yield* at(T0, t.run)
+      yield* at(T0 + 61_000, t.run)
+      yield* t.complete(T0 + 70_000)
+      republish(t)
+      yield* at(T0 + 80_000, t.run)
+      yield* t.fake.kube.delete(Core.ConfigMap, `${NS}/aicr-content-1`)
+      yield* at(T0 + 141_000, t.run)
+      expect(t.fake.writesTo(Core.Job)).toHaveLength(0)
+      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "PlanUnreadable", message: expect.stringContaining(`content ConfigMap ${NS}/aicr-content-1 is gone`) })
+    }),
+  )
+
   it.effect("with AICR v0.11.1 no Job is created and the assessment says this AICR cannot rate the transition", () =>
     Effect.gen(function* () {
       const t = setup("v0.11.1")
