@@ -2,37 +2,19 @@
  * assess: pure. How risky each component change of a transition is, in the shape of AICR's `upgrade-check` report
  * (aicr-newer.md §1.4), stored as `assessment.json`.
  *
- * - With `upgrade-check` (AICR 1.x) the report is AICR's own, parsed with `parseUpgradeCheck` (every key but
- *   `components` and `summary` optional; an unknown verdict or change kind fails closed as `unknown`).
+ * - With `upgrade-check` (AICR 1.x) the report is AICR's own: the planner runs it as a Job (upgrade-check.ts),
+ *   packages/aicr `parseUpgradeCheck` reads it (every key but `components` and `summary` optional; an unknown verdict
+ *   or change kind fails closed as `unknown`) and `assessmentOfReport` stores it.
  * - Without it (AICR 0.x, the versions that run here) the operator compares the two plans itself: added, removed,
  *   version and identity changes (namespace, chart, source), values-only changes, the version jump (patch, minor,
  *   major; `breaking` = a major bump, a 0.x minor bump or a changed prerelease, as AICR defines it) — and rates every
  *   change `unknown`, because this AICR version cannot rate transitions. Never `safe` without AICR saying so.
  */
-import { capabilitiesOf } from "@aicr/aicr"
+import type { AssessedComponent, Change, UpgradeCheckReport } from "@aicr/aicr"
 import type { Plan, PlanRelease, Verdict } from "@aicr/api"
-import { Schema } from "effect"
 import semver from "semver"
 
-export type Change = "added" | "removed" | "version" | "identity" | "replaced" | "values"
-
-export interface AssessedComponent {
-  readonly component: string
-  readonly change: Change
-  readonly from?: string
-  readonly to?: string
-  readonly identityChanges?: ReadonlyArray<{ readonly field: string; readonly from: string; readonly to: string }>
-  readonly verdict?: Verdict
-  readonly reason?: string
-  readonly notes?: string
-  readonly explanation?: string
-  readonly jump?: string
-  readonly breaking: boolean
-  readonly downgrade: boolean
-  readonly failsRun: boolean
-  /** Post-apply actions of a manual transition (upgrade-check `steps`). */
-  readonly steps?: ReadonlyArray<{ readonly id: string; readonly description: string; readonly reason?: string }>
-}
+export type { AssessedComponent, Change }
 
 export interface Assessment {
   readonly apiVersion: "operator.aicr.run/v1alpha1"
@@ -67,12 +49,14 @@ export const versionJump = (from: string, to: string): { jump: string; breaking:
 const versionOf = (r: PlanRelease | undefined) => r?.upstream?.version
 
 /** The operator's own assessment (AICR without upgrade-check): every change `unknown`, with the reason why. */
-export const assessWithoutUpgradeCheck = (from: Plan | undefined, to: Plan, aicrVersion: string): Assessment => {
-  // What the pinned AICR can do decides the wording: 0.x has no upgrade-check at all; for 1.x the planner does not
-  // run it yet (its report parser is below, the Job is not wired in).
-  const why = capabilitiesOf(aicrVersion)?.upgradeCheck
-    ? `AICR ${aicrVersion} has upgrade-check, but this operator does not run it yet, so the transition is not rated; an approver must judge it`
-    : `AICR ${aicrVersion} has no upgrade-check, so it cannot rate this transition; an approver must judge it`
+export const assessWithoutUpgradeCheck = (
+  from: Plan | undefined,
+  to: Plan,
+  aicrVersion: string,
+  // For an AICR without upgrade-check (capabilitiesOf(version).upgradeCheck false): 1.x runs it (upgrade-check.ts),
+  // unless there is nothing to run it from (an active plan rebuilt at an adoption records no recipe).
+  why = `AICR ${aicrVersion} has no upgrade-check, so it cannot rate this transition; an approver must judge it`,
+): Assessment => {
   const before = new Map((from?.releases ?? []).map((r) => [r.name, r]))
   const after = new Map(to.releases.map((r) => [r.name, r]))
   const rows: AssessedComponent[] = []
@@ -121,73 +105,32 @@ export const assessWithoutUpgradeCheck = (from: Plan | undefined, to: Plan, aicr
   }
 }
 
-// ---- AICR 1.x `upgrade-check --format json` ----------------------------------------------------------------------
-
-const VERDICTS = ["safe", "manual", "blocked", "unknown", "unversioned"] as const
-const CHANGES = ["version", "added", "removed", "replaced", "identity"] as const
-
-const Row = Schema.Struct({
-  component: Schema.String,
-  change: Schema.String,
-  from: Schema.optionalKey(Schema.String),
-  to: Schema.optionalKey(Schema.String),
-  identityChanges: Schema.optionalKey(Schema.Array(Schema.Struct({ field: Schema.String, from: Schema.String, to: Schema.String }))),
-  verdict: Schema.optionalKey(Schema.String),
-  notes: Schema.optionalKey(Schema.String),
-  reason: Schema.optionalKey(Schema.String),
-  explanation: Schema.optionalKey(Schema.String),
-  jump: Schema.optionalKey(Schema.String),
-  breaking: Schema.optionalKey(Schema.Boolean),
-  downgrade: Schema.optionalKey(Schema.Boolean),
-  steps: Schema.optionalKey(Schema.Array(Schema.Struct({ id: Schema.String, description: Schema.String, reason: Schema.optionalKey(Schema.String) }))),
-  failsRun: Schema.optionalKey(Schema.Boolean),
+/** AICR's own report (packages/aicr `parseUpgradeCheck`) as the stored Assessment. */
+export const assessmentOfReport = (report: UpgradeCheckReport, meta: { aicrVersion: string; fromDigest?: string | undefined; toDigest: string }): Assessment => ({
+  apiVersion: "operator.aicr.run/v1alpha1",
+  kind: "Assessment",
+  assessedBy: "aicr upgrade-check",
+  aicrVersion: meta.aicrVersion,
+  ...(meta.fromDigest ? { fromDigest: meta.fromDigest } : {}),
+  toDigest: meta.toDigest,
+  deployer: "argocd",
+  components: report.components,
+  summary: report.summary,
 })
-const Report = Schema.Struct({
-  components: Schema.Array(Row),
-  summary: Schema.Struct({ components: Schema.Number, failing: Schema.Number }),
-})
-const decodeReport = Schema.decodeUnknownResult(Schema.fromJsonString(Report))
 
-/** Parses `aicr upgrade-check --format json` into an Assessment; unknown verdicts or change kinds fail closed. */
-export const parseUpgradeCheck = (json: string, meta: { aicrVersion: string; fromDigest?: string; toDigest: string }): { ok: true; value: Assessment } | { ok: false; why: string } => {
-  const r = decodeReport(json)
-  if (r._tag === "Failure") return { ok: false, why: `upgrade-check report does not parse: ${String(r.failure).slice(0, 300)}` }
-  const rows = r.success.components.map((c): AssessedComponent => {
-    const knownVerdict = c.verdict === undefined || (VERDICTS as readonly string[]).includes(c.verdict)
-    const knownChange = (CHANGES as readonly string[]).includes(c.change)
-    const closed = !knownVerdict || !knownChange
-    const verdict = closed ? "unknown" : (c.verdict as Verdict | undefined)
-    return {
-      component: c.component,
-      change: knownChange ? (c.change as Change) : "identity",
-      ...(c.from !== undefined ? { from: c.from } : {}),
-      ...(c.to !== undefined ? { to: c.to } : {}),
-      ...(c.identityChanges ? { identityChanges: c.identityChanges } : {}),
-      ...(verdict ? { verdict } : {}),
-      ...(c.reason !== undefined ? { reason: c.reason } : {}),
-      notes: closed ? `unrecognised ${knownVerdict ? "change" : "verdict"} "${knownVerdict ? c.change : c.verdict}" from upgrade-check, treated as unknown` : (c.notes ?? ""),
-      ...(c.explanation !== undefined ? { explanation: c.explanation } : {}),
-      ...(c.jump !== undefined ? { jump: c.jump } : {}),
-      ...(c.steps ? { steps: c.steps } : {}),
-      breaking: c.breaking ?? false,
-      downgrade: c.downgrade ?? false,
-      failsRun: closed || (c.failsRun ?? (verdict !== undefined && verdict !== "safe")),
-    }
-  })
-  return {
-    ok: true,
-    value: {
-      apiVersion: "operator.aicr.run/v1alpha1",
-      kind: "Assessment",
-      assessedBy: "aicr upgrade-check",
-      aicrVersion: meta.aicrVersion,
-      ...(meta.fromDigest ? { fromDigest: meta.fromDigest } : {}),
-      toDigest: meta.toDigest,
-      deployer: "argocd",
-      components: rows,
-      summary: { components: rows.length, failing: rows.filter((x) => x.failsRun).length },
-    },
-  }
+/**
+ * AICR's report with the changes it does not rate added: upgrade-check compares versions and identities, so a
+ * release whose chart content or values changed at the same version has no row there. Those get the operator's
+ * `values` row, `unknown` (never `safe` without AICR saying so).
+ */
+export const withUnratedChanges = (report: Assessment, own: Assessment): Assessment => {
+  const rated = new Set(report.components.map((c) => c.component))
+  const extra = own.components
+    .filter((c) => c.change === "values" && !rated.has(c.component))
+    .map((c): AssessedComponent => ({ ...c, reason: "not-rated", explanation: "aicr upgrade-check rates version and identity changes; this release's chart content or values changed at the same version, which it does not rate; an approver must judge it" }))
+  if (extra.length === 0) return report
+  const components = [...report.components, ...extra]
+  return { ...report, components, summary: { components: components.length, failing: components.filter((c) => c.failsRun).length } }
 }
 
 /** Components per verdict (status.assessment.verdicts). */

@@ -2,20 +2,27 @@
  * decide: pure. From what gather observed, what this pass does: which rollouts close and how, which plan is the
  * target, whether its stabilization window has passed, the assessment, and the rollout to create — plus the
  * conditions and `status.plans` that say so. No I/O, no clock (the time comes in `Observed.now`). The cleanup
- * finalizer and the runtime's deletion are `teardown.ts`.
+ * finalizer and the runtime's deletion are `teardown.ts`; re-adoption is `adopt.ts`.
+ *
+ * Two facts are only worth reading once a pass gets that far: whether a pinned plan's charts are still in the
+ * registry, and the upgrade-check run of this transition. Then the decision names them in `needs`; reconcile reads
+ * them (one HEAD per chart; one step of the Job), adds them to `Observed` and decides again.
  */
 import {
   ANNOTATION_EDITED_BY, ANNOTATION_RETRY, deploymentValidationOf, LABEL_PLAN, LABEL_RUNTIME_UID, type Outcome, type Plan, planKey, rolloutName,
   type RuntimeRollout, type RuntimeRolloutSpec,
 } from "@aicr/api"
-import { shortDigest } from "@aicr/conditions"
+import { type AicrJobReason, capabilitiesOf, parseUpgradeCheck } from "@aicr/aicr"
+import { listOf, shortDigest } from "@aicr/conditions"
 import { adoptionOf } from "./adopt"
-import { type Assessment, assessWithoutUpgradeCheck, blockedBy } from "./assess"
+import { type Assessment, assessmentOfReport, assessWithoutUpgradeCheck, blockedBy, withUnratedChanges } from "./assess"
+import type { ChartCheck } from "./charts"
 import { composePlan, readContent } from "./compose"
 import type { Observed } from "./gather"
 import { attemptsFor, isApproved, outcomeOf, reachedOutcome, viewRollouts } from "./rollouts"
 import { adoptSteps, planSteps, rolloutKind } from "./steps"
 import { decideDeletion, finalizerWhileLive, isDeleting } from "./teardown"
+import { type UpgradeCheckRequest, upgradeCheckRequest } from "./upgrade-check"
 
 export interface Close {
   readonly rollout: RuntimeRollout
@@ -31,10 +38,23 @@ export interface NewRollout {
 export type PlanState =
   | { readonly _tag: "AwaitingResolution"; readonly message: string }
   | { readonly _tag: "Stabilizing"; readonly message: string; readonly until: number }
-  | { readonly _tag: "Blocked"; readonly reason: "TransitionBlocked" | "PlanUnreadable" | "Conflict" | "OrphanedObjectsPresent" | "AdoptionBlocked"; readonly message: string }
+  | {
+      readonly _tag: "Blocked"
+      readonly reason: "TransitionBlocked" | "PlanUnreadable" | "Conflict" | "OrphanedObjectsPresent" | "AdoptionBlocked" | AicrJobReason | "AICRArtifactUnsupported"
+      readonly message: string
+      /** Looked at again later without a watch event (charts pushed back to the registry send none). */
+      readonly recheck?: boolean
+    }
+  /** Checks before the rollout exists (the pinned plan's charts, upgrade-check); `retry`: after a transient failure. */
+  | { readonly _tag: "Assessing"; readonly message: string; readonly retry?: boolean }
   | { readonly _tag: "Planned"; readonly message: string }
   /** The runtime is being deleted (teardown.ts). */
   | { readonly _tag: "Deleting"; readonly message: string }
+
+/** I/O the pass needs before it can decide: reconcile does it, adds the answer to Observed, and decides again. */
+export type Need =
+  | { readonly _tag: "PinCharts"; readonly plan: Plan }
+  | { readonly _tag: "UpgradeCheck"; readonly request: UpgradeCheckRequest }
 
 export interface Decision {
   readonly closes: ReadonlyArray<Close>
@@ -51,6 +71,7 @@ export interface Decision {
   readonly ended: RuntimeRollout | undefined
   /** Add or remove the cleanup finalizer on the runtime (teardown.ts). */
   readonly finalizer: "Add" | "Remove" | undefined
+  readonly needs?: Need | undefined
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -79,6 +100,57 @@ const targetOf = (o: Observed): { plan: Plan; pinned: boolean } | PlanState => {
   const existing = o.plans.get(composed.value.desiredStateDigest)
   // A plan is never rewritten: an existing one stands for its digest (its createdAt stays the first one).
   return { plan: existing?.ok ? existing.plan : composed.value, pinned: false }
+}
+
+/** A pin rolls back only to charts the registry still has (operator.md §4.11); undefined when it may go on. */
+const pinChartsGate = (o: Observed, plan: Plan): { plan: PlanState; needs?: Need } | undefined => {
+  const c: ChartCheck | undefined = o.pinCharts?.digest === plan.desiredStateDigest ? o.pinCharts.check : undefined
+  const short = shortDigest(plan.desiredStateDigest)
+  if (c === undefined) return { plan: { _tag: "Assessing", message: `Checking that the ${plan.releases.length} charts of the pinned plan ${short} are still in the registry` }, needs: { _tag: "PinCharts", plan } }
+  switch (c._tag) {
+    case "Present":
+      return undefined
+    case "Unavailable":
+      return { plan: { _tag: "Assessing", retry: true, message: `Cannot check the pinned plan ${short}'s charts yet, the registry did not answer (retrying): ${c.message}` } }
+    case "Refused":
+      return { plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `The registry refused the check of release ${c.release}'s chart of the pinned plan ${short}: ${c.message}; check the planner's --docker-config` } }
+    case "Missing":
+      return {
+        plan: {
+          _tag: "Blocked",
+          reason: "PlanUnreadable",
+          recheck: true,
+          message: `The pinned plan ${short} cannot be rolled back to: ${listOf(c.missing.map((m) => `release ${m.release} (${m.ref})`))} ${c.missing.length === 1 ? "is" : "are"} no longer in the registry; push ${c.missing.length === 1 ? "that chart" : "those charts"} back by digest or pin another plan (kubectl get configmaps -n ${o.namespace} -l operator.aicr.run/role=plan)`,
+        },
+      }
+  }
+}
+
+/** The transition's assessment: AICR's upgrade-check when the target's AICR has it and there is an active plan. */
+const assessTransition = (o: Observed, from: Plan | undefined, to: Plan, aicrVersion: string): { assessment: Assessment } | { plan: PlanState; needs?: Need } => {
+  if (from === undefined || capabilitiesOf(aicrVersion)?.upgradeCheck !== true) return { assessment: assessWithoutUpgradeCheck(from, to, aicrVersion) }
+  if (from.source === "Adoption") {
+    const why = `AICR ${aicrVersion} has upgrade-check, but the active plan ${shortDigest(from.desiredStateDigest)} was rebuilt from live Applications at an adoption and records no recipe to compare from, so this transition is not rated; an approver must judge it`
+    return { assessment: assessWithoutUpgradeCheck(from, to, aicrVersion, why) }
+  }
+  const request = upgradeCheckRequest(from, to)
+  if ("why" in request) return { plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `upgrade-check cannot run: ${request.why}` } }
+  const run = o.upgradeCheck?.key === request.key ? o.upgradeCheck : undefined
+  const transition = `${shortDigest(from.desiredStateDigest)} → ${shortDigest(to.desiredStateDigest)}`
+  if (run === undefined) return { plan: { _tag: "Assessing", message: `Starting aicr upgrade-check ${transition}` }, needs: { _tag: "UpgradeCheck", request } }
+  if (run._tag === "InputUnreadable") return { plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `upgrade-check ${transition} cannot run: ${run.message}` } }
+  const s = run.state
+  const job = `aicr upgrade-check Job ${run.job}`
+  if (s._tag === "Started" || s._tag === "Running") return { plan: { _tag: "Assessing", message: `${job} (${transition}) ${s._tag === "Started" ? "started" : s.detail}` } }
+  if (s._tag === "Failed") {
+    return s.transient
+      ? { plan: { _tag: "Assessing", retry: true, message: `${job} (${transition}) failed transiently, retrying: ${s.message}` } }
+      : { plan: { _tag: "Blocked", reason: s.reason, message: `${job} (${transition}) ${s.message}` } }
+  }
+  const report = parseUpgradeCheck(s.output ?? "")
+  if (!report.ok) return { plan: { _tag: "Blocked", reason: "AICRArtifactUnsupported", message: `${job}: ${s.output === undefined ? "left no report in its output ConfigMap" : report.why}` } }
+  const rated = assessmentOfReport(report.value, { aicrVersion, fromDigest: from.desiredStateDigest, toDigest: to.desiredStateDigest })
+  return { assessment: withUnratedChanges(rated, assessWithoutUpgradeCheck(from, to, aicrVersion)) }
 }
 
 export const decide = (o: Observed): Decision => {
@@ -162,8 +234,12 @@ export const decide = (o: Observed): Decision => {
     return { ...withTarget, plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `the active plan ${shortDigest(active)} ${from === undefined ? "has no plan ConfigMap" : `is unreadable: ${from.ok ? "" : from.why}`}` }, open: undefined }
   }
   const fromPlan = from?.ok ? from.plan : undefined
+  const gate = t.pinned ? pinChartsGate(o, t.plan) : undefined
+  if (gate !== undefined) return { ...withTarget, ...gate, open: undefined }
   const aicrVersion = t.plan.aicr?.version ?? o.resolution?.aicr?.version ?? "unknown"
-  const assessment = assessWithoutUpgradeCheck(fromPlan, t.plan, aicrVersion)
+  const assessed = assessTransition(o, fromPlan, t.plan, aicrVersion)
+  if (!("assessment" in assessed)) return { ...withTarget, ...assessed, open: undefined }
+  const assessment = assessed.assessment
   const blocked = blockedBy(assessment)
   if (blocked.length > 0) {
     return { ...withTarget, plan: { _tag: "Blocked", reason: "TransitionBlocked", message: `upgrade-check blocks ${blocked.map((b) => `${b.component} ${b.from ?? ""}→${b.to ?? ""} (${b.reason ?? "blocked"})`).join(", ")}: no rollout starts` }, open: undefined }

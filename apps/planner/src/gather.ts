@@ -8,7 +8,9 @@ import type { Application } from "@aicr/argocd"
 import { current, type CurrentCondition } from "@aicr/conditions"
 import { Kube, type KubeError } from "@aicr/kube"
 import { Clock, Effect, Option, Result } from "effect"
+import type { ChartCheck } from "./charts"
 import { PlannerConfig } from "./config"
+import type { UpgradeCheckRun } from "./upgrade-check"
 
 export type ContentRead = { readonly _tag: "NotRead" } | { readonly _tag: "Missing" } | { readonly _tag: "Found"; readonly data: Readonly<Record<string, string>> }
 export type PlanRead = { readonly ok: true; readonly plan: Plan; readonly configMap: string } | { readonly ok: false; readonly why: string; readonly configMap: string }
@@ -35,6 +37,9 @@ export interface Observed {
   readonly deadlineMs: number
   /** Epoch milliseconds, from the Effect clock (TestClock in tests). */
   readonly now: number
+  /** Added by reconcile when decide asked for them (`Decision.needs`): the pinned plan's chart check, the upgrade-check run. */
+  readonly pinCharts?: { readonly digest: string; readonly check: ChartCheck } | undefined
+  readonly upgradeCheck?: UpgradeCheckRun | undefined
 }
 
 type ConfigMap = KubeObject & { readonly data?: Readonly<Record<string, string>> }

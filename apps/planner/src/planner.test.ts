@@ -1,8 +1,12 @@
 import { ANNOTATION_EDITED_BY, ANNOTATION_RETRY, type ClusterRuntime, FINALIZER_CLEANUP, LABEL_OUTCOME, type Plan, type RolloutKind, type RuntimeRollout, sha256 } from "@aicr/api"
+import type { JobState } from "@aicr/aicr"
+import { OciError } from "@aicr/oras"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { assessWithoutUpgradeCheck, blockedBy, parseUpgradeCheck, versionJump } from "./assess"
+import { assessWithoutUpgradeCheck, versionJump } from "./assess"
 import { composePlan, readContent } from "./compose"
 import { decide } from "./decide"
+import { checkWith, chartsOf } from "./charts"
 import type { Observed, PlanRead } from "./gather"
 import { planSteps } from "./steps"
 import { plannedCondition, readyCondition, runtimeStatus, stalledCondition } from "./status"
@@ -44,10 +48,10 @@ const V0_10 = [
 ]
 const V0_11 = V0_10.map((c) => (c.name === "kai-scheduler" ? { ...c, version: "v0.13.0" } : c.name === "nvsentinel" ? { ...c, version: "v1.1.0" } : c))
 
-const planOf = (comps: Comp[], values: Record<string, string> = {}): Plan => {
+const planOf = (comps: Comp[], values: Record<string, string> = {}, aicr = "v0.11.1"): Plan => {
   const c = readContent(content(comps, values))
   if (!c.ok) throw new Error(c.why)
-  const p = composePlan({ runtimeUID: UID, resolution: { inputDigest: digest("in"), aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" } }, mirror: mirrorOf(comps), contentConfigMap: "aicr-content-x", content: c.value, project: "aicr", now: "2026-12-02T11:00:00Z" })
+  const p = composePlan({ runtimeUID: UID, resolution: { inputDigest: digest("in"), aicr: { version: aicr, image: `ghcr.io/nvidia/aicr:${aicr}` } }, mirror: mirrorOf(comps), contentConfigMap: "aicr-content-x", content: c.value, project: "aicr", now: "2026-12-02T11:00:00Z" })
   if (!p.ok) throw new Error(p.why)
   return p.value
 }
@@ -161,9 +165,10 @@ describe("planner: assessment without upgrade-check", () => {
     expect(a.summary).toEqual({ components: 2, failing: 2 })
   })
 
-  it("says why nothing is rated: no upgrade-check in 0.x; not run yet for a 1.x AICR (its capabilities say it has one)", () => {
-    expect(assessWithoutUpgradeCheck(planOf(V0_10), planOf(V0_11), "v1.3.0").components[0]!.explanation).toContain("AICR v1.3.0 has upgrade-check, but this operator does not run it yet")
-    expect(assessWithoutUpgradeCheck(planOf(V0_10), planOf(V0_11), "v1.3.0").components.every((c) => c.verdict !== "safe")).toBe(true)
+  it("says why nothing is rated: this AICR has no upgrade-check; never safe", () => {
+    const a = assessWithoutUpgradeCheck(planOf(V0_10), planOf(V0_11), "v0.10.16")
+    expect(a.components[0]!.explanation).toBe("AICR v0.10.16 has no upgrade-check, so it cannot rate this transition; an approver must judge it")
+    expect(a.components.every((c) => c.verdict !== "safe")).toBe(true)
   })
 
   it("a first install lists every component as added, with no verdict", () => {
@@ -175,33 +180,6 @@ describe("planner: assessment without upgrade-check", () => {
     const moved = V0_11.map((c) => (c.name === "cert-manager" ? { ...c, namespace: "certs" } : c))
     const a = assessWithoutUpgradeCheck(planOf(V0_11), planOf(moved, { "gpu-operator": "x: 1\n" }), "v0.11.1")
     expect(a.components.map((c) => [c.component, c.change, c.verdict])).toEqual([["cert-manager", "identity", "unknown"], ["gpu-operator", "values", "unknown"]])
-  })
-})
-
-describe("planner: AICR 1.x upgrade-check reports (fixtures shaped after the documented JSON report, aicr-newer.md §1.4)", () => {
-  const report = (rows: unknown[]) => JSON.stringify({ from: "a", to: "b", deployer: "argocd", components: rows, summary: { components: rows.length, failing: 1 }, atRisk: { scanned: false } })
-  it("keeps AICR's verdicts, steps and flags, and tolerates missing optional keys", () => {
-    const r = parseUpgradeCheck(
-      report([
-        { component: "alpha", change: "version", from: "1.2.0", to: "1.2.3", verdict: "safe", reason: "recorded", jump: "3 patches", breaking: false, downgrade: false, failsRun: false },
-        { component: "beta", change: "version", from: "0.17.2", to: "0.18.1", verdict: "manual", reason: "recorded", steps: [{ id: "rename-crs", description: "Rename the CRs" }], breaking: true, failsRun: true },
-        { component: "gamma", change: "added", to: "0.4.0" },
-      ]),
-      { aicrVersion: "v1.3.0", toDigest: digest("t") },
-    )
-    expect(r.ok && r.value.components.map((c) => [c.component, c.verdict, c.failsRun])).toEqual([["alpha", "safe", false], ["beta", "manual", true], ["gamma", undefined, false]])
-    expect(r.ok && r.value.assessedBy).toBe("aicr upgrade-check")
-  })
-  it("fails closed on an unknown verdict or change kind", () => {
-    const r = parseUpgradeCheck(report([{ component: "x", change: "teleported", verdict: "safe" }, { component: "y", change: "version", verdict: "probably-fine" }]), { aicrVersion: "v1.3.0", toDigest: digest("t") })
-    expect(r.ok && r.value.components.map((c) => [c.verdict, c.failsRun])).toEqual([["unknown", true], ["unknown", true]])
-  })
-  it("blocked rows block the transition", () => {
-    const r = parseUpgradeCheck(report([{ component: "kappa", change: "version", from: "3.2.0", to: "4.0.0", verdict: "blocked", reason: "multiple-boundaries" }]), { aicrVersion: "v1.3.0", toDigest: digest("t") })
-    expect(r.ok && blockedBy(r.value).map((b) => b.component)).toEqual(["kappa"])
-  })
-  it("refuses a report that is not the schema", () => {
-    expect(parseUpgradeCheck("{}", { aicrVersion: "v1", toDigest: digest("t") }).ok).toBe(false)
   })
 })
 
@@ -305,7 +283,7 @@ describe("planner: decide", () => {
   it("a pin targets the earlier plan as a Rollback; a pin to a missing plan is PlanUnreadable", () => {
     const earlier = planOf(V0_10)
     const done = rollout("cluster-aaaaaaaaaaaa-2", target.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })
-    const d = decide(observed({ rt: runtime({ spec: { pin: { desiredStateDigest: earlier.desiredStateDigest } } }), plans: new Map([planRead(target), planRead(earlier)]), rollouts: [done] }))
+    const d = decide(observed({ rt: runtime({ spec: { pin: { desiredStateDigest: earlier.desiredStateDigest } } }), plans: new Map([planRead(target), planRead(earlier)]), rollouts: [done], pinCharts: { digest: earlier.desiredStateDigest, check: { _tag: "Present", checked: 4 } } }))
     expect(d.create?.rollout.spec).toMatchObject({ kind: "Rollback", fromDigest: target.desiredStateDigest, toDigest: earlier.desiredStateDigest })
     const missing = decide(observed({ rt: runtime({ spec: { pin: { desiredStateDigest: digest("gone") } } }) }))
     expect(missing.plan).toMatchObject({ _tag: "Blocked", reason: "PlanUnreadable", message: expect.stringContaining("does not exist") })
@@ -433,5 +411,185 @@ describe("planner: the cleanup finalizer and the runtime's deletion", () => {
     const d = decide(observed({ plans: new Map([planRead(target)]), rollouts: [old] }))
     expect(d.create?.rollout.metadata.name).toBe(`cluster-${target.desiredStateDigest.slice(7, 19)}-2`)
     expect(d.create?.rollout.spec.kind).toBe("Install")
+  })
+})
+
+describe("planner: a pin whose charts are gone from the registry", () => {
+  const current = planOf(V0_11)
+  const earlier = planOf(V0_10)
+  const done = rollout("cluster-aaaaaaaaaaaa-2", current.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })
+  const pinned = (pinCharts?: Observed["pinCharts"]) =>
+    observed({ rt: runtime({ spec: { pin: { desiredStateDigest: earlier.desiredStateDigest } } }), plans: new Map([planRead(current), planRead(earlier)]), rollouts: [done], ...(pinCharts ? { pinCharts } : {}) })
+  const charts = chartsOf(earlier)
+
+  it("checks every chart of the pinned plan by digest before anything else", () => {
+    expect(charts).toHaveLength(4)
+    expect(charts[0]).toEqual({ release: "cert-manager", ref: `127.0.0.1:5000/aicr/cluster/charts/cert-manager@${digest("cert-manager@v1.17.2")}` })
+    const d = decide(pinned())
+    expect(d.needs).toEqual({ _tag: "PinCharts", plan: earlier })
+    expect(d.create).toBeUndefined()
+    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining("Checking that the 4 charts of the pinned plan") })
+  })
+
+  it.each([
+    {
+      name: "one chart gone → PlanUnreadable naming the release and ref@digest, and what to do; no rollout; Stalled",
+      check: { _tag: "Missing" as const, missing: [charts[2]!], checked: 4 },
+      want: { tag: "Blocked", reason: "PlanUnreadable", message: [`release kai-scheduler (${charts[2]!.ref}) is no longer in the registry`, "push that chart back by digest or pin another plan"], stalled: true },
+    },
+    {
+      name: "two charts gone → both named",
+      check: { _tag: "Missing" as const, missing: [charts[0]!, charts[3]!], checked: 4 },
+      want: { tag: "Blocked", reason: "PlanUnreadable", message: ["release cert-manager", "release nvsentinel", "are no longer in the registry"], stalled: true },
+    },
+    {
+      name: "registry unreachable → Assessing, retried, not a refusal and not a stall",
+      check: { _tag: "Unavailable" as const, message: "127.0.0.1:5000: connect ECONNREFUSED" },
+      want: { tag: "Assessing", reason: "Assessing", message: ["the registry did not answer (retrying)", "ECONNREFUSED"], stalled: false },
+    },
+    {
+      name: "registry refuses the planner → PlanUnreadable pointing at the credentials",
+      check: { _tag: "Refused" as const, release: "cert-manager", message: "401 Unauthorized" },
+      want: { tag: "Blocked", reason: "PlanUnreadable", message: ["refused the check of release cert-manager", "--docker-config"], stalled: true },
+    },
+  ])("$name", ({ check, want }) => {
+    const o = pinned({ digest: earlier.desiredStateDigest, check })
+    const d = decide(o)
+    expect(d.needs).toBeUndefined()
+    expect(d.create).toBeUndefined()
+    expect(d.plan._tag).toBe(want.tag)
+    if (want.tag === "Assessing") expect(d.plan).toMatchObject({ retry: true })
+    const planned = plannedCondition(d)
+    expect(planned).toMatchObject({ status: "False", reason: want.reason })
+    for (const m of want.message) expect(planned.message).toContain(m)
+    expect(stalledCondition(o, d).status).toBe(want.stalled ? "True" : "False")
+  })
+
+  it("every chart present → the Rollback rollout is created", () => {
+    const d = decide(pinned({ digest: earlier.desiredStateDigest, check: { _tag: "Present", checked: 4 } }))
+    expect(d.create?.rollout.spec).toMatchObject({ kind: "Rollback", toDigest: earlier.desiredStateDigest })
+  })
+
+  it("a check of another plan does not count", () => {
+    expect(decide(pinned({ digest: current.desiredStateDigest, check: { _tag: "Present", checked: 4 } })).needs).toEqual({ _tag: "PinCharts", plan: earlier })
+  })
+
+  it("an unpinned target is not checked against the registry (the mirror just copied it)", () => {
+    const d = decide(observed({ plans: new Map([planRead(current)]) }))
+    expect(d.needs).toBeUndefined()
+    expect(d.create).toBeDefined()
+  })
+})
+
+describe("planner: assessment by AICR 1.x upgrade-check (fixture-based: reports shaped after the documented JSON, no 1.x binary runs here)", () => {
+  const from = planOf(V0_10, {}, "v1.3.0")
+  const to = planOf(V0_11, {}, "v1.3.0")
+  const done = rollout("cluster-aaaaaaaaaaaa-1", from.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })
+  const base = { plans: new Map([planRead(from), planRead(to)]), rollouts: [done] }
+  const keyOf = () => {
+    const d = decide(observed(base))
+    if (d.needs?._tag !== "UpgradeCheck") throw new Error("no upgrade-check asked for")
+    return d.needs.request
+  }
+  const withJob = (state: JobState) => observed({ ...base, upgradeCheck: { _tag: "Job", key: keyOf().key, job: "aicr-system/aicr-upgrade-check-x", state } })
+  const reportOf = (rows: unknown[]) => JSON.stringify({ from: "/var/run/aicr/upgrade-check/from.json", to: "/var/run/aicr/upgrade-check/to.json", deployer: "argocd", objectNamesCompared: true, components: rows, summary: { components: rows.length, failing: 1 }, atRisk: { scanned: false, reason: "no cluster access requested" } })
+  const kai = { component: "kai-scheduler", change: "version", from: "v0.12.17", to: "v0.13.0", jump: "1 minor", breaking: true, downgrade: false }
+
+  it("asks for the run with both plans' recipes and the target's AICR image; Planned=False/Assessing meanwhile", () => {
+    const req = keyOf()
+    expect(req).toMatchObject({ image: "ghcr.io/nvidia/aicr:v1.3.0", from: { configMap: "aicr-content-x" }, to: { configMap: "aicr-content-x" } })
+    expect(req.from.digest).toBe(from.content.find((c) => c.key === "recipe.json")!.digest)
+    const d = decide(observed(base))
+    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining("Starting aicr upgrade-check") })
+    expect(d.create).toBeUndefined()
+  })
+
+  it("while the Job runs: Assessing with its state, no rollout, not stalled", () => {
+    const o = withJob({ _tag: "Running", name: "aicr-upgrade-check-x", detail: "running" })
+    const d = decide(o)
+    expect(d.needs).toBeUndefined()
+    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining("aicr upgrade-check Job aicr-system/aicr-upgrade-check-x") })
+    expect(stalledCondition(o, d).status).toBe("False")
+  })
+
+  it("AICR's verdicts become the assessment and the steps' verdicts; manual and unknown need approval", () => {
+    const d = decide(withJob({ _tag: "Succeeded", name: "x", terminationMessage: "", output: reportOf([{ ...kai, verdict: "manual", reason: "recorded", steps: [{ id: "drain", description: "Drain the queues" }], failsRun: true }, { component: "nvsentinel", change: "version", from: "v0.10.0", to: "v1.1.0", verdict: "safe", reason: "recorded", breaking: true, downgrade: false, failsRun: false }]) }))
+    expect(d.create?.assessment).toMatchObject({ assessedBy: "aicr upgrade-check", aicrVersion: "v1.3.0", fromDigest: from.desiredStateDigest, toDigest: to.desiredStateDigest })
+    expect(d.create?.rollout.spec.requiresApproval).toBe(true)
+    expect(d.create?.rollout.spec.steps?.map((s) => [s.release, s.verdict])).toEqual([["kai-scheduler", "manual"], ["nvsentinel", "safe"]])
+  })
+
+  it("a blocked verdict from AICR → TransitionBlocked, no rollout", () => {
+    const o = withJob({ _tag: "Succeeded", name: "x", terminationMessage: "", output: reportOf([{ ...kai, verdict: "blocked", reason: "beyond-record-ceiling", failsRun: true }]) })
+    const d = decide(o)
+    expect(d.create).toBeUndefined()
+    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "TransitionBlocked", message: expect.stringContaining("kai-scheduler v0.12.17→v0.13.0 (beyond-record-ceiling)") })
+    expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "TransitionBlocked" })
+  })
+
+  it.each([
+    { name: "AICR refused the input", state: { _tag: "Failed", name: "x", reason: "AICRInvalidRequest", transient: false, message: "exited 2: [INVALID_REQUEST] unknown deployer", exitCode: 2 } as JobState, reason: "AICRInvalidRequest", retry: false },
+    { name: "past its deadline", state: { _tag: "Failed", name: "x", reason: "AICRTimeout", transient: false, message: "ran past its deadline", exitCode: undefined } as JobState, reason: "AICRTimeout", retry: false },
+    { name: "failed before AICR ran (transient): retried", state: { _tag: "Failed", name: "x", reason: "AICRInternal", transient: true, message: "failed before AICR ran: evicted", exitCode: undefined } as JobState, reason: "Assessing", retry: true },
+    { name: "a report that does not parse", state: { _tag: "Succeeded", name: "x", terminationMessage: "", output: "UPGRADE CHECK\n" } as JobState, reason: "AICRArtifactUnsupported", retry: false },
+    { name: "no report at all", state: { _tag: "Succeeded", name: "x", terminationMessage: "" } as JobState, reason: "AICRArtifactUnsupported", retry: false },
+  ])("Job failure maps to its reason: $name → $reason", ({ state, reason, retry }) => {
+    const d = decide(withJob(state))
+    expect(d.create).toBeUndefined()
+    expect(plannedCondition(d)).toMatchObject({ status: "False", reason })
+    expect(d.plan._tag === "Assessing" && d.plan.retry === true).toBe(retry)
+  })
+
+  it("a recipe that is gone or changed → PlanUnreadable", () => {
+    const d = decide(observed({ ...base, upgradeCheck: { _tag: "InputUnreadable", key: keyOf().key, message: "content ConfigMap aicr-system/aicr-content-x is gone" } }))
+    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "PlanUnreadable", message: expect.stringContaining("is gone") })
+  })
+
+  it("from a plan rebuilt at an adoption (no recipe): no upgrade-check, every change unknown, saying why", () => {
+    const adopted = { ...from, source: "Adoption" as const, content: [] }
+    const d = decide(observed({ plans: new Map([planRead(adopted), planRead(to)]), rollouts: [done] }))
+    expect(d.needs).toBeUndefined()
+    expect(d.create?.assessment.assessedBy).toBe("aicr-operator")
+    const kai = d.create!.assessment.components.find((c) => c.component === "kai-scheduler")!
+    expect(kai).toMatchObject({ verdict: "unknown", change: "version" })
+    expect(kai.explanation).toContain("was rebuilt from live Applications at an adoption and records no recipe")
+  })
+
+  it("a first install needs no upgrade-check (every row is added); AICR 0.x never runs it", () => {
+    expect(decide(observed({ plans: new Map([planRead(to)]) })).needs).toBeUndefined()
+    const old = planOf(V0_10)
+    const d = decide(observed({ plans: new Map([planRead(old), planRead(planOf(V0_11))]), rollouts: [rollout("cluster-aaaaaaaaaaaa-1", old.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })] }))
+    expect(d.needs).toBeUndefined()
+    expect(d.create?.assessment.assessedBy).toBe("aicr-operator")
+    expect(d.create?.assessment.components[0]!.explanation).toContain("AICR v0.11.1 has no upgrade-check")
+  })
+})
+
+describe("planner: the chart check over an OCI client (HEAD by digest)", () => {
+  const refs = [{ release: "a", ref: `r/charts/a@${digest("a")}` }, { release: "b", ref: `r/charts/b@${digest("b")}` }]
+  const fail = (tag: "Unavailable" | "Unauthorized") => new OciError({ reason: tag === "Unavailable" ? { _tag: tag, attempts: 3 } : { _tag: tag }, registry: "r", message: `r: ${tag}` })
+  it.each([
+    { name: "every manifest there → Present", answer: () => ({ digest: "x" }), want: { _tag: "Present", checked: 2 } },
+    { name: "a manifest the registry lacks → Missing, named", answer: (ref: string) => (ref.includes("/b@") ? undefined : { digest: "x" }), want: { _tag: "Missing", missing: [refs[1]], checked: 2 } },
+    { name: "registry unreachable → Unavailable (transient)", answer: () => { throw fail("Unavailable") }, want: { _tag: "Unavailable", message: "r: Unavailable" } },
+    { name: "registry refuses → Refused, with the release", answer: () => { throw fail("Unauthorized") }, want: { _tag: "Refused", release: "a", message: "r: Unauthorized" } },
+  ])("$name", async ({ answer, want }) => {
+    const asked: string[] = []
+    const registry = checkWith({ manifestExists: async (ref) => (asked.push(String(ref)), answer(String(ref)) as never) })
+    expect(await Effect.runPromise(registry.check(refs))).toEqual(want)
+    expect(asked[0]).toBe(refs[0]!.ref)
+  })
+})
+
+describe("planner: settings", () => {
+  it("runs upgrade-check Jobs in the operator namespace by default, as aicr-jobs, and reads the registry flags", async () => {
+    const { parseSettings } = await import("./config")
+    const s = parseSettings(["--operator-namespace", "ops"], {})
+    expect(s.jobs).toMatchObject({ namespace: "ops", serviceAccount: "aicr-jobs", activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 3600 })
+    expect(s).toMatchObject({ plainHttp: [], dockerConfig: undefined })
+    const t = parseSettings(["--jobs-namespace", "jobs", "--job-deadline", "120", "--plain-http", "reg:5000,other:80", "--docker-config", "/etc/aicr/config.json"], { AICR_JOB_SERVICE_ACCOUNT: "runner" })
+    expect(t.jobs).toMatchObject({ namespace: "jobs", serviceAccount: "runner", activeDeadlineSeconds: 120 })
+    expect(t).toMatchObject({ plainHttp: ["reg:5000", "other:80"], dockerConfig: "/etc/aicr/config.json" })
+    expect(() => parseSettings(["--job-ttl", "5"], {})).toThrow(/--job-ttl must be a whole number of seconds/)
   })
 })

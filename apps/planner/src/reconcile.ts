@@ -7,7 +7,8 @@
  *         `status.assessment` and the outcome label on RuntimeRollouts; plan and assessment ConfigMaps; rollout
  *         creation.
  * Reads:  `Resolved`, `Mirrored` (via `current` only), `status.resolution`, `status.mirror`, the content ConfigMap,
- *         the rollouts' `Approved`, `Progressing`, `Validated`.
+ *         the rollouts' `Approved`, `Progressing`, `Validated`; the registry (a pinned plan's charts, by digest).
+ * Runs:   `aicr upgrade-check` Jobs (AICR 1.x) and their input ConfigMaps, owned by the Job.
  * Leaves alone: approvals (people), steps (step-executor), Applications.
  */
 import {
@@ -17,13 +18,15 @@ import {
 import { roomOn } from "@aicr/contracts"
 import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
 import { Requeue } from "@aicr/runtime"
-import { Effect, Option } from "effect"
+import { Data, Effect, Option } from "effect"
 import type { Assessment } from "./assess"
-import type { PlannerConfig } from "./config"
+import { ChartRegistry, chartsOf } from "./charts"
+import { PlannerConfig } from "./config"
 import { contract } from "./contract"
-import { decide } from "./decide"
-import { gather } from "./gather"
+import { decide, type Need } from "./decide"
+import { gather, type Observed } from "./gather"
 import { finalizerPatch } from "./teardown"
+import { runUpgradeCheck } from "./upgrade-check"
 import { outcomeOf } from "./rollouts"
 import { assessmentConfigMapName, rolloutStatus, runtimeStatus } from "./status"
 
@@ -60,7 +63,23 @@ export const assessmentConfigMap = (rollout: RuntimeRollout, assessment: Assessm
   data: { "assessment.json": JSON.stringify(assessment, null, 2) },
 })
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kube | EventRecorder | PlannerConfig> =>
+/** How soon a pin refused for missing charts is checked again (pushing them back sends no watch event). */
+export const RECHECK = "1 minute"
+
+/** A transient failure after its condition was written: the driver's backoff retries the key. */
+export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{ readonly message: string }> {}
+
+/** Does the I/O a decision asked for and returns what it observed. */
+const satisfy = (need: Need): Effect.Effect<Partial<Observed>, KubeError, Kube | PlannerConfig | ChartRegistry> =>
+  Effect.gen(function* () {
+    if (need._tag === "PinCharts") {
+      const check = yield* (yield* ChartRegistry).check(chartsOf(need.plan))
+      return { pinCharts: { digest: need.plan.desiredStateDigest, check } }
+    }
+    return { upgradeCheck: yield* runUpgradeCheck(need.request, yield* PlannerConfig, contract.fieldManager) }
+  })
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | PlannerConfig | ChartRegistry> =>
   Effect.gen(function* () {
     if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
     const kube = yield* Kube
@@ -68,8 +87,13 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
     const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
     if (Option.isNone(found)) return Requeue.onChange
     const runtime = found.value
-    const o = yield* gather(runtime)
-    const d = decide(o)
+    let o = yield* gather(runtime)
+    let d = decide(o)
+    // At most one chart check and one upgrade-check step per pass; each answer is decided on again.
+    for (let i = 0; i < 2 && d.needs !== undefined; i++) {
+      o = { ...o, ...(yield* satisfy(d.needs)) }
+      d = decide(o)
+    }
     const finalizer = d.finalizer === undefined ? undefined : finalizerPatch(runtime, d.finalizer)
     const patchFinalizer = (ops: NonNullable<typeof finalizer>, what: string) =>
       kube.patch(ClusterRuntimeKind, key, { type: "json", ops }, { fieldManager: contract.fieldManager }).pipe(Effect.tap(() => Effect.logInfo(what, { finalizer: FINALIZER_CLEANUP })))
@@ -110,6 +134,8 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
       yield* events.event(runtime, { type: "Normal", reason: "FinalizerRemoved", action: "Delete", note: `Removed the finalizer ${FINALIZER_CLEANUP}: ${d.plan.message}` })
       return Requeue.onChange
     }
+    if (d.plan._tag === "Assessing" && d.plan.retry === true) return yield* Effect.fail(new RetryAfterTransientFailure({ message: d.plan.message }))
+    if (d.plan._tag === "Blocked" && d.plan.recheck === true) return Requeue.after(RECHECK)
     if (d.plan._tag === "Stabilizing") return Requeue.after(Math.max(0, d.plan.until - o.now) + 50)
     // The planner does not watch Applications (it must start without Argo CD's CRD): a blocked adoption is looked at
     // again shortly, so reverting an edit or deleting orphans is seen without another change.

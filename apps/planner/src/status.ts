@@ -19,6 +19,8 @@ export const plannedCondition = (d: Decision): ConditionIntent<"Planned"> => {
       return Planned.false("AwaitingResolution", d.plan.message)
     case "Stabilizing":
       return Planned.false("Stabilizing", d.plan.message)
+    case "Assessing":
+      return Planned.false("Assessing", d.plan.message)
     case "Blocked":
       return Planned.false(d.plan.reason, d.plan.message)
     case "Planned":

@@ -150,7 +150,10 @@ describe("planner on the local control plane, with real resolutions from AICR v0
     expect(r.spec.steps.length).toBe(13)
     expect(r.spec.steps.every((s: { action: string }) => s.action === "Install")).toBe(true)
     expect(r.spec.steps.map((s: { release: string }) => s.release).slice(0, 3)).toEqual(["aws-ebs-csi-driver", "aws-efa", "cert-manager"])
-    expect((await condition("Ready"))?.message).toBe(`rollout ${install} awaiting approval (kubectl aicr approve ${install} --reason "…")`)
+    // The rollout is created before the runtime's status is written in the same pass: wait for that write.
+    const want = `rollout ${install} awaiting approval (kubectl aicr approve ${install} --reason "…")`
+    await eventually(async () => (await condition("Ready"))?.message === want, { what: "Ready names the rollout" })
+    expect((await condition("Ready"))?.message).toBe(want)
     const assessment = JSON.parse((await get(`/api/v1/namespaces/${ns}/configmaps/aicr-assessment-${install}`)).data["assessment.json"])
     expect(assessment.components.every((c: { change: string }) => c.change === "added")).toBe(true)
   })
@@ -184,6 +187,9 @@ describe("planner on the local control plane, with real resolutions from AICR v0
       expect.objectContaining({ component: "nvsentinel", change: "version", from: "v0.10.0", to: "v1.1.0", verdict: "unknown", jump: "1 major", breaking: true }),
     ])
     expect(assessment.components[0].explanation).toContain(`AICR ${versions.aicr} has no upgrade-check`)
+    // The real v0.11.1 has no upgrade-check command (its capabilities say so): the planner starts no Job for it.
+    expect((await get(`/apis/batch/v1/namespaces/${ns}/jobs?labelSelector=operator.aicr.run%2Faicr-job%3Dupgrade-check`)).items).toHaveLength(0)
+    expect(readAuditEvents(info, { resource: "jobs", namespace: ns, verb: "create" })).toHaveLength(0)
     await eventually(async () => (await get(`${ROLLOUTS}/${upgrade.metadata.name}`)).status?.assessment?.verdicts?.unknown === 2, { what: "status.assessment" })
     // One plan and one assessment ConfigMap per change; nothing is rewritten.
     expect(readAuditEvents(info, { resource: "configmaps", namespace: ns, verb: "create" }).length - writesBefore).toBe(2)

@@ -1,6 +1,10 @@
 // reconcile() against FakeKube: the writes the planner makes on a first visit, after the window, on an idle pass
 // (none), and when a rollout ends — every condition of its room set, every write confined to its room; the cleanup
-// finalizer, and a deletion from Deleting through the Remove rollout to the runtime gone.
+// finalizer, and a deletion from Deleting through the Remove rollout to the runtime gone. Then the
+// AICR 1.x upgrade-check flow and a pin whose charts are gone. FakeKube runs no Job and no 1.x AICR is built here, so
+// those tests play the Job controller and kubelet with fixture reports shaped after the documented upgrade-check JSON
+// (fixture-based), and a fake ChartRegistry stands in for the registry (the int test uses the real one).
+import { DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
 import { ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, FINALIZER_CLEANUP, type KubeObject, LABEL_OUTCOME, type ResourceKind, type RuntimeRollout, RuntimeRolloutKind, sha256 } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
 import { Requeue } from "@aicr/runtime"
@@ -9,6 +13,7 @@ import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
+import { type ChartCheck, ChartRegistry, type ChartRef } from "../src/charts"
 import { PlannerConfig, type PlannerSettings } from "../src/config"
 import { reconcile } from "../src/reconcile"
 
@@ -16,21 +21,21 @@ const NS = "aicr-system"
 const T0 = Date.parse("2026-12-02T10:00:00Z")
 const UID = "6a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 const INPUT = sha256("input")
-const settings: PlannerSettings = { namespace: NS, windowMs: 60_000, deadlineMs: 86_400_000, project: "aicr", engineNamespace: "argocd" }
+const settings: PlannerSettings = { namespace: NS, windowMs: 60_000, deadlineMs: 86_400_000, project: "aicr", engineNamespace: "argocd", jobs: { ...DEFAULT_JOB_SETTINGS, namespace: "aicr-jobs" }, plainHttp: [], dockerConfig: undefined }
 
 const comps = [
   { name: "cert-manager", namespace: "cert-manager", chart: "cert-manager", version: "v1.17.2", source: "https://charts.jetstack.io" },
   { name: "gpu-operator", namespace: "gpu-operator", chart: "gpu-operator", version: "v25.10.1", source: "https://helm.ngc.nvidia.com/nvidia", dependencyRefs: ["cert-manager"] },
 ]
 const cond = (type: string, reason: string) => ({ type, status: "True" as const, reason, message: "", observedGeneration: 1, lastTransitionTime: "2026-12-02T09:00:00Z" })
-const aRuntime = (): ClusterRuntime => ({
+const aRuntime = (aicr = "v0.11.1"): ClusterRuntime => ({
   apiVersion: "operator.aicr.run/v1alpha1",
   kind: "ClusterRuntime",
   metadata: { name: "cluster", uid: UID, generation: 1, annotations: { "operator.aicr.run/edited-by": "alice" } },
   spec: { intent: "training", validation: { deployment: "Disabled" } },
   status: {
     conditions: [cond("Resolved", "InputsResolved"), cond("Mirrored", "ContentMirrored")],
-    resolution: { inputDigest: INPUT, contentConfigMap: "aicr-content-1", aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" } },
+    resolution: { inputDigest: INPUT, contentConfigMap: "aicr-content-1", aicr: { version: aicr, image: `ghcr.io/nvidia/aicr:${aicr}` } },
     mirror: { inputDigest: INPUT, bundle: `r/aicr/cluster/bundles/cluster:input-1@${sha256("b")}`, charts: comps.map((c) => ({ release: c.name, ref: `r/aicr/cluster/charts/${c.chart}:${c.version}@${sha256(c.name)}` })) },
   },
 })
@@ -44,22 +49,45 @@ const content = {
   },
 }
 
-const setup = () => {
+/** The registry as the chart check sees it: refs it lacks, or down. */
+const fakeRegistry = () => {
+  const state = { missing: new Set<string>(), down: false, checked: [] as string[] }
+  const registry = {
+    check: (charts: ReadonlyArray<ChartRef>) =>
+      Effect.sync((): ChartCheck => {
+        state.checked.push(...charts.map((c) => c.ref))
+        if (state.down) return { _tag: "Unavailable", message: "127.0.0.1:5000: connect ECONNREFUSED" }
+        const missing = charts.filter((c) => state.missing.has(c.ref))
+        return missing.length === 0 ? { _tag: "Present", checked: charts.length } : { _tag: "Missing", missing, checked: charts.length }
+      }),
+  }
+  return { state, registry }
+}
+
+const setup = (aicr = "v0.11.1") => {
   const fake = makeFakeKube({
     listMapKeys: {
       "ClusterRuntime.operator.aicr.run": { "status.conditions": "type", "status.mirror.charts": "release" },
       "RuntimeRollout.operator.aicr.run": { "status.conditions": "type" },
     },
   })
-  fake.seed(ClusterRuntimeKind, aRuntime())
+  fake.seed(ClusterRuntimeKind, aRuntime(aicr))
   fake.seed(Core.ConfigMap, content as never)
   const events = eventRecorderLayer({ controller: "operator.aicr.run/planner", instance: "test" }).pipe(Layer.provide(fake.layer))
-  const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(PlannerConfig, settings), Effect.exit)
+  const registry = fakeRegistry()
+  const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(PlannerConfig, settings), Effect.provideService(ChartRegistry, registry.registry), Effect.exit)
   const runtime = () => fake.peek<ClusterRuntime>(ClusterRuntimeKind, "cluster")!
   const condition = (type: string) => runtime().status?.conditions?.find((c) => c.type === type)
   const list = <T extends KubeObject>(kind: ResourceKind) => Effect.runSync(fake.kube.list<T>(kind)).items
   const rollouts = () => list<RuntimeRollout>(RuntimeRolloutKind)
-  return { fake, run, runtime, condition, rollouts }
+  /** Closes the open rollout Succeeded, as the step-executor's report would let the planner do. */
+  const complete = Effect.fnUntraced(function* (ms: number) {
+    const r = rollouts().find((x) => !x.metadata.labels?.[LABEL_OUTCOME])!
+    fake.seed(RuntimeRolloutKind, { ...r, status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: r.metadata.generation }] } } as never)
+    yield* at(ms, run)
+    return r
+  })
+  return { fake, run, runtime, condition, rollouts, registry: registry.state, complete, list }
 }
 
 /** As the approver and then the step executor would: approved (a new generation), and every step done at it. */
@@ -210,6 +238,222 @@ describe("planner reconcile: the cleanup finalizer and deletion", () => {
       expect(t.rollouts()[0]!.metadata.labels?.[LABEL_OUTCOME]).toBe("Superseded")
       expect(t.rollouts()[0]!.metadata.name).toBe(waiting.metadata.name)
       expect(t.fake.peek(ClusterRuntimeKind, "cluster")).toBeUndefined()
+    }),
+  )
+})
+
+const bumped = comps.map((c) => (c.name === "gpu-operator" ? { ...c, version: "v25.10.2" } : c))
+const INPUT_2 = sha256("input-2")
+/** A second resolution (gpu-operator bumped), published as the resolver and the mirror would. */
+const republish = (t: ReturnType<typeof setup>) => {
+  t.fake.seed(Core.ConfigMap, { ...content, metadata: { ...content.metadata, name: "aicr-content-2" }, data: { ...content.data, "recipe.json": JSON.stringify({ componentRefs: bumped, deploymentOrder: bumped.map((c) => c.name) }) } } as never)
+  const rt = t.runtime()
+  t.fake.seed(ClusterRuntimeKind, {
+    ...rt,
+    status: {
+      ...rt.status,
+      resolution: { ...rt.status!.resolution!, inputDigest: INPUT_2, contentConfigMap: "aicr-content-2" },
+      mirror: { inputDigest: INPUT_2, bundle: `r/aicr/cluster/bundles/cluster:input-2@${sha256("b2")}`, charts: bumped.map((c) => ({ release: c.name, ref: `r/aicr/cluster/charts/${c.chart}:${c.version}@${sha256(`${c.name}@${c.version}`)}` })) },
+    },
+  } as never)
+}
+
+type JobObj = KubeObject & { spec: { suspend: boolean; template: { spec: { containers: Array<{ image: string; args: string[] }>; volumes: Array<{ configMap?: { name: string } }> } } } }
+const upgradeChecks = (t: ReturnType<typeof setup>) => t.list<JobObj>(Core.Job).filter((j) => j.metadata.labels?.["operator.aicr.run/aicr-job"] === "upgrade-check")
+
+/** Plays the Job controller and kubelet for the upgrade-check Job: it ends, its pod records the exit, AICR's writer fills the output. */
+const endJob = (t: ReturnType<typeof setup>, job: JobObj, exitCode: number, message: string, report?: string) => {
+  const { name, namespace } = job.metadata
+  t.fake.seed(Core.Job, { ...job, status: exitCode === 0 ? { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] } : { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded" }] } } as never)
+  t.fake.seed(Core.Pod, { apiVersion: "v1", kind: "Pod", metadata: { name: `${name}-x`, namespace, labels: { "job-name": name } }, status: { phase: exitCode === 0 ? "Succeeded" : "Failed", containerStatuses: [{ name: "aicr", state: { terminated: { exitCode, message } } }] } } as never)
+  if (report !== undefined) t.fake.seed(Core.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data: { "snapshot.json": report, format: "json" } } as never)
+}
+
+const fixtureReport = (verdict: string, reason: string) =>
+  JSON.stringify({
+    from: "/var/run/aicr/upgrade-check/from.json",
+    to: "/var/run/aicr/upgrade-check/to.json",
+    deployer: "argocd",
+    objectNamesCompared: true,
+    components: [{ component: "gpu-operator", change: "version", from: "v25.10.1", to: "v25.10.2", verdict, notes: "1 patch", reason, jump: "1 patch", breaking: false, downgrade: false, ...(verdict === "manual" ? { steps: [{ id: "cordon", description: "Cordon GPU nodes first" }] } : {}), failsRun: verdict !== "safe" }],
+    summary: { components: 1, failing: verdict === "safe" ? 0 : 1 },
+    atRisk: { scanned: false, reason: "no cluster access requested" },
+  })
+
+describe("planner reconcile: AICR 1.x upgrade-check as a Job (fixture-based reports; FakeKube runs no Job)", () => {
+  /** Install and complete the first plan with AICR v1.3.0, then publish a second resolution and pass its window. */
+  const upToAssessment = (t: ReturnType<typeof setup>) =>
+    Effect.gen(function* () {
+      yield* at(T0, t.run)
+      yield* at(T0 + 61_000, t.run)
+      expect(upgradeChecks(t)).toHaveLength(0) // a first install has nothing to check against
+      yield* t.complete(T0 + 70_000)
+      republish(t)
+      yield* at(T0 + 80_000, t.run)
+      expect(t.condition("Planned")).toMatchObject({ reason: "Stabilizing" })
+      yield* at(T0 + 141_000, t.run)
+    })
+
+  it.effect("starts the Job with both recipes as its owned input; Planned=False/Assessing while it runs; no rollout yet", () =>
+    Effect.gen(function* () {
+      const t = setup("v1.3.0")
+      yield* upToAssessment(t)
+      const [job] = upgradeChecks(t)
+      expect(job).toBeDefined()
+      expect(job!.metadata.namespace).toBe("aicr-jobs")
+      expect(job!.spec.suspend).toBe(false) // created suspended, resumed once its input existed
+      expect(t.fake.writesTo(Core.Job).map((w) => w.verb)).toEqual(["create", "patch"])
+      const c = job!.spec.template.spec.containers[0]!
+      expect(c.image).toBe("ghcr.io/nvidia/aicr:v1.3.0")
+      expect(c.args.slice(0, 11)).toEqual(["upgrade-check", "--from", "/var/run/aicr/upgrade-check/from.json", "--to", "/var/run/aicr/upgrade-check/to.json", "--deployer", "argocd", "--format", "json", "--fail-on-error=false", "--output"])
+      const input = t.fake.peek<KubeObject & { data: Record<string, string> }>(Core.ConfigMap, `aicr-jobs/${job!.metadata.name}-input`)!
+      expect((input.metadata as { ownerReferences?: unknown }).ownerReferences).toEqual([expect.objectContaining({ kind: "Job", name: job!.metadata.name, uid: job!.metadata.uid })])
+      expect(input.data["from.json"]).toBe(content.data["recipe.json"])
+      expect(JSON.parse(input.data["to.json"]!).componentRefs[1].version).toBe("v25.10.2")
+      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining(`aicr upgrade-check Job aicr-jobs/${job!.metadata.name}`) })
+      expect(t.condition("Stalled")).toMatchObject({ status: "False" })
+      expect(t.rollouts().filter((r) => r.spec.kind === "Upgrade")).toHaveLength(0)
+      // A pass while it runs creates nothing new.
+      yield* at(T0 + 142_000, t.run)
+      expect(t.fake.writesTo(Core.Job).filter((w) => w.verb === "create")).toHaveLength(1)
+    }),
+  )
+
+  it.effect("the report becomes the assessment (assessment.json) and AICR's verdicts the steps'; the rollout awaits approval", () =>
+    Effect.gen(function* () {
+      const t = setup("v1.3.0")
+      yield* upToAssessment(t)
+      endJob(t, upgradeChecks(t)[0]!, 0, "", fixtureReport("manual", "recorded"))
+      yield* at(T0 + 150_000, t.run)
+      const up = t.rollouts().find((r) => r.spec.kind === "Upgrade")!
+      // cert-manager's chart digest moved at the same version: AICR has no row for it, the operator rates it unknown.
+      expect(up.spec.steps).toEqual([
+        { release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "unknown", from: "v1.17.2", to: "v1.17.2" },
+        { release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", from: "v25.10.1", to: "v25.10.2", acknowledge: true },
+      ])
+      expect(up.spec.requiresApproval).toBe(true)
+      const stored = JSON.parse(t.fake.peek<KubeObject & { data: Record<string, string> }>(Core.ConfigMap, `${NS}/aicr-assessment-${up.metadata.name}`)!.data["assessment.json"]!)
+      expect(stored).toMatchObject({ assessedBy: "aicr upgrade-check", aicrVersion: "v1.3.0", components: [{ component: "gpu-operator", verdict: "manual", steps: [{ id: "cordon" }] }, { component: "cert-manager", change: "values", verdict: "unknown", reason: "not-rated" }] })
+      expect(t.condition("Planned")).toMatchObject({ status: "True", reason: "PlanComputed" })
+    }),
+  )
+
+  it.effect("blocked by AICR → TransitionBlocked, Stalled, no rollout", () =>
+    Effect.gen(function* () {
+      const t = setup("v1.3.0")
+      yield* upToAssessment(t)
+      endJob(t, upgradeChecks(t)[0]!, 0, "", fixtureReport("blocked", "beyond-record-ceiling"))
+      yield* at(T0 + 150_000, t.run)
+      expect(t.rollouts().filter((r) => r.spec.kind === "Upgrade")).toHaveLength(0)
+      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "TransitionBlocked", message: expect.stringContaining("gpu-operator v25.10.1→v25.10.2 (beyond-record-ceiling)") })
+      expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "TransitionBlocked" })
+    }),
+  )
+
+  it.effect("AICR's failure → its AICR* reason with AICR's words; the Job stays (terminal)", () =>
+    Effect.gen(function* () {
+      const t = setup("v1.3.0")
+      yield* upToAssessment(t)
+      const job = upgradeChecks(t)[0]!
+      endJob(t, job, 2, '{"level":"ERROR","msg":"command failed","error":"[INVALID_REQUEST] bundle directory has no recipe.yaml","exitCode":2}')
+      yield* at(T0 + 150_000, t.run)
+      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "AICRInvalidRequest", message: expect.stringContaining("exited 2: [INVALID_REQUEST] bundle directory has no recipe.yaml") })
+      expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "AICRInvalidRequest" })
+      expect(t.fake.peek(Core.Job, `aicr-jobs/${job.metadata.name}`)).toBeDefined()
+    }),
+  )
+
+  it.effect("a Job that failed before AICR ran is deleted for a retry; the reconcile fails so the driver backs off", () =>
+    Effect.gen(function* () {
+      const t = setup("v1.3.0")
+      yield* upToAssessment(t)
+      const job = upgradeChecks(t)[0]!
+      t.fake.seed(Core.Job, { ...job, status: { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "PodFailurePolicy", message: "evicted" }] } } as never)
+      const exit = yield* at(T0 + 150_000, t.run)
+      expect(Exit.isFailure(exit)).toBe(true)
+      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining("failed transiently, retrying") })
+      expect(t.fake.peek(Core.Job, `aicr-jobs/${job.metadata.name}`)).toBeUndefined()
+    }),
+  )
+
+  it.effect("the active plan's recipe gone before the Job starts → PlanUnreadable naming the content ConfigMap, no Job", () =>
+    Effect.gen(function* () {
+      const t = setup("v1.3.0")
+      yield* at(T0, t.run)
+      yield* at(T0 + 61_000, t.run)
+      yield* t.complete(T0 + 70_000)
+      republish(t)
+      yield* at(T0 + 80_000, t.run)
+      yield* t.fake.kube.delete(Core.ConfigMap, `${NS}/aicr-content-1`)
+      yield* at(T0 + 141_000, t.run)
+      expect(t.fake.writesTo(Core.Job)).toHaveLength(0)
+      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "PlanUnreadable", message: expect.stringContaining(`content ConfigMap ${NS}/aicr-content-1 is gone`) })
+    }),
+  )
+
+  it.effect("with AICR v0.11.1 no Job is created and the assessment says this AICR cannot rate the transition", () =>
+    Effect.gen(function* () {
+      const t = setup("v0.11.1")
+      yield* upToAssessment(t)
+      expect(t.fake.writesTo(Core.Job)).toHaveLength(0)
+      const up = t.rollouts().find((r) => r.spec.kind === "Upgrade")!
+      const stored = JSON.parse(t.fake.peek<KubeObject & { data: Record<string, string> }>(Core.ConfigMap, `${NS}/aicr-assessment-${up.metadata.name}`)!.data["assessment.json"]!)
+      expect(stored.assessedBy).toBe("aicr-operator")
+      expect(stored.components[0].explanation).toContain("AICR v0.11.1 has no upgrade-check")
+    }),
+  )
+})
+
+describe("planner reconcile: a pin whose charts are gone from the registry (fake registry)", () => {
+  /** Plan 1 installed, plan 2 rolled out after it; then the runtime pins plan 1. */
+  const pinFirst = (t: ReturnType<typeof setup>) =>
+    Effect.gen(function* () {
+      yield* at(T0, t.run)
+      yield* at(T0 + 61_000, t.run)
+      const first = yield* t.complete(T0 + 70_000)
+      republish(t)
+      yield* at(T0 + 80_000, t.run)
+      yield* at(T0 + 141_000, t.run)
+      yield* t.complete(T0 + 150_000)
+      const rt = t.runtime()
+      t.fake.seed(ClusterRuntimeKind, { ...rt, metadata: { ...rt.metadata, generation: 2 }, spec: { ...rt.spec, pin: { desiredStateDigest: first.spec.toDigest } } } as never)
+      // The pin is a new target: it holds still for the window first.
+      yield* at(T0 + 200_000, t.run)
+      expect(t.condition("Planned")).toMatchObject({ reason: "Stabilizing" })
+      return first.spec.toDigest
+    })
+
+  it.effect("a chart missing → Planned=False/PlanUnreadable naming release and ref@digest, Stalled, no Rollback", () =>
+    Effect.gen(function* () {
+      const t = setup()
+      const pinned = yield* pinFirst(t)
+      const gone = `r/aicr/cluster/charts/gpu-operator@${sha256("gpu-operator")}`
+      t.registry.missing.add(gone)
+      const exit = yield* at(T0 + 300_000, t.run)
+      expect(t.registry.checked).toContain(gone)
+      // Looked at again later: a chart pushed back sends no watch event.
+      expect(Exit.isSuccess(exit) && exit.value).toMatchObject({ _tag: "After" })
+      expect(t.rollouts().filter((r) => r.spec.kind === "Rollback")).toHaveLength(0)
+      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "PlanUnreadable", message: expect.stringContaining(`release gpu-operator (${gone}) is no longer in the registry`) })
+      expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "PlanUnreadable" })
+      expect(t.runtime().status?.plans?.target).toBe(pinned)
+      // Pushed back: the Rollback is created.
+      t.registry.missing.clear()
+      yield* at(T0 + 310_000, t.run)
+      expect(t.rollouts().filter((r) => r.spec.kind === "Rollback")).toHaveLength(1)
+    }),
+  )
+
+  it.effect("the registry down → Planned=False/Assessing (retrying), not stalled; the reconcile fails for backoff", () =>
+    Effect.gen(function* () {
+      const t = setup()
+      yield* pinFirst(t)
+      t.registry.down = true
+      const exit = yield* at(T0 + 300_000, t.run)
+      expect(Exit.isFailure(exit)).toBe(true)
+      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining("the registry did not answer (retrying)") })
+      expect(t.condition("Stalled")).toMatchObject({ status: "False" })
+      expect(t.rollouts().filter((r) => r.spec.kind === "Rollback")).toHaveLength(0)
     }),
   )
 })

@@ -18,7 +18,7 @@
  * | `--job-ttl SECONDS` | | ttlSecondsAfterFinished (default 3600) |
  */
 import { type AicrJobSettings, type Capabilities, capabilitiesOf, DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
-import { readAppFlags } from "@aicr/runtime"
+import { parseJobSeconds as seconds, readAppFlags } from "@aicr/runtime"
 import { Context, Layer } from "effect"
 
 export interface ResolverSettings {
@@ -61,13 +61,6 @@ export const parseRegistry = (value: string): { host: string; prefix: string } =
   const m = /^oci:\/\/([^/]+)\/(.+?)\/?$/u.exec(value)
   if (m === null) throw new Error(`--registry must be oci://<host>[:port]/<prefix>, not ${JSON.stringify(value)}`)
   return { host: m[1]!, prefix: m[2]! }
-}
-
-const seconds = (v: string | undefined, fallback: number, flag: string): number => {
-  if (v === undefined) return fallback
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 30 || n > 86_400) throw new Error(`--${flag} must be a whole number of seconds from 30 to 86400`)
-  return n
 }
 
 /** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */

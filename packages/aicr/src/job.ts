@@ -1,6 +1,6 @@
 /**
  * AICR runs as Jobs from the pinned AICR image (operator.md §4.3; docs/adr/20261202-aicr-jobs.md): one Job per
- * snapshot, recipe and bundle, under a dedicated ServiceAccount, `backoffLimit: 0`, a deadline and a TTL. Every Job is
+ * snapshot, recipe, bundle and upgrade-check (upgrade-check.ts), under a dedicated ServiceAccount, `backoffLimit: 0`, a deadline and a TTL. Every Job is
  * created suspended; the objects it owns (its output ConfigMap, the per-run registry credential) are then created
  * with an ownerReference to it and the Job is resumed, so garbage collection removes them with the Job.
  *
@@ -22,7 +22,7 @@ export interface AicrObject {
   readonly [field: string]: unknown
 }
 
-export type AicrJobKind = "snapshot" | "recipe" | "bundle"
+export type AicrJobKind = "snapshot" | "recipe" | "bundle" | "upgrade-check"
 
 export const LABEL_JOB_KIND = "operator.aicr.run/aicr-job"
 export const LABEL_INPUT = "operator.aicr.run/input"
@@ -79,7 +79,8 @@ export interface JobSpecInput {
   readonly agent?: boolean
 }
 
-const labelsOf = (kind: AicrJobKind, inputDigest: string) => ({
+/** The labels of an AICR Job, its pod and the objects it owns. */
+export const labelsOf = (kind: AicrJobKind, inputDigest: string) => ({
   [ROLE_LABEL]: ROLE_AICR_JOB,
   [LABEL_JOB_KIND]: kind,
   [LABEL_INPUT]: hex(inputDigest).slice(0, 32),

@@ -21,7 +21,7 @@ export const planner = Contract.make({
   ],
   reads: {
     conditions: [Discovered, Resolved, Mirrored, EngineAvailable, RegistryCredentialsReady, Approved, Progressing, ValidationReady, Validated],
-    kinds: [RuntimeRolloutKind, Core.ConfigMap, Core.Job, ArgoCD.Application],
+    kinds: [RuntimeRolloutKind, Core.ConfigMap, Core.Job, Core.Pod, ArgoCD.Application],
   },
   writes: [
     { kind: ClusterRuntimeKind, conditions: [Planned, Ready, Stalled], statusKeys: ["plans"], finalizers: [FINALIZER_CLEANUP] },
@@ -30,6 +30,6 @@ export const planner = Contract.make({
   creates: [
     { kind: Core.ConfigMap, why: "immutable plan ConfigMaps and the assessment content ConfigMap" },
     { kind: RuntimeRolloutKind, why: "one rollout per transition between two plans" },
-    { kind: Core.Job, why: "aicr upgrade-check runs" },
+    { kind: Core.Job, why: "aicr upgrade-check runs (AICR 1.x), with their input ConfigMaps owned by the Job" },
   ],
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { parseConfig, parseDurationMs } from "./config"
+import { parseConfig, parseDurationMs, parseJobSeconds } from "./config"
 
 describe("parseConfig", () => {
   it("defaults to operator.md §4.1: :8080, :8081, leader election on aicr-<app>, 15 s / 10 s / 2 s, 30 s shutdown", () => {
@@ -26,5 +26,13 @@ describe("parseConfig", () => {
     expect(() => parseConfig("x", ["--log-level=loud"], {})).toThrow(/log level/)
     expect(() => parseDurationMs("soon")).toThrow(/duration/)
     expect([parseDurationMs("15s"), parseDurationMs("500ms"), parseDurationMs("2m"), parseDurationMs("3")]).toEqual([15_000, 500, 120_000, 3_000])
+  })
+})
+
+describe("parseJobSeconds", () => {
+  it("takes whole seconds from 30 to 86400, the fallback when unset, and names the flag otherwise", () => {
+    expect(parseJobSeconds(undefined, 600, "job-deadline")).toBe(600)
+    expect(parseJobSeconds("900", 600, "job-deadline")).toBe(900)
+    for (const bad of ["29", "86401", "1.5", "ten"]) expect(() => parseJobSeconds(bad, 600, "job-ttl")).toThrow(/--job-ttl must be a whole number of seconds from 30 to 86400/)
   })
 })

@@ -53,6 +53,14 @@ export const parseDurationMs = (s: string): number => {
   return Math.round(n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const)[(m[2] ?? "s") as "ms" | "s" | "m" | "h"])
 }
 
+/** A flag's whole number of seconds from 30 to 86400 (AICR Job deadlines and TTLs), or the fallback when unset. */
+export const parseJobSeconds = (v: string | undefined, fallback: number, flag: string): number => {
+  if (v === undefined) return fallback
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 30 || n > 86_400) throw new Error(`--${flag} must be a whole number of seconds from 30 to 86400`)
+  return n
+}
+
 const bool = (s: string) => {
   if (/^(true|1|yes)$/i.test(s)) return true
   if (/^(false|0|no)$/i.test(s)) return false

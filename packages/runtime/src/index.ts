@@ -8,5 +8,5 @@ export { makeWorkQueue, type WorkQueue, type WorkQueueMetrics, type WorkQueueOpt
 export { runController, self, mapped, type ControllerHandle, type ControllerOptions, type Source } from "./controller"
 export { makeMetrics, type Metrics, type ReconcileResult } from "./metrics"
 export { healthServer, metricsServer, parseBindAddress, serve, type Check, type ServerHandle } from "./health"
-export { parseConfig, parseDurationMs, readAppFlags, type AppFlags, type RuntimeConfig } from "./config"
+export { parseConfig, parseDurationMs, parseJobSeconds, readAppFlags, type AppFlags, type RuntimeConfig } from "./config"
 export { main, runApp, LeadershipLost, type AppContext, type AppController, type AppSpec } from "./main"

@@ -18,6 +18,8 @@ export interface RegistryOptions {
   readonly name?: string
   /** false: survive this process (CLI `up --detach`). Default true. */
   readonly attached?: boolean
+  /** Allow `DELETE /v2/<name>/manifests/<digest>` (tests of content that went missing). Default false. */
+  readonly deletes?: boolean
 }
 
 export interface Registry {
@@ -34,7 +36,7 @@ export interface Registry {
 export const htpasswdLine = (user: string, password: string): string =>
   execFileSync(toolPath("htpasswd"), ["-nbB", "-C", "5", user, password], { encoding: "utf8" }).trim()
 
-export const registryConfig = (o: { addr: string; root: string; htpasswdFile?: string }): string =>
+export const registryConfig = (o: { addr: string; root: string; htpasswdFile?: string; deletes?: boolean }): string =>
   [
     "version: 0.1",
     "log:",
@@ -44,6 +46,7 @@ export const registryConfig = (o: { addr: string; root: string; htpasswdFile?: s
     `  filesystem: {rootdirectory: ${JSON.stringify(o.root)}}`,
     "  cache: {blobdescriptor: inmemory}",
     "  maintenance: {uploadpurging: {enabled: false}}",
+    ...(o.deletes === true ? ["  delete: {enabled: true}"] : []),
     "http:",
     `  addr: ${o.addr}`,
     `  secret: ${randomBytes(16).toString("hex")}`,
@@ -70,7 +73,7 @@ const startRegistryOnce = async (opts: RegistryOptions): Promise<Registry> => {
     writeFileSync(htpasswdFile, htpasswdLine(opts.htpasswd.user, opts.htpasswd.password) + "\n", { mode: 0o600 })
   }
   const config = join(confDir, "config.yml")
-  writeFileSync(config, registryConfig({ addr: address, root: ensureDir(join(confDir, "data")), htpasswdFile }))
+  writeFileSync(config, registryConfig({ addr: address, root: ensureDir(join(confDir, "data")), htpasswdFile, deletes: opts.deletes === true }))
   const proc = await spawnProc({
     name,
     bin,
