@@ -2,6 +2,8 @@
 // Argo CD v3.4.2 and 13 charts in the runtime registry, pods on kwok nodes. Not a test: it prints one JSON line.
 //  - a clean 13-release install: per-edge overhead (release seen ready at its revision → next Application seen
 //    written, both from one watch), time per step, API writes per step (audit log, the executor's user agent);
+//  - idle RSS: 10 s after that install ended (the rollout closed, 13 Applications watched), RSS after a full GC and
+//    the peak so far (architecture.md §7: budget ≤ 80 MiB per idle controller);
 //  - suspend latency (suspendEngine set → every Application seen with automated sync off) and resume;
 //  - chaos: upgrades of the 13 releases while the executor is SIGKILLed at random points and restarted, until at
 //    least 20 kills happened during rollouts; every rollout must finish, and the audit log must show each
@@ -11,7 +13,7 @@
 //    readiness every 30 s: the same per-edge overhead, measured from the same kind of watch.
 // Run: npx tsx apps/step-executor/bench/rollout.bench.ts   (hack/bench.ts runs it as `step-executor`)
 import { spawn, type ChildProcess } from "node:child_process"
-import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -85,8 +87,20 @@ try {
 
   let child: ChildProcess | undefined
   const log = openSync(join(work, "step-executor.log"), "a")
+  // On SIGUSR2 the executor runs a full GC and writes its RSS to a file (loaded before the bundle, as in the other
+  // controllers' RSS benchmarks).
+  const probe = join(work, "rss-probe.mjs")
+  const report = join(work, "rss-report")
+  writeFileSync(probe, `import { writeFileSync } from "node:fs"\nprocess.on("SIGUSR2", () => { globalThis.gc(); writeFileSync(${JSON.stringify(report)}, String(process.memoryUsage().rss)) })\n`)
+  const MiB = 1024 * 1024
+  const rssAfterGc = async (): Promise<number> => {
+    rmSync(report, { force: true })
+    child!.kill("SIGUSR2")
+    return eventually(async () => (existsSync(report) ? Number(readFileSync(report, "utf8")) || undefined : undefined), { timeoutMs: 10_000, what: "RSS report" })
+  }
+  const procStatus = (field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${child!.pid}/status`, "utf8"))![1]) * 1024
   const startExecutor = () => {
-    child = spawn(process.execPath, [built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
+    child = spawn(process.execPath, ["--expose-gc", "--import", probe, built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
   }
   const kill = async () => {
     const c = child!
@@ -110,6 +124,11 @@ try {
   const writesInstall = executorWrites() - writes0
   const edges = edgeTimes(recorder, (n) => n, (r, a) => r.apps(a).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts[`${a}@0.1.0`]!.digest))
   await closeRollout(info, "bench-1", "Succeeded")
+
+  // 1b. Idle RSS after that rollout.
+  await sleep(10_000)
+  const idleBeforeGc = procStatus("VmRSS")
+  const idle = { rssBeforeGcMiB: +(idleBeforeGc / MiB).toFixed(1), rssAfterGcMiB: +((await rssAfterGc()) / MiB).toFixed(1), peakMiB: +(procStatus("VmHWM") / MiB).toFixed(1), atStartKiB: Math.round(built.atStartBytes / 1024) }
 
   // 2. Suspend latency.
   const s0 = Date.now()
@@ -181,6 +200,7 @@ try {
   console.log(JSON.stringify({
     what: `step-executor bundle (own process) with Argo CD ${argo.info.version}, ${N} releases on kwok nodes`,
     install: { seconds: +installSeconds.toFixed(1), perStepSeconds: +(installSeconds / N).toFixed(2), edges: edges.length, edgeOverheadMs: { p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) }, executorApiWritesPerStep: +(writesInstall / N).toFixed(1) },
+    idleAfterInstall: idle,
     suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
     chaos: { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated },
     syncWaves: { what: "app-of-apps, one wave per release, ARGOCD_SYNC_WAVE_DELAY=2", seconds: +wavesSeconds.toFixed(1), edgeOverheadMs: stats(waveEdges) },

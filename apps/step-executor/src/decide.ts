@@ -9,14 +9,16 @@
  * - the first step not done is the current one. Written → wait (the step in flight finishes even after a revocation
  *   or an expiry). Not written → write it only when everything allows a new step: engine available, not suspended,
  *   not paused, `Approved` current True, `ValidationReady` current True when validation is Required.
- * - suspendEngine: every operator Application gets `automated.enabled: false`; clearing it removes the field.
+ * - suspendEngine: every operator Application gets `automated.enabled: false`; clearing it removes the field. It does
+ *   not hold on an Application while a sync operation is requested or running on it (Argo CD finishes it), nor on one
+ *   whose suspension patch the API server refused: `EngineSuspensionRefused` (ADR 20261202-engine-suspension-refused).
  * - an Application with a wanted name that lacks our runtime-uid label is never touched (`ForeignObject`).
  */
 import {
   Approved, deploymentValidationOf, LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, type PlanRelease, planKey, Progressing, type RolloutStep, type RuntimeRollout, ValidationReady,
 } from "@aicr/api"
 import {
-  ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, helmSourceOf, notReadyAt, releaseApplication, suspended, syncFailureAt, writtenFor,
+  ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, helmSourceOf, notReadyAt, releaseApplication, suspended, suspensionBlockedBy, syncFailureAt, writtenFor,
 } from "@aicr/argocd"
 import { current } from "@aicr/conditions"
 import type { Observed } from "./gather"
@@ -36,7 +38,7 @@ export interface StepView {
 /** Why the current step cannot start, or why the rollout cannot go on: a Progressing False reason. */
 export type Blocked =
   | "AwaitingApproval" | "AwaitingAcknowledgement" | "AwaitingValidationReady" | "Paused" | "EngineSuspended" | "EngineMissing" | "ProjectMissing" | "EngineNotResponding"
-  | "Unauthorized" | "InventoryDrift" | "StepUnknown" | "MovedReleaseMissing" | "ForeignObject" | "PlanUnreadable" | "RolloutFailed"
+  | "Unauthorized" | "InventoryDrift" | "StepUnknown" | "MovedReleaseMissing" | "EngineSuspensionRefused" | "ForeignObject" | "PlanUnreadable" | "RolloutFailed"
   | "RolloutRevoked" | "RolloutExpired"
 
 export type Progress =
@@ -60,8 +62,16 @@ export interface RolloutDecision {
   readonly deadline: number | undefined
 }
 
+/** An operator Application on which suspendEngine does not hold, and why. */
+export interface Refusal {
+  readonly name: string
+  readonly why: string
+}
+
 export interface Decision {
   readonly suspend: ReadonlyArray<{ readonly name: string; readonly suspend: boolean }>
+  /** While suspendEngine is set: the Applications with a sync operation in flight (Argo CD finishes it). */
+  readonly busy: ReadonlyArray<Refusal>
   readonly ours: number
   readonly suspendedCount: number
   readonly rollout: RolloutDecision | undefined
@@ -182,7 +192,12 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
   }
   const release = releases.get(step.release)
   if (release === undefined) return blocked("PlanUnreadable", `step ${label}: the target plan has no release ${step.release}`)
-  if (step.action === "Move" && !apps.has(step.release)) return blocked("MovedReleaseMissing", `step ${label}: Application ${step.release} is not at its old location`)
+  if (step.action === "Move") {
+    const old = apps.get(step.release)
+    if (old === undefined || old.metadata.deletionTimestamp !== undefined) {
+      return blocked("MovedReleaseMissing", `step ${label}: Application ${o.settings.engineNamespace}/${step.release} is not at its old location (${old === undefined ? "it does not exist" : "it is being deleted"}); the move rewrites the Application in place, so it needs the one written by the active plan: restore it or start a new rollout that installs ${step.release}`)
+    }
+  }
   const application = releaseApplication({
     name: release.name,
     namespace: o.settings.engineNamespace,
@@ -216,15 +231,49 @@ export const decide = (o: Observed): Decision => {
   const ours = o.applications.filter((a) => isOurs(o, a))
   const live = ours.filter((a) => a.metadata.deletionTimestamp === undefined)
   // Suspension is written even while Argo CD does not respond: it must hold when Argo CD comes back.
-  const suspend = o.engine._tag !== "Ready" && o.engine._tag !== "EngineNotResponding"
+  // Suspension is written even while Argo CD does not respond: it must hold when Argo CD comes back.
+  const reachable = o.engine._tag === "Ready" || o.engine._tag === "EngineNotResponding"
+  const suspend = !reachable
     ? []
     : o.runtime.spec.suspendEngine
       ? live.filter(automatedSyncEnabled).map((a) => ({ name: a.metadata.name, suspend: true }))
       : live.filter(suspended).map((a) => ({ name: a.metadata.name, suspend: false }))
-  const suspendedCount = o.runtime.spec.suspendEngine ? live.length : 0
+  const busy = reachable && o.runtime.spec.suspendEngine
+    ? live.flatMap((a) => {
+      const why = suspensionBlockedBy(a)
+      return why === undefined ? [] : [{ name: a.metadata.name, why }]
+    })
+    : []
+  const suspendedCount = o.runtime.spec.suspendEngine ? live.length - busy.length : 0
   const rollout = o.rollout === undefined ? undefined : decideRollout(o, o.rollout)
   // Counted as after this pass's action, so the next pass reports the same.
   const action = rollout?.action
   const created = action?._tag === "Write" && !o.applications.some((a) => a.metadata.name === action.application.metadata.name) ? 1 : 0
-  return { suspend, ours: ours.length + created, suspendedCount, rollout }
+  return { suspend, busy, ours: ours.length + created, suspendedCount, rollout }
+}
+
+const MAX_REFUSAL = 1000
+
+export interface Reported {
+  readonly decision: Decision
+  /** What `EngineSuspensionRefused` says; undefined when suspendEngine holds on every operator Application. */
+  readonly refusal: string | undefined
+}
+
+/**
+ * The decision as reported once this pass's suspension patches ran: the Applications with a sync operation in flight
+ * (`d.busy`) and those whose patch the API server refused (`refused`) are not suspended, and a rollout held by the
+ * suspension says that the suspension does not hold (`EngineSuspensionRefused`) instead of `EngineSuspended`.
+ */
+export const reported = (o: Observed, d: Decision, refused: ReadonlyArray<Refusal>): Reported => {
+  const all = o.runtime.spec.suspendEngine ? [...refused, ...d.busy.filter((b) => !refused.some((r) => r.name === b.name))] : []
+  if (all.length === 0) return { decision: d, refusal: undefined }
+  const text = `spec.suspendEngine is set but ${all.length} of ${d.ours} Applications are not suspended: ${all.map((r) => `${o.settings.engineNamespace}/${r.name}: ${r.why}`).join("; ")}`
+  const refusal = text.length > MAX_REFUSAL ? `${text.slice(0, MAX_REFUSAL - 1)}…` : text
+  const suspendedCount = Math.max(0, d.suspendedCount - (all.length - d.busy.length))
+  const r = d.rollout
+  const rollout = r !== undefined && r.progress._tag === "Blocked" && r.progress.reason === "EngineSuspended"
+    ? { ...r, progress: { _tag: "Blocked" as const, reason: "EngineSuspensionRefused" as const, message: `${r.progress.message}; ${refusal}` } }
+    : r
+  return { decision: { ...d, suspendedCount, rollout }, refusal }
 }

@@ -50,7 +50,7 @@ export interface ApplicationSpec {
 export interface ApplicationStatus {
   /** When Argo CD last compared the Application (every comparison sets it). */
   readonly reconciledAt?: string
-  readonly sync?: { readonly status?: string; readonly revision?: string; readonly comparedTo?: { readonly source?: unknown } }
+  readonly sync?: { readonly status?: string; readonly revision?: string; readonly comparedTo?: { readonly source?: unknown; readonly destination?: unknown } }
   readonly health?: { readonly status?: string; readonly message?: string }
   readonly operationState?: {
     readonly phase?: string

@@ -94,20 +94,20 @@ export const appProject = { apiVersion: "argoproj.io/v1alpha1", kind: "AppProjec
 
 /** Argo CD's status for an Application that is synced and healthy at its spec's revision. */
 export const readyStatus = (app: Application) => ({
-  sync: { status: "Synced", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source } },
+  sync: { status: "Synced", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source, destination: app.spec!.destination } },
   health: { status: "Healthy" },
   operationState: { phase: "Succeeded", message: "successfully synced (all tasks run)", syncResult: { revision: app.spec!.source.targetRevision } },
 })
 
 /** Right after a change: the comparison already at the new target, the operation done, health still from before. */
 export const staleStatus = (app: Application) => ({
-  sync: { status: "OutOfSync", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source } },
+  sync: { status: "OutOfSync", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source, destination: app.spec!.destination } },
   health: { status: "Healthy" },
   operationState: { phase: "Succeeded", message: "successfully synced (all tasks run)", syncResult: { revision: app.spec!.source.targetRevision } },
 })
 
 export const failedStatus = (app: Application, message: string) => ({
-  sync: { status: "OutOfSync", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source } },
+  sync: { status: "OutOfSync", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source, destination: app.spec!.destination } },
   health: { status: "Missing" },
   operationState: { phase: "Failed", message, operation: { sync: { revision: app.spec!.source.targetRevision } }, syncResult: { revision: app.spec!.source.targetRevision } },
 })
