@@ -18,7 +18,7 @@ import {
   Approved, deploymentValidationOf, LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, type PlanRelease, planKey, Progressing, type RolloutStep, type RuntimeRollout, ValidationReady,
 } from "@aicr/api"
 import {
-  ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, helmSourceOf, notReadyAt, releaseApplication, suspended, suspensionBlockedBy, syncFailureAt, writtenFor,
+  ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, gateFailureAt, helmSourceOf, notReadyAt, releaseApplication, suspended, suspensionBlockedBy, syncFailureAt, writtenFor,
 } from "@aicr/argocd"
 import { current } from "@aicr/conditions"
 import type { Observed } from "./gather"
@@ -32,6 +32,8 @@ export interface StepView {
   readonly writtenRevision?: string
   readonly readyAtRevision?: string
   readonly startedAt?: string
+  /** An AICR readiness-gate step's gate: Pending until its Job completed, Passed once ready, Failed. */
+  readonly gate?: "Pending" | "Passed" | "Failed"
   readonly message?: string
 }
 
@@ -84,7 +86,23 @@ export const revisionText = (r: PlanRelease) => `${helmSourceOf(r.chart.ref).ver
 export const stepLabel = (i: number, total: number, s: RolloutStep) => `${i}/${total} ${s.release} (${s.action})`
 
 const isOurs = (o: Observed, app: Application) => app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.metadata.uid && o.runtime.metadata.uid !== undefined
-const timeoutOf = (o: Observed, release: string) => o.settings.releaseTimeoutsMs[release] ?? o.settings.stepTimeoutMs
+/**
+ * AICR's defaults for a readiness gate (pkg/defaults): the gate Job's max-wait when the plan does not say, and the
+ * buffer deploy.sh adds to it for the gate release's `helm --timeout` (90 m + 5 m = 1h35m).
+ */
+export const GATE_MAX_WAIT_DEFAULT_MS = 90 * 60_000
+export const GATE_BUFFER_MS = 5 * 60_000
+/**
+ * A step's deadline after its write: `--release-step-timeout` for the release; for a readiness-gate release the
+ * gate's max-wait plus AICR's buffer (as deploy.sh waits for it); else `--step-timeout`.
+ */
+export const timeoutOf = (o: Pick<Observed, "settings">, release: string, planned?: PlanRelease): number => {
+  const own = o.settings.releaseTimeoutsMs[release]
+  if (own !== undefined) return own
+  const gate = planned?.readinessGate
+  if (gate !== undefined) return (gate.timeoutSeconds !== undefined ? gate.timeoutSeconds * 1000 : GATE_MAX_WAIT_DEFAULT_MS) + GATE_BUFFER_MS
+  return o.settings.stepTimeoutMs
+}
 const fmt = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
 
 type Raw = Omit<StepView, "index" | "step"> & { readonly written: boolean; readonly foreign?: string; readonly deadline?: number }
@@ -109,19 +127,24 @@ const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep, relea
   const writtenRevision = revisionText(release)
   const writtenAt = Date.parse(app.metadata.annotations?.[ANNOTATION_WRITTEN_AT] ?? "")
   const started = Number.isNaN(writtenAt) ? {} : { startedAt: iso(writtenAt) }
+  const isGate = release.readinessGate !== undefined
+  const gated = (g: "Pending" | "Passed" | "Failed") => (isGate ? { gate: g } : {})
   const why = notReadyAt(app, revision)
   if (why.length === 0) {
     const acked = (rollout.spec.acknowledgements ?? []).some((a) => a.step === step.release)
-    if (step.acknowledge === true && !acked) return { state: "AwaitingAcknowledgement", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, message: `Ready at ${revision}; waiting for kubectl aicr acknowledge ${rollout.metadata.name} after the manual post-apply steps` }
-    return { state: "Ready", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started }
+    if (step.acknowledge === true && !acked) return { state: "AwaitingAcknowledgement", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, ...gated("Passed"), message: `Ready at ${revision}; waiting for kubectl aicr acknowledge ${rollout.metadata.name} after the manual post-apply steps` }
+    return { state: "Ready", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, ...gated("Passed") }
   }
   const failure = syncFailureAt(app, revision)
-  if (failure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, message: `Argo CD sync of ${revision} failed: ${failure}` }
-  const deadline = Number.isNaN(writtenAt) ? undefined : writtenAt + timeoutOf(o, step.release)
+  if (failure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Argo CD sync of ${revision} failed: ${failure}` }
+  const gateFailure = isGate ? gateFailureAt(app, revision) : undefined
+  if (gateFailure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, gate: "Failed", message: `AICR readiness gate ${release.name} failed at ${revision}: ${gateFailure}` }
+  const timeout = timeoutOf(o, step.release, release)
+  const deadline = Number.isNaN(writtenAt) ? undefined : writtenAt + timeout
   if (deadline !== undefined && o.now >= deadline) {
-    return { state: "Failed", written: true, writtenRevision, ...started, message: `Not ready at ${revision} within ${fmt(timeoutOf(o, step.release))}: ${why.join("; ")}` }
+    return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Not ready at ${revision} within ${fmt(timeout)}: ${why.join("; ")}` }
   }
-  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...(deadline !== undefined ? { deadline } : {}), message: `Waiting for ${revision}: ${why.join("; ")}` }
+  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...gated("Pending"), ...(deadline !== undefined ? { deadline } : {}), message: `Waiting for ${revision}${isGate ? " (the readiness gate's Job completes only once the gate passed)" : ""}: ${why.join("; ")}` }
 }
 
 /** Why no new step may start now, or undefined when one may. */
@@ -216,14 +239,14 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
   })
   // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
   const message = `Waiting for ${application.spec.source.targetRevision}: ${notReadyAt(application, application.spec.source.targetRevision).join("; ")}`
-  const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), message }
+  const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), ...(release.readinessGate !== undefined ? { gate: "Pending" as const } : {}), message }
   return {
     ...base,
     steps: views.map((x, i) => (i === j ? written : x)),
     current: j,
     progress: { _tag: "InProgress", message: `step ${label}: ${message}` },
     action: { _tag: "Write", index: j, application },
-    deadline: o.now + timeoutOf(o, step.release),
+    deadline: o.now + timeoutOf(o, step.release, release),
   }
 }
 

@@ -53,6 +53,7 @@ export const rolloutStatus = (o: Observed, r: RolloutDecision): StatusWrite | un
     ...(v.writtenRevision !== undefined ? { writtenRevision: v.writtenRevision } : {}),
     ...(v.readyAtRevision !== undefined ? { readyAtRevision: v.readyAtRevision } : {}),
     ...(v.startedAt !== undefined ? { startedAt: v.startedAt } : {}),
+    ...(v.gate !== undefined ? { gate: v.gate } : {}),
     ...(v.message !== undefined ? { message: v.message.slice(0, 1024) } : {}),
   }))
   const step = r.current === undefined ? undefined : r.rollout.spec.steps?.[r.current]

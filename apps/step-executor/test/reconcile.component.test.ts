@@ -15,7 +15,7 @@ import { ExecutorConfig, type ExecutorSettings } from "../src/config"
 import { contract } from "../src/contract"
 import { reconcile } from "../src/reconcile"
 import {
-  aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, NAMESPACE, readyStatus, type RolloutState, staleStatus, stepsOf, T0, UID,
+  aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, gateStatus, NAMESPACE, readyStatus, type Rel, type RolloutState, staleStatus, stepsOf, T0, UID,
 } from "./support/fixtures"
 
 const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000 }
@@ -27,6 +27,7 @@ interface Setup {
   readonly rollout?: RolloutState | false
   readonly engine?: "ok" | "no-crd" | "no-project"
   readonly steps?: ReturnType<typeof stepsOf>
+  readonly releases?: ReadonlyArray<Rel>
   readonly settings?: Partial<ExecutorSettings>
 }
 
@@ -39,12 +40,12 @@ const setup = (s: Setup = {}) => {
       "ClusterRuntime.operator.aicr.run": { "status.conditions": "type" },
     },
   })
-  const { plan, configMaps } = aPlan(CHAIN)
+  const { plan, configMaps } = aPlan(s.releases ?? CHAIN)
   fake.seed(ClusterRuntimeKind, aRuntime(s.runtime))
   for (const cm of configMaps) fake.seed(Core.ConfigMap, cm as never)
   if (s.engine !== "no-crd") fake.seed(Core.CustomResourceDefinition, applicationCrd)
   if (s.engine !== "no-project" && s.engine !== "no-crd") fake.seed(ArgoCD.AppProject, appProject)
-  if (s.rollout !== false) fake.seed(RuntimeRolloutKind, aRollout(ROLLOUT, plan, s.steps ?? stepsOf("Install", CHAIN.map((r) => r.name)), s.rollout ?? {}))
+  if (s.rollout !== false) fake.seed(RuntimeRolloutKind, aRollout(ROLLOUT, plan, s.steps ?? stepsOf("Install", (s.releases ?? CHAIN).map((r) => r.name)), s.rollout ?? {}))
   const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(fake.layer))
   const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(ExecutorConfig, { ...settings, ...s.settings }), Effect.exit)
   const app = (name: string) => fake.peek<Application>(ArgoCD.Application, `argocd/${name}`)
@@ -395,6 +396,78 @@ describe("step-executor reconcile", () => {
         expect(t.appWrites()).toHaveLength(0)
         expect(t.progressing()).toMatchObject({ status: "False", reason: "MovedReleaseMissing" })
         expect(t.progressing()!.message).toContain("Application argocd/a is not at its old location (it does not exist)")
+      }),
+    ))
+
+  // AICR 1.x readiness gates: FIXTURES shaped after the documented layout (research/aicr-newer.md §3; no 1.x bundle
+  // or gate image runs here). The `<component>-readiness` release is its own step right after its component.
+  const GATED: ReadonlyArray<Rel> = [
+    { name: "gpu-operator", version: "v26.3.1" },
+    { name: "gpu-operator-readiness", version: "0.1.0", namespace: "gpu-operator", readinessGate: { image: `ghcr.io/nvidia/aicr-gate@sha256:${"1".repeat(64)}`, timeoutSeconds: 5400 } },
+    { name: "nvsentinel", version: "v1.1.0" },
+  ]
+
+  /** The component ready, the gate's Application written and synced, its Job running. */
+  const gateRunning = (settings: Partial<ExecutorSettings> = {}) =>
+    Effect.gen(function* () {
+      const t = setup({ releases: GATED, settings })
+      yield* t.run
+      yield* t.argo("gpu-operator", readyStatus)
+      yield* t.run
+      yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Progressing"))
+      return t
+    })
+
+  it.effect("readiness gate: its own step after the component, Pending until its Job completed, then Passed", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ releases: GATED })
+        yield* t.run
+        yield* t.argo("gpu-operator", readyStatus)
+        yield* t.run
+        expect(t.app("gpu-operator-readiness")!.spec!.destination.namespace).toBe("gpu-operator")
+        expect(t.rollout().status!.steps!.items![1]).toMatchObject({ release: "gpu-operator-readiness", state: "WaitingForReady", gate: "Pending" })
+        expect(t.rollout().status!.steps!.items![0]!.gate).toBeUndefined()
+        // Synced at the revision, but the gate's Job still runs: not ready, nothing after it starts.
+        yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Progressing"))
+        yield* t.run
+        expect(t.app("nvsentinel")).toBeUndefined()
+        expect(t.progressing()!.message).toContain("step 2/3 gpu-operator-readiness (Install): Waiting for 0.1.0 (the readiness gate's Job completes only once the gate passed): health Progressing")
+        yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Healthy"))
+        yield* t.run
+        expect(t.rollout().status!.steps!.items![1]).toMatchObject({ state: "Ready", gate: "Passed" })
+        expect(t.app("nvsentinel")).toBeDefined()
+      }),
+    ))
+
+  it.effect("readiness gate: a failed gate Job fails the step at once with Argo CD's message; the deadline is max-wait + 5 m", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = yield* gateRunning()
+        // 90 m (the plan's max-wait) + 5 m: still waiting at 94 m, whereas --step-timeout (10 m here) has long passed.
+        yield* TestClock.adjust("94 minutes")
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
+        yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Degraded"))
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
+        expect(t.progressing()!.message).toBe("step 2/3 gpu-operator-readiness (Install) failed: AICR readiness gate gpu-operator-readiness failed at 0.1.0: Job gpu-operator/gpu-operator-readiness-gate failed: Job has reached the specified backoff limit")
+        expect(t.rollout().status!.steps!.items![1]).toMatchObject({ state: "Failed", gate: "Failed" })
+        expect(t.app("nvsentinel")).toBeUndefined()
+      }),
+    ))
+
+  it.effect("readiness gate: not ready by max-wait + 5 m fails the step; --release-step-timeout overrides it", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = yield* gateRunning()
+        yield* TestClock.adjust("96 minutes")
+        yield* t.run
+        expect(t.progressing()!.message).toBe("step 2/3 gpu-operator-readiness (Install) failed: Not ready at 0.1.0 within 95m: health Progressing")
+        const own = yield* gateRunning({ releaseTimeoutsMs: { "gpu-operator-readiness": 120_000 } })
+        yield* TestClock.adjust("3 minutes")
+        yield* own.run
+        expect(own.progressing()!.message).toContain("failed: Not ready at 0.1.0 within 2m")
       }),
     ))
 

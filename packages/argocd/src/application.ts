@@ -60,6 +60,16 @@ export interface ApplicationStatus {
     readonly syncResult?: { readonly revision?: string }
   }
   readonly conditions?: ReadonlyArray<ApplicationCondition>
+  /** The managed resources as Argo CD last saw them, with each one's health. */
+  readonly resources?: ReadonlyArray<ApplicationResource>
+}
+
+export interface ApplicationResource {
+  readonly group?: string
+  readonly kind: string
+  readonly name: string
+  readonly namespace?: string
+  readonly health?: { readonly status?: string; readonly message?: string }
 }
 
 /** An Argo CD Application as read from the API server (only the fields the operator uses are typed). */

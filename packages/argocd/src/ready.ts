@@ -64,3 +64,18 @@ export const syncFailureAt = (app: Application, revision: string): string | unde
   if (!comparedCurrentSource(app)) return undefined
   return op.message ?? `sync ${op.phase}`
 }
+
+/**
+ * An AICR readiness gate (1.x bundles, `NNN-<component>-readiness`: a local chart whose Job runs the gate) that
+ * failed at revision: the operation that applied revision succeeded and the gate's Job is Degraded (Argo CD reports a
+ * Job Degraded once it failed, e.g. past its backoffLimit; Healthy only once it completed, so readiness at the
+ * revision is the gate's pass). Argo CD's message for the Job; undefined otherwise.
+ */
+export const gateFailureAt = (app: Application, revision: string): string | undefined => {
+  const st = app.status
+  const op = st?.operationState
+  if (app.operation !== undefined || !comparedCurrentSource(app) || st?.sync?.revision !== revision) return undefined
+  if (op === undefined || op.phase !== "Succeeded" || op.syncResult?.revision !== revision) return undefined
+  const job = (st.resources ?? []).find((r) => r.group === "batch" && r.kind === "Job" && r.health?.status === "Degraded")
+  return job === undefined ? undefined : `Job ${job.namespace ?? ""}/${job.name} failed: ${job.health?.message ?? "Degraded"}`
+}
