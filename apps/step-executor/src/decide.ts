@@ -105,6 +105,9 @@ export const timeoutOf = (o: Pick<Observed, "settings">, release: string, planne
 }
 const fmt = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
 
+const waiting = (revision: string, gate: boolean, why: ReadonlyArray<string>) =>
+  `Waiting for ${revision}${gate ? " (the readiness gate's Job completes only once the gate passed)" : ""}: ${why.join("; ")}`
+
 type Raw = Omit<StepView, "index" | "step"> & { readonly written: boolean; readonly foreign?: string; readonly deadline?: number }
 
 /** One step as the live Application shows it. */
@@ -144,7 +147,7 @@ const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep, relea
   if (deadline !== undefined && o.now >= deadline) {
     return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Not ready at ${revision} within ${fmt(timeout)}: ${why.join("; ")}` }
   }
-  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...gated("Pending"), ...(deadline !== undefined ? { deadline } : {}), message: `Waiting for ${revision}${isGate ? " (the readiness gate's Job completes only once the gate passed)" : ""}: ${why.join("; ")}` }
+  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...gated("Pending"), ...(deadline !== undefined ? { deadline } : {}), message: waiting(revision, isGate, why) }
 }
 
 /** Why no new step may start now, or undefined when one may. */
@@ -238,7 +241,7 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
     ...(release.ignoreDifferences !== undefined ? { ignoreDifferences: release.ignoreDifferences } : {}),
   })
   // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
-  const message = `Waiting for ${application.spec.source.targetRevision}: ${notReadyAt(application, application.spec.source.targetRevision).join("; ")}`
+  const message = waiting(application.spec.source.targetRevision, release.readinessGate !== undefined, notReadyAt(application, application.spec.source.targetRevision))
   const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), ...(release.readinessGate !== undefined ? { gate: "Pending" as const } : {}), message }
   return {
     ...base,
@@ -253,7 +256,6 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
 export const decide = (o: Observed): Decision => {
   const ours = o.applications.filter((a) => isOurs(o, a))
   const live = ours.filter((a) => a.metadata.deletionTimestamp === undefined)
-  // Suspension is written even while Argo CD does not respond: it must hold when Argo CD comes back.
   // Suspension is written even while Argo CD does not respond: it must hold when Argo CD comes back.
   const reachable = o.engine._tag === "Ready" || o.engine._tag === "EngineNotResponding"
   const suspend = !reachable
