@@ -5,8 +5,8 @@
  *
  * Each Application event is trimmed to the fields the predicate reads and labelled with what really ran at that point:
  * `deployed` is true when the release's Deployment, as of the etcd revision of that event (resourceVersions of one
- * etcd are ordered), had rolled out the chart version the Application targets: template at that version, observed,
- * every replica updated and available, no old replica left.
+ * etcd are ordered), had rolled out the chart version the Application targets in the namespace it targets: template at
+ * that version, observed, every replica updated and available, no old replica left.
  *
  * Run: `npx tsx hack/argocd-fixtures.ts <recording.jsonl> <out.json> <argocd version>`.
  */
@@ -28,7 +28,7 @@ const rolledOut = (d: Any, target: string): boolean => {
 
 const trim = (a: Any) => ({
   metadata: { name: a.metadata.name, resourceVersion: a.metadata.resourceVersion, ...(a.metadata.deletionTimestamp ? { deletionTimestamp: a.metadata.deletionTimestamp } : {}) },
-  spec: { source: a.spec.source, ...(a.spec.syncPolicy ? { syncPolicy: a.spec.syncPolicy } : {}) },
+  spec: { source: a.spec.source, destination: a.spec.destination, ...(a.spec.syncPolicy ? { syncPolicy: a.spec.syncPolicy } : {}) },
   ...(a.operation !== undefined ? { operation: a.operation } : {}),
   status: a.status === undefined ? {} : {
     ...(a.status.sync ? { sync: a.status.sync } : {}),
@@ -42,13 +42,14 @@ const deployments = new Map<string, Any>()
 const sequences = new Map<string, Any[]>()
 for (const e of sorted) {
   if (e.kind === "Deployment") {
-    deployments.set(e.object.metadata.name, e.object)
+    deployments.set(`${e.object.metadata.namespace}/${e.object.metadata.name}`, e.object)
     continue
   }
   const a = e.object
   const target = a.spec?.source?.targetRevision
   if (target === undefined) continue
-  const d = deployments.get(a.metadata.release ?? a.metadata.name)
+  // The Deployment in the namespace the Application targets: after a Move, the old namespace's does not count.
+  const d = deployments.get(`${a.spec.destination?.namespace}/${a.metadata.labels?.["operator.aicr.run/release"] ?? a.metadata.name}`)
   const seq = sequences.get(a.metadata.name) ?? []
   seq.push({ target, deployed: d !== undefined && rolledOut(d, target), app: trim(a) })
   sequences.set(a.metadata.name, seq)

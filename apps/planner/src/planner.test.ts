@@ -290,6 +290,25 @@ describe("planner: decide", () => {
   })
 })
 
+describe("planner: suspendEngine in Ready and Stalled (from the step-executor's status.engine)", () => {
+  const withEngine = (suspendEngine: boolean, engine: Record<string, unknown>): ClusterRuntime => {
+    const rt = runtime({ spec: { suspendEngine } })
+    return { ...rt, status: { ...rt.status, engine } } as ClusterRuntime
+  }
+  const refused = "spec.suspendEngine is set but 1 of 3 Applications are not suspended: argocd/a: a sync operation is running"
+  it.each([
+    ["suspended everywhere", true, { applications: 3, suspended: 3 }, "EngineSuspended", "NotStalled"],
+    ["an Application the suspension does not hold on", true, { applications: 3, suspended: 2, suspensionRefused: refused }, "EngineSuspensionRefused", "EngineSuspensionRefused"],
+    ["a leftover refusal without suspendEngine", false, { applications: 3, suspended: 0, suspensionRefused: refused }, "RollingOut", "NotStalled"],
+  ] as const)("%s", (_name, suspend, engine, ready, stalled) => {
+    const o = observed({ rt: withEngine(suspend, engine) })
+    const d = decide(o)
+    expect(readyCondition(o, d)).toMatchObject({ status: "False", reason: ready })
+    expect(stalledCondition(o, d)).toMatchObject({ reason: stalled })
+    if (ready === "EngineSuspensionRefused") expect(readyCondition(o, d).message).toBe(refused)
+  })
+})
+
 describe("planner: status.plans", () => {
   it("names the rollout's step only once it is approved", async () => {
     const { runtimeStatus } = await import("./status")

@@ -48,7 +48,12 @@ export const readyCondition = (o: Observed, d: Decision): ConditionIntent<"Ready
     const open = d.open
     return Ready.false("Deleting", `The runtime is being deleted: ${open !== undefined && open.spec.kind === "Remove" ? rolloutProgress(open) : d.plan.message}`)
   }
-  if (o.runtime.spec.suspendEngine) return Ready.false("EngineSuspended", "spec.suspendEngine is set: Argo CD neither syncs nor self-heals the operator's Applications")
+  if (o.runtime.spec.suspendEngine) {
+    // The step-executor reports in status.engine where the suspension does not hold (a sync in flight, a refused patch).
+    const refused = o.runtime.status?.engine?.suspensionRefused
+    if (refused !== undefined) return Ready.false("EngineSuspensionRefused", refused)
+    return Ready.false("EngineSuspended", "spec.suspendEngine is set: Argo CD neither syncs nor self-heals the operator's Applications")
+  }
   if (o.runtime.spec.paused) return Ready.false("Paused", "spec.paused is set: no new resolution or step starts; Argo CD keeps syncing")
   if (d.open !== undefined) return Ready.false("RollingOut", rolloutProgress(d.open))
   if (d.ended !== undefined) return Ready.false("RollingOut", `rollout ${d.ended.metadata.name} stalled: it ended ${outcomeOf(d.ended) ?? ""}`)
@@ -79,6 +84,8 @@ export const stalledCondition = (o: Observed, d: Decision): ConditionIntent<"Sta
   if (o.resolved.status === "False" && !STALL_REASONS_RESOLVED_WAITS.has(o.resolved.reason)) return Stalled.true(o.resolved.reason as never, o.resolved.message)
   if (o.mirrored.status === "False" && !STALL_REASONS_MIRRORED_WAITS.has(o.mirrored.reason)) return Stalled.true(o.mirrored.reason as never, o.mirrored.message)
   if (d.plan._tag === "Blocked") return Stalled.true(d.plan.reason, d.plan.message)
+  const refused = o.runtime.spec.suspendEngine ? o.runtime.status?.engine?.suspensionRefused : undefined
+  if (refused !== undefined) return Stalled.true("EngineSuspensionRefused", refused)
   if (d.ended !== undefined) {
     const outcome = outcomeOf(d.ended) as keyof typeof endedReason
     const name = d.ended.metadata.name

@@ -2,6 +2,8 @@
 // Argo CD v3.4.2 and 13 charts in the runtime registry, pods on kwok nodes. Not a test: it prints one JSON line.
 //  - a clean 13-release install: per-edge overhead (release seen ready at its revision → next Application seen
 //    written, both from one watch), time per step, API writes per step (audit log, the executor's user agent);
+//  - idle RSS: 10 s after that install ended (the rollout closed, 13 Applications watched), RSS after a full GC and
+//    the peak so far, and for comparison 5 s after its first pass with no Application yet (architecture.md §7: budget ≤ 80 MiB per idle controller);
 //  - suspend latency (suspendEngine set → every Application seen with automated sync off) and resume;
 //  - chaos: upgrades of the 13 releases while the executor is SIGKILLed at random points and restarted, until at
 //    least 20 kills happened during rollouts; every rollout must finish, and the audit log must show each
@@ -9,9 +11,9 @@
 //  - side by side, the same 13 charts through Argo CD sync waves (an app-of-apps chart, one wave per release, Argo CD's
 //    default 2 s wave delay, child health assessed by a Lua health check in argocd-cm) and through a loop that polls
 //    readiness every 30 s: the same per-edge overhead, measured from the same kind of watch.
-// Run: npx tsx apps/step-executor/bench/rollout.bench.ts   (hack/bench.ts runs it as `step-executor`)
+// Run: npx tsx apps/step-executor/bench/rollout.bench.ts [--idle-only]   (hack/bench.ts runs it as `step-executor`)
 import { spawn, type ChildProcess } from "node:child_process"
-import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -45,6 +47,8 @@ const wavesChart = async (h: IsolatedHelm, apps: ReadonlyArray<unknown>): Promis
   return join(h.work, "pkgs", "waves-0.1.0.tgz")
 }
 const MIN_KILLS = 20
+/** `--idle-only`: stop after the idle RSS (the install and its idle RSS only, a few minutes instead of ~10). */
+class Done extends Error {}
 const work = mkdtempSync(join(tmpdir(), "step-executor-bench-"))
 const plane = await startControlPlane({ fresh: true })
 const { info } = plane
@@ -85,8 +89,21 @@ try {
 
   let child: ChildProcess | undefined
   const log = openSync(join(work, "step-executor.log"), "a")
+  // On SIGUSR2 the executor runs a full GC and writes its RSS to a file (loaded before the bundle, as in the other
+  // controllers' RSS benchmarks).
+  const probe = join(work, "rss-probe.mjs")
+  const report = join(work, "rss-report")
+  writeFileSync(probe, `import { writeFileSync } from "node:fs"\nprocess.on("SIGUSR2", () => { globalThis.gc(); writeFileSync(${JSON.stringify(report)}, JSON.stringify(process.memoryUsage())) })\n`)
+  const MiB = 1024 * 1024
+  /** process.memoryUsage() right after a full GC. */
+  const afterGc = async (): Promise<NodeJS.MemoryUsage> => {
+    rmSync(report, { force: true })
+    child!.kill("SIGUSR2")
+    return eventually(async () => (existsSync(report) ? (JSON.parse(readFileSync(report, "utf8")) as NodeJS.MemoryUsage) : undefined), { timeoutMs: 10_000, what: "RSS report" })
+  }
+  const procStatus = (field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${child!.pid}/status`, "utf8"))![1]) * 1024
   const startExecutor = () => {
-    child = spawn(process.execPath, [built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
+    child = spawn(process.execPath, ["--expose-gc", "--import", probe, built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
   }
   const kill = async () => {
     const c = child!
@@ -100,8 +117,11 @@ try {
     readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, ...(name ? { name } : {}) }).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.requestURI.includes("force="))
   const executorWrites = () => readAuditEvents(info).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor")).length
 
-  // 1. A clean install.
+  // 1. A clean install (first, the executor idle before any Application exists).
   startExecutor()
+  await eventually(async () => (await get(info, RUNTIME)).status?.engine !== undefined, { timeoutMs: 60_000, what: "the executor's first pass" })
+  await sleep(5_000)
+  const beforeInstall = await afterGc()
   const writes0 = executorWrites()
   const t0 = performance.now()
   await createRollout(info, { name: "bench-1", runtimeUID: uid, to: plans.v1!, steps: steps("Install") })
@@ -110,6 +130,22 @@ try {
   const writesInstall = executorWrites() - writes0
   const edges = edgeTimes(recorder, (n) => n, (r, a) => r.apps(a).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts[`${a}@0.1.0`]!.digest))
   await closeRollout(info, "bench-1", "Succeeded")
+
+  // 1b. Idle RSS after that rollout.
+  await sleep(10_000)
+  const idleBeforeGc = procStatus("VmRSS")
+  const gc = await afterGc()
+  const mib = (n: number) => +(n / MiB).toFixed(1)
+  const idle = {
+    rssBeforeGcMiB: mib(idleBeforeGc), rssAfterGcMiB: mib(gc.rss), heapUsedMiB: mib(gc.heapUsed), heapTotalMiB: mib(gc.heapTotal), externalMiB: mib(gc.external),
+    peakMiB: mib(procStatus("VmHWM")), atStartKiB: Math.round(built.atStartBytes / 1024),
+    beforeInstall: { rssAfterGcMiB: mib(beforeInstall.rss), heapUsedMiB: mib(beforeInstall.heapUsed) },
+  }
+  if (process.argv.includes("--idle-only")) {
+    console.log(JSON.stringify({ what: `step-executor bundle after a ${N}-release install (--idle-only)`, install: { seconds: +installSeconds.toFixed(1) }, idleAfterInstall: idle }))
+    child!.kill("SIGKILL")
+    throw new Done()
+  }
 
   // 2. Suspend latency.
   const s0 = Date.now()
@@ -181,12 +217,15 @@ try {
   console.log(JSON.stringify({
     what: `step-executor bundle (own process) with Argo CD ${argo.info.version}, ${N} releases on kwok nodes`,
     install: { seconds: +installSeconds.toFixed(1), perStepSeconds: +(installSeconds / N).toFixed(2), edges: edges.length, edgeOverheadMs: { p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) }, executorApiWritesPerStep: +(writesInstall / N).toFixed(1) },
+    idleAfterInstall: idle,
     suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
     chaos: { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated },
     syncWaves: { what: "app-of-apps, one wave per release, ARGOCD_SYNC_WAVE_DELAY=2", seconds: +wavesSeconds.toFixed(1), edgeOverheadMs: stats(waveEdges) },
     polling30s: { seconds: +pollSeconds.toFixed(1), edgeOverheadMs: stats(pollEdges) },
   }))
   if (repeated.length > 0) throw new Error(`Applications written more than once per step: ${JSON.stringify(repeated)}`)
+} catch (e) {
+  if (!(e instanceof Done)) throw e
 } finally {
   await helm.cleanup()
   await plane.stop()

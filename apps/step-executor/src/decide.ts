@@ -11,15 +11,17 @@
  *   not paused, `Approved` current True, `ValidationReady` current True when validation is Required (not for a
  *   `Remove` rollout, which leaves nothing to validate). A runtime being deleted is served like any other: its
  *   finalizer keeps it until the planner's `Remove` rollout has run.
- * - suspendEngine: every operator Application gets `automated.enabled: false`; clearing it removes the field.
+ * - suspendEngine: every operator Application gets `automated.enabled: false`; clearing it removes the field. It does
+ *   not hold on an Application while a sync operation is requested or running on it (Argo CD finishes it), nor on one
+ *   whose suspension patch the API server refused: `EngineSuspensionRefused` (ADR 20261202-engine-suspension-refused).
  * - an Application with a wanted name that lacks our runtime-uid label is never touched (`ForeignObject`).
  */
 import {
   Approved, deploymentValidationOf, LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, type PlanRelease, planKey, Progressing, type RolloutStep, type RuntimeRollout, ValidationReady,
 } from "@aicr/api"
 import {
-  ANNOTATION_PLAN_DIGEST, ANNOTATION_SPEC_DIGEST, ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, helmSourceOf, notReadyAt, readRecord, releaseApplication, specDigest, suspended, syncFailureAt,
-  writtenFor,
+  ANNOTATION_PLAN_DIGEST, ANNOTATION_SPEC_DIGEST, ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, gateFailureAt, helmSourceOf, notReadyAt, readRecord, releaseApplication,
+  specDigest, suspended, suspensionBlockedBy, syncFailureAt, writtenFor,
 } from "@aicr/argocd"
 import { current } from "@aicr/conditions"
 import type { Observed } from "./gather"
@@ -33,13 +35,15 @@ export interface StepView {
   readonly writtenRevision?: string
   readonly readyAtRevision?: string
   readonly startedAt?: string
+  /** An AICR readiness-gate step's gate: Pending until its Job completed, Passed once ready, Failed. */
+  readonly gate?: "Pending" | "Passed" | "Failed"
   readonly message?: string
 }
 
 /** Why the current step cannot start, or why the rollout cannot go on: a Progressing False reason. */
 export type Blocked =
   | "AwaitingApproval" | "AwaitingAcknowledgement" | "AwaitingValidationReady" | "Paused" | "EngineSuspended" | "EngineMissing" | "ProjectMissing" | "EngineNotResponding"
-  | "Unauthorized" | "InventoryDrift" | "StepUnknown" | "MovedReleaseMissing" | "ForeignObject" | "PlanUnreadable" | "RolloutFailed"
+  | "Unauthorized" | "InventoryDrift" | "StepUnknown" | "MovedReleaseMissing" | "EngineSuspensionRefused" | "ForeignObject" | "PlanUnreadable" | "RolloutFailed"
   | "RolloutRevoked" | "RolloutExpired"
 
 export type Progress =
@@ -63,8 +67,16 @@ export interface RolloutDecision {
   readonly deadline: number | undefined
 }
 
+/** An operator Application on which suspendEngine does not hold, and why. */
+export interface Refusal {
+  readonly name: string
+  readonly why: string
+}
+
 export interface Decision {
   readonly suspend: ReadonlyArray<{ readonly name: string; readonly suspend: boolean }>
+  /** While suspendEngine is set: the Applications with a sync operation in flight (Argo CD finishes it). */
+  readonly busy: ReadonlyArray<Refusal>
   readonly ours: number
   readonly suspendedCount: number
   readonly rollout: RolloutDecision | undefined
@@ -81,8 +93,27 @@ const isOurs = (o: Observed, app: Application) => app.metadata.labels?.[LABEL_RU
 const isAdoptable = (o: Observed, app: Application) => isOurs(o, app) || (o.runtime.spec.adoption !== undefined && app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.spec.adoption.fromRuntimeUID)
 /** Adopted: relabelled for this runtime and the adopting plan (the step's one write). */
 const adoptedFor = (o: Observed, app: Application, digest: string) => isOurs(o, app) && app.metadata.annotations?.[ANNOTATION_PLAN_DIGEST] === digest
-const timeoutOf = (o: Observed, release: string) => o.settings.releaseTimeoutsMs[release] ?? o.settings.stepTimeoutMs
+/**
+ * AICR's defaults for a readiness gate (pkg/defaults): the gate Job's max-wait when the plan does not say, and the
+ * buffer deploy.sh adds to it for the gate release's `helm --timeout` (90 m + 5 m = 1h35m).
+ */
+export const GATE_MAX_WAIT_DEFAULT_MS = 90 * 60_000
+export const GATE_BUFFER_MS = 5 * 60_000
+/**
+ * A step's deadline after its write: `--release-step-timeout` for the release; for a readiness-gate release the
+ * gate's max-wait plus AICR's buffer (as deploy.sh waits for it); else `--step-timeout`.
+ */
+export const timeoutOf = (o: Pick<Observed, "settings">, release: string, planned?: PlanRelease): number => {
+  const own = o.settings.releaseTimeoutsMs[release]
+  if (own !== undefined) return own
+  const gate = planned?.readinessGate
+  if (gate !== undefined) return (gate.timeoutSeconds !== undefined ? gate.timeoutSeconds * 1000 : GATE_MAX_WAIT_DEFAULT_MS) + GATE_BUFFER_MS
+  return o.settings.stepTimeoutMs
+}
 const fmt = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`)
+
+const waiting = (revision: string, gate: boolean, why: ReadonlyArray<string>) =>
+  `Waiting for ${revision}${gate ? " (the readiness gate's Job completes only once the gate passed)" : ""}: ${why.join("; ")}`
 
 type Raw = Omit<StepView, "index" | "step"> & { readonly written: boolean; readonly foreign?: string; readonly deadline?: number }
 
@@ -107,19 +138,24 @@ const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep, relea
   const writtenRevision = revisionText(release)
   const writtenAt = Date.parse(app.metadata.annotations?.[ANNOTATION_WRITTEN_AT] ?? "")
   const started = Number.isNaN(writtenAt) ? {} : { startedAt: iso(writtenAt) }
+  const isGate = release.readinessGate !== undefined
+  const gated = (g: "Pending" | "Passed" | "Failed") => (isGate ? { gate: g } : {})
   const why = notReadyAt(app, revision)
   if (why.length === 0) {
     const acked = (rollout.spec.acknowledgements ?? []).some((a) => a.step === step.release)
-    if (step.acknowledge === true && !acked) return { state: "AwaitingAcknowledgement", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, message: `Ready at ${revision}; waiting for kubectl aicr acknowledge ${rollout.metadata.name} after the manual post-apply steps` }
-    return { state: "Ready", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started }
+    if (step.acknowledge === true && !acked) return { state: "AwaitingAcknowledgement", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, ...gated("Passed"), message: `Ready at ${revision}; waiting for kubectl aicr acknowledge ${rollout.metadata.name} after the manual post-apply steps` }
+    return { state: "Ready", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, ...gated("Passed") }
   }
   const failure = syncFailureAt(app, revision)
-  if (failure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, message: `Argo CD sync of ${revision} failed: ${failure}` }
-  const deadline = Number.isNaN(writtenAt) ? undefined : writtenAt + timeoutOf(o, step.release)
+  if (failure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Argo CD sync of ${revision} failed: ${failure}` }
+  const gateFailure = isGate ? gateFailureAt(app, revision) : undefined
+  if (gateFailure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, gate: "Failed", message: `AICR readiness gate ${release.name} failed at ${revision}: ${gateFailure}` }
+  const timeout = timeoutOf(o, step.release, release)
+  const deadline = Number.isNaN(writtenAt) ? undefined : writtenAt + timeout
   if (deadline !== undefined && o.now >= deadline) {
-    return { state: "Failed", written: true, writtenRevision, ...started, message: `Not ready at ${revision} within ${fmt(timeoutOf(o, step.release))}: ${why.join("; ")}` }
+    return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Not ready at ${revision} within ${fmt(timeout)}: ${why.join("; ")}` }
   }
-  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...(deadline !== undefined ? { deadline } : {}), message: `Waiting for ${revision}: ${why.join("; ")}` }
+  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...gated("Pending"), ...(deadline !== undefined ? { deadline } : {}), message: waiting(revision, isGate, why) }
 }
 
 /** Why no new step may start now, or undefined when one may. */
@@ -204,7 +240,12 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
   }
   const release = releases.get(step.release)
   if (release === undefined) return blocked("PlanUnreadable", `step ${label}: the target plan has no release ${step.release}`)
-  if (step.action === "Move" && !apps.has(step.release)) return blocked("MovedReleaseMissing", `step ${label}: Application ${step.release} is not at its old location`)
+  if (step.action === "Move") {
+    const old = apps.get(step.release)
+    if (old === undefined || old.metadata.deletionTimestamp !== undefined) {
+      return blocked("MovedReleaseMissing", `step ${label}: Application ${o.settings.engineNamespace}/${step.release} is not at its old location (${old === undefined ? "it does not exist" : "it is being deleted"}); the move rewrites the Application in place, so it needs the one written by the active plan: restore it or start a new rollout that installs ${step.release}`)
+    }
+  }
   const live = apps.get(step.release)
   if (plan.source === "Adoption" && step.action !== "Adopt") return blocked("PlanUnreadable", `step ${label}: plan ${plan.desiredStateDigest} was rebuilt from live Applications and holds no values; only an Adopt step can use it`)
   if (step.action === "Adopt") {
@@ -231,15 +272,15 @@ const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision =>
     record: { release, plan: plan.releases.map((r) => r.name) },
   })
   // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
-  const message = `Waiting for ${application.spec.source.targetRevision}: ${notReadyAt(application, application.spec.source.targetRevision).join("; ")}`
-  const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), message }
+  const message = waiting(application.spec.source.targetRevision, release.readinessGate !== undefined, notReadyAt(application, application.spec.source.targetRevision))
+  const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), ...(release.readinessGate !== undefined ? { gate: "Pending" as const } : {}), message }
   return {
     ...base,
     steps: views.map((x, i) => (i === j ? written : x)),
     current: j,
     progress: { _tag: "InProgress", message: `step ${label}: ${message}` },
     action: { _tag: "Write", index: j, application },
-    deadline: o.now + timeoutOf(o, step.release),
+    deadline: o.now + timeoutOf(o, step.release, release),
   }
 }
 
@@ -247,15 +288,48 @@ export const decide = (o: Observed): Decision => {
   const ours = o.applications.filter((a) => isOurs(o, a))
   const live = ours.filter((a) => a.metadata.deletionTimestamp === undefined)
   // Suspension is written even while Argo CD does not respond: it must hold when Argo CD comes back.
-  const suspend = o.engine._tag !== "Ready" && o.engine._tag !== "EngineNotResponding"
+  const reachable = o.engine._tag === "Ready" || o.engine._tag === "EngineNotResponding"
+  const suspend = !reachable
     ? []
     : o.runtime.spec.suspendEngine
       ? live.filter(automatedSyncEnabled).map((a) => ({ name: a.metadata.name, suspend: true }))
       : live.filter(suspended).map((a) => ({ name: a.metadata.name, suspend: false }))
-  const suspendedCount = o.runtime.spec.suspendEngine ? live.length : 0
+  const busy = reachable && o.runtime.spec.suspendEngine
+    ? live.flatMap((a) => {
+      const why = suspensionBlockedBy(a)
+      return why === undefined ? [] : [{ name: a.metadata.name, why }]
+    })
+    : []
+  const suspendedCount = o.runtime.spec.suspendEngine ? live.length - busy.length : 0
   const rollout = o.rollout === undefined ? undefined : decideRollout(o, o.rollout)
   // Counted as after this pass's action, so the next pass reports the same.
   const action = rollout?.action
   const created = action?._tag === "Write" && !o.applications.some((a) => a.metadata.name === action.application.metadata.name) ? 1 : 0
-  return { suspend, ours: ours.length + created, suspendedCount, rollout }
+  return { suspend, busy, ours: ours.length + created, suspendedCount, rollout }
+}
+
+const MAX_REFUSAL = 1000
+
+export interface Reported {
+  readonly decision: Decision
+  /** What `EngineSuspensionRefused` says; undefined when suspendEngine holds on every operator Application. */
+  readonly refusal: string | undefined
+}
+
+/**
+ * The decision as reported once this pass's suspension patches ran: the Applications with a sync operation in flight
+ * (`d.busy`) and those whose patch the API server refused (`refused`) are not suspended, and a rollout held by the
+ * suspension says that the suspension does not hold (`EngineSuspensionRefused`) instead of `EngineSuspended`.
+ */
+export const reported = (o: Observed, d: Decision, refused: ReadonlyArray<Refusal>): Reported => {
+  const all = o.runtime.spec.suspendEngine ? [...refused, ...d.busy.filter((b) => !refused.some((r) => r.name === b.name))] : []
+  if (all.length === 0) return { decision: d, refusal: undefined }
+  const text = `spec.suspendEngine is set but ${all.length} of ${d.ours} Applications are not suspended: ${all.map((r) => `${o.settings.engineNamespace}/${r.name}: ${r.why}`).join("; ")}`
+  const refusal = text.length > MAX_REFUSAL ? `${text.slice(0, MAX_REFUSAL - 1)}…` : text
+  const suspendedCount = Math.max(0, d.suspendedCount - (all.length - d.busy.length))
+  const r = d.rollout
+  const rollout = r !== undefined && r.progress._tag === "Blocked" && r.progress.reason === "EngineSuspended"
+    ? { ...r, progress: { _tag: "Blocked" as const, reason: "EngineSuspensionRefused" as const, message: `${r.progress.message}; ${refusal}` } }
+    : r
+  return { decision: { ...d, suspendedCount, rollout }, refusal }
 }

@@ -20,9 +20,13 @@ import { Requeue } from "@aicr/runtime"
 import { Effect, Option } from "effect"
 import type { ExecutorConfig } from "./config"
 import { contract } from "./contract"
-import { decide } from "./decide"
+import { decide, type Refusal, reported } from "./decide"
 import { gather } from "./gather"
 import { rolloutStatus, runtimeStatus } from "./status"
+
+/** How soon a refused suspension is tried again. */
+const REFUSAL_RETRY_MS = 10_000
+const refusedByApiServer = (e: KubeError) => e.reason._tag === "Forbidden" || e.reason._tag === "Invalid"
 
 export const runtimeRoom = roomOn(contract, ClusterRuntimeKind)
 export const rolloutRoom = roomOn(contract, RuntimeRolloutKind)
@@ -36,13 +40,29 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
     if (Option.isNone(found)) return Requeue.onChange
     const runtime = found.value
     const o = yield* gather(runtime)
-    const d = decide(o)
+    const decided = decide(o)
     const ns = o.settings.engineNamespace
 
-    for (const s of d.suspend) {
-      yield* kube.patch(ArgoCD.Application, `${ns}/${s.name}`, { type: "merge", body: suspensionPatch(s.suspend) }, { fieldManager: contract.fieldManager })
-      yield* Effect.logInfo(s.suspend ? "Suspended Application" : "Resumed Application", { Application: `${ns}/${s.name}` })
+    const refused: Refusal[] = []
+    for (const s of decided.suspend) {
+      const patch = kube.patch(ArgoCD.Application, `${ns}/${s.name}`, { type: "merge", body: suspensionPatch(s.suspend) }, { fieldManager: contract.fieldManager })
+      if (!s.suspend) {
+        yield* patch
+        yield* Effect.logInfo("Resumed Application", { Application: `${ns}/${s.name}` })
+        continue
+      }
+      // A refused suspension (an admission policy, RBAC) is reported, not retried in a hot loop: the next pass retries.
+      const done = yield* patch.pipe(
+        Effect.as(undefined),
+        Effect.catchIf(refusedByApiServer, (e) => Effect.succeed(`the API server refused the suspension patch (${e.reason._tag}): ${e.reason.message}`)),
+      )
+      if (done === undefined) yield* Effect.logInfo("Suspended Application", { Application: `${ns}/${s.name}` })
+      else {
+        refused.push({ name: s.name, why: done })
+        yield* Effect.logWarning("Suspension refused", { Application: `${ns}/${s.name}`, why: done })
+      }
     }
+    const { decision: d, refusal } = reported(o, decided, refused)
     const r = d.rollout
     const action = r?.action
     if (r !== undefined && action !== undefined) {
@@ -61,10 +81,13 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kub
       const write = rolloutStatus(o, r)
       if (write !== undefined) yield* kube.applyStatus(rolloutRoom, r.rollout, write)
     }
-    yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d))
+    yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d, refusal))
     // Watch events on Applications drive progress; the deadline (and a slow safety poll) bound the wait.
-    // While Applications exist, come back in time to notice an Argo CD that stopped comparing them.
-    const watchdog = d.ours > 0 ? Requeue.after(Math.max(1_000, o.settings.engineStaleAfterMs / 2)) : Requeue.onChange
+    // While Applications exist, come back in time to notice an Argo CD that stopped comparing them. A refusal clears by
+    // itself (an operation ends: a watch event) or by a change no watch here sees (a policy or role edited): come back
+    // soon.
+    const staleCheck = d.ours > 0 ? Requeue.after(Math.max(1_000, o.settings.engineStaleAfterMs / 2)) : Requeue.onChange
+    const watchdog = refusal !== undefined ? Requeue.min(staleCheck, Requeue.after(REFUSAL_RETRY_MS)) : staleCheck
     if (r?.deadline !== undefined) return Requeue.min(watchdog, Requeue.after(Math.max(50, Math.min(r.deadline - o.now + 50, 30_000))))
     return Requeue.min(watchdog, r !== undefined && r.progress._tag === "InProgress" ? Requeue.after(30_000) : Requeue.onChange)
   }).pipe(Effect.withSpan("step-executor.reconcile"))

@@ -14,9 +14,15 @@ export const engineCondition = (o: Observed): ConditionIntent<"EngineAvailable">
     ? EngineAvailable.true("EngineReady", `Argo CD's Application CRD is installed and AppProject ${o.settings.engineNamespace}/${o.settings.project} is readable`)
     : EngineAvailable.false(o.engine._tag, o.engine.message)
 
-export const runtimeStatus = (o: Observed, d: Decision): StatusWrite => ({
+export const runtimeStatus = (o: Observed, d: Decision, refusal: string | undefined): StatusWrite => ({
   conditions: materialize([engineCondition(o)], { existing: o.runtime.status?.conditions, generation: o.generation, now: o.now }),
-  engine: { namespace: o.settings.engineNamespace, project: o.settings.project, applications: d.ours, suspended: d.suspendedCount },
+  engine: {
+    namespace: o.settings.engineNamespace,
+    project: o.settings.project,
+    applications: d.ours,
+    suspended: d.suspendedCount,
+    ...(refusal !== undefined ? { suspensionRefused: refusal } : {}),
+  },
 })
 
 export const progressingCondition = (r: RolloutDecision): ConditionIntent<"Progressing"> => {
@@ -47,6 +53,7 @@ export const rolloutStatus = (o: Observed, r: RolloutDecision): StatusWrite | un
     ...(v.writtenRevision !== undefined ? { writtenRevision: v.writtenRevision } : {}),
     ...(v.readyAtRevision !== undefined ? { readyAtRevision: v.readyAtRevision } : {}),
     ...(v.startedAt !== undefined ? { startedAt: v.startedAt } : {}),
+    ...(v.gate !== undefined ? { gate: v.gate } : {}),
     ...(v.message !== undefined ? { message: v.message.slice(0, 1024) } : {}),
   }))
   const step = r.current === undefined ? undefined : r.rollout.spec.steps?.[r.current]

@@ -3,7 +3,9 @@
 // (plans, rollouts with their steps, outcome labels) and the approval-guard (Approved), so what is measured is the
 // executor: a 3-release chain advances only once each release is ready at the revision just written, a restart
 // mid-rollout repeats no write, suspendEngine freezes and resumes Argo CD, a revocation lets the step in flight finish,
-// a failing release fails the rollout with Argo CD's message, and removals run in reverse order until pruned.
+// a failing release fails the rollout with Argo CD's message, removals run in reverse order until pruned, a Move rewrites
+// the Application with its new namespace (ready only there; Argo CD prunes the old one), and suspendEngine reports
+// EngineSuspensionRefused while an admission policy refuses the patch or a sync operation is still running.
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { ANNOTATION_EDITED_BY, type Plan, type RolloutStep } from "@aicr/api"
@@ -28,6 +30,13 @@ const charts: Record<string, Chart> = {}
 const suffix = Math.random().toString(36).slice(2, 6)
 const target = (release: string) => `exec-${release}-${suffix}`
 const RELEASES = ["demo-a", "demo-b", "demo-c"] as const
+/** Where the Move test moves demo-m to. */
+const MOVED_TO = `exec-demo-m-moved-${suffix}`
+/** The node label that lets demo-slow's Deployment (and so its sync operation, waiting on it in wave 0) finish. */
+const GATE_LABEL = `exec-gate-${suffix}`
+const GATE_NODE = "kwok-system-0"
+/** A ValidatingAdmissionPolicy (and binding) that refuses turning automated sync off on demo-m, as a change freeze would. */
+const FREEZE = `exec-freeze-${suffix}`
 let plans: Record<string, Plan> = {}
 
 const startExecutor = () => {
@@ -79,10 +88,12 @@ beforeAll(async () => {
     (async () => {
       for (const r of RELEASES) for (const v of ["0.1.0", "0.2.0", "0.3.0"]) charts[`${r}@${v}`] = await pushChart(info, helm, r, v)
       charts["demo-bad@0.1.0"] = await pushChart(info, helm, "demo-bad", "0.1.0", await badChart(helm))
+      charts["demo-m@0.1.0"] = await pushChart(info, helm, "demo-m", "0.1.0")
+      charts["demo-slow@0.1.0"] = await pushChart(info, helm, "demo-slow", "0.1.0", await gatedChart(helm))
     })(),
   ])
   argocd = started
-  await installProject(info, [...RELEASES, "demo-bad"].map(target))
+  await installProject(info, [...[...RELEASES, "demo-bad", "demo-m", "demo-slow"].map(target), MOVED_TO])
   recorder = startRecorder(info)
   await recorder.ready
   plans = {
@@ -100,7 +111,10 @@ afterAll(async () => {
     recorder.save(join(info.dir, "recordings", "step-executor.jsonl"))
     await recorder.stop()
   }
-  for (const name of [...RELEASES, "demo-bad"]) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
+  for (const name of [...RELEASES, "demo-bad", "demo-m", "demo-slow"]) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
+  await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${FREEZE}` })
+  await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${FREEZE}` })
+  await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${GATE_NODE}`, body: { metadata: { labels: { [GATE_LABEL]: null } } } })
   await argocd?.stop()
   await helm?.cleanup()
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
@@ -117,6 +131,42 @@ const badChart = async (h: IsolatedHelm): Promise<string> => {
   await h.helm("package", dir, "-d", join(h.work, "pkgs"))
   return join(h.work, "pkgs", "demo-bad-0.1.0.tgz")
 }
+
+/**
+ * A chart whose sync operation stays Running until the test lets it finish: wave 0 is a Deployment that can only be
+ * scheduled on a node carrying GATE_LABEL (Argo CD waits for it to be healthy before wave 1), wave 1 a ConfigMap.
+ */
+const gatedChart = async (h: IsolatedHelm): Promise<string> => {
+  const { mkdir, writeFile } = await import("node:fs/promises")
+  const dir = join(h.work, "charts-src", "demo-slow")
+  await mkdir(join(dir, "templates"), { recursive: true })
+  await writeFile(join(dir, "Chart.yaml"), "apiVersion: v2\nname: demo-slow\nversion: 0.1.0\ntype: application\n")
+  await writeFile(
+    join(dir, "templates", "deployment.yaml"),
+    `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: demo-slow
+  annotations: {argocd.argoproj.io/sync-wave: "0"}
+spec:
+  replicas: 1
+  progressDeadlineSeconds: 3600
+  selector: {matchLabels: {app.kubernetes.io/instance: demo-slow}}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/instance: demo-slow, chart-version: "0.1.0"}
+    spec:
+      nodeSelector: {eks.amazonaws.com/nodegroup: system, ${GATE_LABEL}: open}
+      containers: [{name: app, image: "registry.example/demo:1.1.0"}]
+`,
+  )
+  await writeFile(join(dir, "templates", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo-slow-after\n  annotations: {argocd.argoproj.io/sync-wave: \"1\"}\ndata: {a: b}\n")
+  await h.helm("package", dir, "-d", join(h.work, "pkgs"))
+  return join(h.work, "pkgs", "demo-slow-0.1.0.tgz")
+}
+
+const engine = async () => (await get(info, RUNTIME)).status?.engine as { applications?: number; suspended?: number; suspensionRefused?: string } | undefined
+const setSuspended = async (on: boolean) => expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: on ? true : null } } }), on ? "suspend" : "resume")
 
 describe("step-executor on real Argo CD", () => {
   it("installs a 3-release chain one release at a time, each after the previous is ready at its revision", async () => {
@@ -239,4 +289,113 @@ describe("step-executor on real Argo CD", () => {
     }
     await closeRollout(info, "exec-5", "Succeeded")
   })
+
+  it("a Move rewrites the Application with the new namespace, is ready only there, and Argo CD prunes the old namespace", async () => {
+    const from = target("demo-m")
+    const installed = await writePlan(info, ns, uid, [{ chart: charts["demo-m@0.1.0"]!, namespace: from }])
+    await createRollout(info, { name: "exec-6", runtimeUID: uid, to: installed, steps: steps("Install", ["demo-m"]) })
+    await waitProgressing("exec-6", "True", "StepsCompleted")
+    await closeRollout(info, "exec-6", "Succeeded")
+    const oldDeployment = `/apis/apps/v1/namespaces/${from}/deployments/demo-m`
+    expect((await kubeRequest(info, { method: "GET", path: oldDeployment })).status).toBe(200)
+    const moved = await writePlan(info, ns, uid, [{ chart: charts["demo-m@0.1.0"]!, namespace: MOVED_TO }])
+    const mark = recorder.events.length
+    await createRollout(info, { name: "exec-7", runtimeUID: uid, from: installed, to: moved, steps: [{ release: "demo-m", namespace: MOVED_TO, action: "Move", from: "0.1.0", to: "0.1.0" }] })
+    await waitProgressing("exec-7", "True", "StepsCompleted")
+    const a = (await app("demo-m"))!
+    expect(a.spec!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: MOVED_TO })
+    expect(a.status!.sync!.comparedTo!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: MOVED_TO })
+    expect(isReadyAt(a, "0.1.0")).toBe(true)
+    // Ready was first seen only after the new namespace's Deployment had rolled out.
+    const after = recorder.apps("demo-m").filter((e) => e.seq >= recorder.events[mark]!.seq && e.object.spec?.destination?.namespace === MOVED_TO)
+    const firstReady = after.find((e) => isReadyAt(e.object, "0.1.0"))!
+    const dep = lastBefore(recorder.events.filter((e) => e.kind === "Deployment" && e.object.metadata.namespace === MOVED_TO), firstReady.seq)!.object
+    expect(dep.status).toMatchObject({ observedGeneration: dep.metadata.generation, readyReplicas: 1, updatedReplicas: 1 })
+    // The trap a Move sets (measured): right after the write, Argo CD still shows Synced and Healthy as compared in the
+    // old namespace; a predicate that ignores the destination counts those events as ready.
+    const staleOld = after.filter((e) => e.object.status?.sync?.comparedTo?.destination?.namespace === from && e.object.status?.sync?.status === "Synced" && e.object.status?.health?.status === "Healthy")
+    process.stdout.write(`[step-executor int] Move: ${staleOld.length} Application events after the write were Synced+Healthy as compared in the old namespace\n`)
+    // Argo CD prunes what the release left in the old namespace (automated prune; the resources carry its tracking id).
+    await eventually(async () => (await kubeRequest(info, { method: "GET", path: oldDeployment })).status === 404, { timeoutMs: 60_000, what: "old namespace's Deployment pruned" })
+    expect((await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${from}/configmaps/demo-m-settings` })).status).toBe(404)
+    // The namespace CreateNamespace=true made is not a managed resource: it stays.
+    expect((await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${from}` })).status).toBe(200)
+    expect(writesOf("demo-m")).toHaveLength(2)
+    await closeRollout(info, "exec-7", "Succeeded")
+  })
+
+  it("a Move whose Application is not at its old location is MovedReleaseMissing and writes nothing", async () => {
+    const plan = await writePlan(info, ns, uid, [{ chart: charts["demo-m@0.1.0"]!, namespace: MOVED_TO }, { chart: charts["demo-a@0.1.0"]!, namespace: MOVED_TO }])
+    await createRollout(info, { name: "exec-8", runtimeUID: uid, to: plan, steps: [{ release: "demo-a", namespace: MOVED_TO, action: "Move", from: "0.1.0", to: "0.1.0" }] })
+    const c = await waitProgressing("exec-8", "False", "MovedReleaseMissing")
+    expect(c.message).toContain("Application argocd/demo-a is not at its old location (it does not exist)")
+    expect(await app("demo-a")).toBeUndefined()
+    await closeRollout(info, "exec-8", "Failed")
+  })
+
+  it("EngineSuspensionRefused while an admission policy refuses the suspension patch; it clears once the patch goes through", async () => {
+    await applyManifests(info, [
+      {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingAdmissionPolicy",
+        metadata: { name: FREEZE },
+        spec: {
+          failurePolicy: "Fail",
+          matchConstraints: { resourceRules: [{ apiGroups: ["argoproj.io"], apiVersions: ["*"], operations: ["UPDATE"], resources: ["applications"] }] },
+          validations: [{
+            expression: "!has(object.spec.syncPolicy) || !has(object.spec.syncPolicy.automated) || !has(object.spec.syncPolicy.automated.enabled) || object.spec.syncPolicy.automated.enabled",
+            message: "change freeze: automated sync may not be turned off",
+            reason: "Forbidden",
+          }],
+        },
+      },
+      { apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicyBinding", metadata: { name: FREEZE }, spec: { policyName: FREEZE, validationActions: ["Deny"], matchResources: { objectSelector: { matchLabels: { "operator.aicr.run/release": "demo-m" } } } } },
+    ])
+    // The policy is in force once a dry run of the same patch is refused.
+    await eventually(async () => (await kubeRequest(info, { method: "PATCH", path: `${APPS}/demo-m?dryRun=All`, body: { spec: { syncPolicy: { automated: { enabled: false } } } } })).status === 403, { timeoutMs: 30_000, what: "the freeze policy refuses the patch" })
+    await setSuspended(true)
+    const refused = await eventually(async () => (await engine())?.suspensionRefused, { timeoutMs: 30_000, what: "status.engine.suspensionRefused" })
+    expect(refused).toContain("argocd/demo-m: the API server refused the suspension patch (Forbidden)")
+    expect(refused).toContain("change freeze: automated sync may not be turned off")
+    expect(await engine()).toMatchObject({ applications: 1, suspended: 0 })
+    expect((await app("demo-m"))!.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
+    expectOk(await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${FREEZE}` }), "lift the freeze")
+    // No watch sees the policy go: the executor's retry (10 s) does.
+    await eventually(async () => (await engine())?.suspensionRefused === undefined, { timeoutMs: 60_000, what: "the refusal cleared" })
+    expect(await engine()).toMatchObject({ applications: 1, suspended: 1 })
+    expect((await app("demo-m"))!.spec!.syncPolicy!.automated!.enabled).toBe(false)
+    await setSuspended(false)
+    await eventually(async () => (await app("demo-m"))!.spec!.syncPolicy!.automated!.enabled === undefined, { what: "demo-m resumed" })
+  })
+
+  it("EngineSuspensionRefused while a sync operation runs (Argo CD finishes it, later waves included); it clears once the operation ended", async () => {
+    const plan = await writePlan(info, ns, uid, [{ chart: charts["demo-m@0.1.0"]!, namespace: MOVED_TO }, { chart: charts["demo-slow@0.1.0"]!, namespace: target("demo-slow") }])
+    await createRollout(info, { name: "exec-9", runtimeUID: uid, to: plan, steps: steps("Install", ["demo-slow"]) })
+    // Wave 0's Deployment cannot be scheduled yet: the operation stays Running, waiting for it to be healthy.
+    await eventually(async () => (await app("demo-slow"))?.status?.operationState?.phase === "Running", { timeoutMs: 60_000, what: "demo-slow's sync Running" })
+    await setSuspended(true)
+    const c = await waitProgressing("exec-9", "False", "EngineSuspensionRefused", 30_000)
+    expect(c.message).toContain("argocd/demo-slow: a sync operation is running")
+    expect((await app("demo-slow"))!.spec!.syncPolicy!.automated!.enabled).toBe(false)
+    // The runtime's status is written right after the rollout's.
+    expect(await eventually(async () => (await engine())?.suspensionRefused, { what: "status.engine.suspensionRefused" })).toContain("Argo CD finishes it before automated sync stays off")
+    const afterWave0 = `/api/v1/namespaces/${target("demo-slow")}/configmaps/demo-slow-after`
+    expect((await kubeRequest(info, { method: "GET", path: afterWave0 })).status).toBe(404)
+    // Let wave 0 become healthy: Argo CD goes on with the operation although automated sync is off, and finishes it.
+    expectOk(await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${GATE_NODE}`, body: { metadata: { labels: { [GATE_LABEL]: "open" } } } }), "open the gate")
+    // The operation ends and the step is ready at its revision (a step in flight finishes even while suspended): the
+    // rollout completes, and the suspension now holds everywhere.
+    await waitProgressing("exec-9", "True", "StepsCompleted", 120_000)
+    await eventually(async () => (await engine())?.suspensionRefused === undefined, { what: "the refusal cleared" })
+    const done = (await app("demo-slow"))!
+    expect(done.status!.operationState!.phase).toBe("Succeeded")
+    // Wave 1 was applied after the suspension was written: the operation in flight went on to its end.
+    expect((await kubeRequest(info, { method: "GET", path: afterWave0 })).status).toBe(200)
+    expect(await engine()).toMatchObject({ applications: 2, suspended: 2 })
+    expect((await engine())!.suspensionRefused).toBeUndefined()
+    expect((await app("demo-slow"))!.spec!.syncPolicy!.automated!.enabled).toBe(false)
+    await setSuspended(false)
+    await eventually(async () => (await app("demo-slow"))!.spec!.syncPolicy!.automated!.enabled === undefined, { what: "demo-slow resumed" })
+    await closeRollout(info, "exec-9", "Succeeded")
+  }, 300_000)
 })

@@ -11,13 +11,14 @@ import { eventRecorderLayer } from "@aicr/kube"
 import { makeFakeKube } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
+import { Requeue } from "@aicr/runtime"
 import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { ExecutorConfig, type ExecutorSettings } from "../src/config"
 import { contract } from "../src/contract"
 import { reconcile } from "../src/reconcile"
 import {
-  aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, NAMESPACE, readyStatus, type RolloutState, staleStatus, stepsOf, T0, UID,
+  aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, gateStatus, NAMESPACE, readyStatus, type Rel, type RolloutState, staleStatus, stepsOf, T0, UID,
 } from "./support/fixtures"
 
 const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000 }
@@ -29,6 +30,7 @@ interface Setup {
   readonly rollout?: RolloutState | false
   readonly engine?: "ok" | "no-crd" | "no-project"
   readonly steps?: ReturnType<typeof stepsOf>
+  readonly releases?: ReadonlyArray<Rel>
   readonly settings?: Partial<ExecutorSettings>
 }
 
@@ -41,12 +43,12 @@ const setup = (s: Setup = {}) => {
       "ClusterRuntime.operator.aicr.run": { "status.conditions": "type" },
     },
   })
-  const { plan, configMaps } = aPlan(CHAIN)
+  const { plan, configMaps } = aPlan(s.releases ?? CHAIN)
   fake.seed(ClusterRuntimeKind, aRuntime(s.runtime))
   for (const cm of configMaps) fake.seed(Core.ConfigMap, cm as never)
   if (s.engine !== "no-crd") fake.seed(Core.CustomResourceDefinition, applicationCrd)
   if (s.engine !== "no-project" && s.engine !== "no-crd") fake.seed(ArgoCD.AppProject, appProject)
-  if (s.rollout !== false) fake.seed(RuntimeRolloutKind, aRollout(ROLLOUT, plan, s.steps ?? stepsOf("Install", CHAIN.map((r) => r.name)), s.rollout ?? {}))
+  if (s.rollout !== false) fake.seed(RuntimeRolloutKind, aRollout(ROLLOUT, plan, s.steps ?? stepsOf("Install", (s.releases ?? CHAIN).map((r) => r.name)), s.rollout ?? {}))
   const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(fake.layer))
   const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(ExecutorConfig, { ...settings, ...s.settings }), Effect.exit)
   const app = (name: string) => fake.peek<Application>(ArgoCD.Application, `argocd/${name}`)
@@ -110,7 +112,7 @@ describe("step-executor reconcile", () => {
         })
         expect(a.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress", observedGeneration: 1 })
-        expect(t.progressing()!.message).toBe("step 1/3 a (Install): Waiting for 0.2.0: Argo CD has not compared the written source yet; sync status unknown; sync revision unknown, want 0.2.0; health unknown")
+        expect(t.progressing()!.message).toBe("step 1/3 a (Install): Waiting for 0.2.0: Argo CD has not compared the written source and destination yet; sync status unknown; sync revision unknown, want 0.2.0; health unknown")
         expect(t.rollout().status!.steps).toMatchObject({ total: 3, done: 0, current: "1/3 a (Install)" })
         expect(t.rollout().status!.steps!.items!.map((s) => s.state)).toEqual(["WaitingForReady", "Pending", "Pending"])
       }),
@@ -324,6 +326,168 @@ describe("step-executor reconcile", () => {
         yield* t.run
         for (const n of ["a", "b"]) expect(t.app(n)!.spec!.syncPolicy!.automated).toEqual({ prune: true, selfHeal: true })
         expect(t.runtime().status?.engine).toMatchObject({ suspended: 0 })
+      }),
+    ))
+
+  it.effect("EngineSuspensionRefused: a sync operation in flight, then a refused patch; it clears once the suspension holds", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        yield* t.argo("a", readyStatus)
+        yield* t.run
+        // b's sync is running when suspendEngine is set: the patch is written, yet Argo CD finishes that operation.
+        yield* t.argo("b", (a) => ({ ...staleStatus(a), operationState: { phase: "Running", message: "waiting for healthy state of apps/Deployment/b", operation: { sync: { revision: "0.2.0" } } } }), { operation: { sync: { revision: "0.2.0" } } })
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { suspendEngine: true } } })
+        yield* t.run
+        for (const n of ["a", "b"]) expect(t.app(n)!.spec!.syncPolicy!.automated!.enabled).toBe(false)
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineSuspensionRefused" })
+        const busy = t.runtime().status!.engine!
+        expect(busy).toMatchObject({ applications: 2, suspended: 1 })
+        expect(busy.suspensionRefused).toBe("spec.suspendEngine is set but 1 of 2 Applications are not suspended: argocd/b: a sync operation is running at 0.2.0 (waiting for healthy state of apps/Deployment/b); Argo CD finishes it before automated sync stays off")
+        expect(t.progressing()!.message).toContain(busy.suspensionRefused)
+        // The operation ends: the suspension holds.
+        yield* t.argo("b", readyStatus, { operation: null })
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineSuspended" })
+        expect(t.runtime().status!.engine).toEqual({ namespace: "argocd", project: "aicr", applications: 2, suspended: 2 })
+        // Resume (the rollout goes on: c is written), then suspend again while the API server refuses one patch (an
+        // admission policy): reported, retried soon.
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { suspendEngine: null } } })
+        yield* t.run
+        expect(t.app("c")).toBeDefined()
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { suspendEngine: true } } })
+        t.fake.failNext("Invalid", { verb: "patch", kind: ArgoCD.Application })
+        t.fake.clearWrites()
+        expect(yield* t.run).toEqual(Exit.succeed(Requeue.after(10_000)))
+        expect(t.appWrites().map((w) => [w.key, w.result])).toEqual([["argocd/a", "Invalid"], ["argocd/b", "ok"], ["argocd/c", "ok"]])
+        expect(t.app("a")!.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineSuspensionRefused" })
+        expect(t.runtime().status!.engine).toMatchObject({ applications: 3, suspended: 2, suspensionRefused: "spec.suspendEngine is set but 1 of 3 Applications are not suspended: argocd/a: the API server refused the suspension patch (Invalid): injected Invalid" })
+        // The retry goes through: cleared.
+        yield* t.run
+        expect(t.app("a")!.spec!.syncPolicy!.automated!.enabled).toBe(false)
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineSuspended" })
+        expect(t.runtime().status!.engine!.suspensionRefused).toBeUndefined()
+      }),
+    ))
+
+  it.effect("Move: rewrites the Application in place with the new namespace; ready only once Argo CD compared it there", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        yield* t.argo("a", readyStatus)
+        yield* t.run
+        yield* t.argo("b", readyStatus)
+        yield* t.run
+        yield* t.argo("c", readyStatus)
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
+        // A new plan moves b to another namespace; chart and values stay the same.
+        const moved = aPlan(CHAIN.map((r) => (r.name === "b" ? { ...r, namespace: "b-new" } : r)))
+        for (const cm of moved.configMaps) t.fake.seed(Core.ConfigMap, cm as never)
+        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { metadata: { labels: { "operator.aicr.run/outcome": "Succeeded" } } } })
+        const stale = readyStatus(t.app("b")!)
+        t.fake.seed(RuntimeRolloutKind, aRollout("cluster-abc-2", moved.plan, [{ release: "b", namespace: "b-new", action: "Move", from: "0.2.0", to: "0.2.0" }]))
+        t.fake.clearWrites()
+        yield* t.run
+        expect(t.appWrites().map((w) => [w.verb, w.key])).toEqual([["apply", "argocd/b"]])
+        expect(t.app("b")!.spec!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: "b-new" })
+        const second = () => t.fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-abc-2")!.status?.conditions?.find((c) => c.type === "Progressing")
+        // Argo CD still shows b Synced and Healthy as compared in the old namespace: not ready.
+        yield* t.argo("b", () => stale)
+        yield* t.run
+        expect(second()).toMatchObject({ status: "True", reason: "StepInProgress" })
+        expect(second()!.message).toContain("Argo CD has not compared the written source and destination yet")
+        expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(1)
+        yield* t.argo("b", readyStatus)
+        yield* t.run
+        expect(second()).toMatchObject({ status: "True", reason: "StepsCompleted" })
+        expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(1)
+      }),
+    ))
+
+  it.effect("MovedReleaseMissing: a Move step whose Application is not at its old location writes nothing", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ steps: [{ release: "a", namespace: "a-new", action: "Move", from: "0.2.0", to: "0.2.0" }] })
+        yield* t.run
+        expect(t.appWrites()).toHaveLength(0)
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "MovedReleaseMissing" })
+        expect(t.progressing()!.message).toContain("Application argocd/a is not at its old location (it does not exist)")
+      }),
+    ))
+
+  // AICR 1.x readiness gates: FIXTURES shaped after the documented layout (research/aicr-newer.md §3; no 1.x bundle
+  // or gate image runs here). The `<component>-readiness` release is its own step right after its component.
+  const GATED: ReadonlyArray<Rel> = [
+    { name: "gpu-operator", version: "v26.3.1" },
+    { name: "gpu-operator-readiness", version: "0.1.0", namespace: "gpu-operator", readinessGate: { image: `ghcr.io/nvidia/aicr-gate@sha256:${"1".repeat(64)}`, timeoutSeconds: 5400 } },
+    { name: "nvsentinel", version: "v1.1.0" },
+  ]
+
+  /** The component ready, the gate's Application written and synced, its Job running. */
+  const gateRunning = (settings: Partial<ExecutorSettings> = {}) =>
+    Effect.gen(function* () {
+      const t = setup({ releases: GATED, settings })
+      yield* t.run
+      yield* t.argo("gpu-operator", readyStatus)
+      yield* t.run
+      yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Progressing"))
+      return t
+    })
+
+  it.effect("readiness gate: its own step after the component, Pending until its Job completed, then Passed", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ releases: GATED })
+        yield* t.run
+        yield* t.argo("gpu-operator", readyStatus)
+        yield* t.run
+        expect(t.app("gpu-operator-readiness")!.spec!.destination.namespace).toBe("gpu-operator")
+        expect(t.rollout().status!.steps!.items![1]).toMatchObject({ release: "gpu-operator-readiness", state: "WaitingForReady", gate: "Pending" })
+        expect(t.rollout().status!.steps!.items![0]!.gate).toBeUndefined()
+        // Synced at the revision, but the gate's Job still runs: not ready, nothing after it starts.
+        yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Progressing"))
+        yield* t.run
+        expect(t.app("nvsentinel")).toBeUndefined()
+        expect(t.progressing()!.message).toContain("step 2/3 gpu-operator-readiness (Install): Waiting for 0.1.0 (the readiness gate's Job completes only once the gate passed): health Progressing")
+        yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Healthy"))
+        yield* t.run
+        expect(t.rollout().status!.steps!.items![1]).toMatchObject({ state: "Ready", gate: "Passed" })
+        expect(t.app("nvsentinel")).toBeDefined()
+      }),
+    ))
+
+  it.effect("readiness gate: a failed gate Job fails the step at once with Argo CD's message; the deadline is max-wait + 5 m", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = yield* gateRunning()
+        // 90 m (the plan's max-wait) + 5 m: still waiting at 94 m, whereas --step-timeout (10 m here) has long passed.
+        yield* TestClock.adjust("94 minutes")
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
+        yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Degraded"))
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
+        expect(t.progressing()!.message).toBe("step 2/3 gpu-operator-readiness (Install) failed: AICR readiness gate gpu-operator-readiness failed at 0.1.0: Job gpu-operator/gpu-operator-readiness-gate failed: Job has reached the specified backoff limit")
+        expect(t.rollout().status!.steps!.items![1]).toMatchObject({ state: "Failed", gate: "Failed" })
+        expect(t.app("nvsentinel")).toBeUndefined()
+      }),
+    ))
+
+  it.effect("readiness gate: not ready by max-wait + 5 m fails the step; --release-step-timeout overrides it", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = yield* gateRunning()
+        yield* TestClock.adjust("96 minutes")
+        yield* t.run
+        expect(t.progressing()!.message).toBe("step 2/3 gpu-operator-readiness (Install) failed: Not ready at 0.1.0 within 95m: health Progressing")
+        const own = yield* gateRunning({ releaseTimeoutsMs: { "gpu-operator-readiness": 120_000 } })
+        yield* TestClock.adjust("3 minutes")
+        yield* own.run
+        expect(own.progressing()!.message).toContain("failed: Not ready at 0.1.0 within 2m")
       }),
     ))
 

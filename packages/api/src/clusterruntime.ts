@@ -166,6 +166,9 @@ export const EngineStatus = Schema.Struct({
   project: Schema.optionalKey(ObjectName),
   applications: Schema.optionalKey(NonNegativeInt(1000).annotate({ description: "Applications of this runtime." })),
   suspended: Schema.optionalKey(NonNegativeInt(1000).annotate({ description: "Applications with automated sync off for suspendEngine." })),
+  suspensionRefused: Schema.optionalKey(
+    text(1024).annotate({ description: "While spec.suspendEngine is set: the Applications it does not hold on yet and why (a sync operation in flight, a refused patch); absent when it holds." }),
+  ),
 }).annotate({ description: "Owned by step-executor." })
 
 /** ecr-credential-refresher: the registry credentials Argo CD and pushing Jobs use. */

@@ -35,7 +35,14 @@ export const PlanRelease = Schema.Struct({
   upstream: Schema.optionalKey(Schema.Struct({ repo: text(512), chart: text(253), version: text(128) })),
   /** Digest of the release's merged values (values.yaml ⊕ cluster-values.yaml) as stored in `values.json`. */
   values: Schema.Struct({ digest: Digest }),
-  readinessGate: Schema.optionalKey(Schema.Struct({ image: OciReference, timeoutSeconds: Schema.optionalKey(NonNegativeInt(86_400)) })),
+  readinessGate: Schema.optionalKey(
+    Schema.Struct({
+      image: OciReference,
+      timeoutSeconds: Schema.optionalKey(
+        NonNegativeInt(86_400).annotate({ description: "The gate Job's --max-wait in seconds; the step's deadline adds AICR's 5 m buffer (absent: AICR's default 90 m)." }),
+      ),
+    }).annotate({ description: "This release is an AICR readiness gate (1.x `NNN-<component>-readiness`): its step is ready once the gate Job completed." }),
+  ),
   ignoreDifferences: Schema.optionalKey(Schema.Array(IgnoreDifference).check(Schema.isMaxLength(32))),
 })
 export type PlanRelease = typeof PlanRelease.Type

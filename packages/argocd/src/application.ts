@@ -51,7 +51,7 @@ export interface ApplicationSpec {
 export interface ApplicationStatus {
   /** When Argo CD last compared the Application (every comparison sets it). */
   readonly reconciledAt?: string
-  readonly sync?: { readonly status?: string; readonly revision?: string; readonly comparedTo?: { readonly source?: unknown } }
+  readonly sync?: { readonly status?: string; readonly revision?: string; readonly comparedTo?: { readonly source?: unknown; readonly destination?: unknown } }
   readonly health?: { readonly status?: string; readonly message?: string }
   readonly operationState?: {
     readonly phase?: string
@@ -61,6 +61,16 @@ export interface ApplicationStatus {
     readonly syncResult?: { readonly revision?: string }
   }
   readonly conditions?: ReadonlyArray<ApplicationCondition>
+  /** The managed resources as Argo CD last saw them, with each one's health. */
+  readonly resources?: ReadonlyArray<ApplicationResource>
+}
+
+export interface ApplicationResource {
+  readonly group?: string
+  readonly kind: string
+  readonly name: string
+  readonly namespace?: string
+  readonly health?: { readonly status?: string; readonly message?: string }
 }
 
 /** An Argo CD Application as read from the API server (only the fields the operator uses are typed). */

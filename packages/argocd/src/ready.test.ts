@@ -26,6 +26,8 @@ const weaker: Record<string, Predicate> = {
   "Healthy and sync.revision": (a, r) => healthy(a) && a.status?.sync?.revision === r,
   "Healthy and the operation Succeeded at the revision": (a, r) => healthy(a) && a.status?.operationState?.phase === "Succeeded" && a.status.operationState.syncResult?.revision === r,
   // The full predicate without its sync.status check: the operation done at the revision while health is stale.
+  // The full predicate comparing only the source: after a Move the old namespace's comparison passes for ready.
+  "everything but the destination comparison": (a, r) => isReadyAt({ ...a, spec: { ...a.spec!, destination: a.status?.sync?.comparedTo?.destination } } as Application, r),
   "everything but Synced": (a, r) => healthy(a) && a.operation === undefined && a.status?.sync?.revision === r && a.status.operationState?.phase === "Succeeded" && a.status.operationState.syncResult?.revision === r,
 }
 // The comparedTo, operation and last-operation checks did not matter alone on these recordings (the others covered
@@ -33,12 +35,13 @@ const weaker: Record<string, Predicate> = {
 // the step-executor's component tests hold the operation check with a follow-up sync in flight.
 
 describe("ready at the revision written (real Argo CD sequences)", () => {
-  it("the fixtures are real and cover installs, upgrades, a suspension with drift and a failing sync", () => {
+  it("the fixtures are real and cover installs, upgrades, a suspension with drift, a failing sync and a Move", () => {
     expect(fixture.recordedWith).toContain("Argo CD v3.4.2")
     expect(all.length).toBeGreaterThan(100)
     expect(new Set(all.map((e) => e.target))).toEqual(new Set(["0.1.0", "0.2.0", "0.3.0"]))
     expect(all.some((e) => e.app.spec?.syncPolicy?.automated?.enabled === false)).toBe(true)
     expect(all.some((e) => e.app.status?.operationState?.phase === "Failed")).toBe(true)
+    expect(new Set(all.filter((e) => e.release === "demo-m").map((e) => e.app.spec?.destination?.namespace)).size).toBe(2)
   })
 
   it("never says ready before the targeted chart has rolled out", () => {
@@ -78,6 +81,28 @@ describe("the comparison is against the written source, modulo what Argo CD drop
     expect(isReadyAt(app(source, { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: {}, keep: [1, null] } } }), "1.0.0")).toBe(true)
   })
   it("any other difference does not", () => {
-    expect(notReadyAt(app(source, { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: { emptyDir: {} }, keep: [1, null] } } }), "1.0.0")).toEqual(["Argo CD has not compared the written source yet"])
+    expect(notReadyAt(app(source, { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: { emptyDir: {} }, keep: [1, null] } } }), "1.0.0")).toEqual(["Argo CD has not compared the written source and destination yet"])
+  })
+})
+
+describe("a Move: the comparison is against the written destination too", () => {
+  // The shape Argo CD v3.4.2 writes right after a Move's write (chart and values unchanged, destination changed): the
+  // last comparison, the sync and the health are still those of the old namespace.
+  const source = { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { a: 1 } } }
+  const moved = (compared: string): Application =>
+    ({
+      metadata: { name: "a" },
+      spec: { source, destination: { server: "https://kubernetes.default.svc", namespace: "new" } },
+      status: {
+        sync: { status: "Synced", revision: "1.0.0", comparedTo: { source, destination: { server: "https://kubernetes.default.svc", namespace: compared } } },
+        health: { status: "Healthy" },
+        operationState: { phase: "Succeeded", syncResult: { revision: "1.0.0" } },
+      },
+    }) as unknown as Application
+  it("Synced and Healthy as compared in the old namespace is not ready in the new one", () => {
+    expect(notReadyAt(moved("old"), "1.0.0")).toEqual(["Argo CD has not compared the written source and destination yet"])
+  })
+  it("the same status compared in the new namespace is", () => {
+    expect(isReadyAt(moved("new"), "1.0.0")).toBe(true)
   })
 })

@@ -18,11 +18,15 @@ export const withoutNulls = (v: unknown): unknown =>
       : v
 
 /**
- * Whether Argo CD's last comparison was against the current `spec.source`. Argo CD drops null-valued keys of the
- * source (`valuesObject: {storageSpec: {emptyDir: null}}` comes back without `emptyDir`, seen with the real
- * kube-prometheus-stack values), so both sides are compared without them.
+ * Whether Argo CD's last comparison was against the current `spec.source` and `spec.destination`. Argo CD drops
+ * null-valued keys of the source (`valuesObject: {storageSpec: {emptyDir: null}}` comes back without `emptyDir`, seen
+ * with the real kube-prometheus-stack values), so both sides are compared without them. The destination matters for a
+ * Move: the chart and values stay the same, so until Argo CD compares the new namespace the old namespace's Synced
+ * and Healthy would pass for ready (measured on Argo CD v3.4.2, the step-executor's int test).
  */
-export const comparedCurrentSource = (app: Application): boolean => isDeepStrictEqual(withoutNulls(app.status?.sync?.comparedTo?.source), withoutNulls(app.spec?.source))
+export const comparedCurrentSource = (app: Application): boolean =>
+  isDeepStrictEqual(withoutNulls(app.status?.sync?.comparedTo?.source), withoutNulls(app.spec?.source)) &&
+  isDeepStrictEqual(withoutNulls(app.status?.sync?.comparedTo?.destination), withoutNulls(app.spec?.destination))
 
 /**
  * Why app is not ready at revision (the chart version written as targetRevision); empty when it is:
@@ -33,7 +37,7 @@ export const notReadyAt = (app: Application, revision: string): string[] => {
   const st = app.status ?? {}
   const op = st.operationState
   return [
-    ...(comparedCurrentSource(app) ? [] : ["Argo CD has not compared the written source yet"]),
+    ...(comparedCurrentSource(app) ? [] : ["Argo CD has not compared the written source and destination yet"]),
     ...(st.sync?.status === "Synced" ? [] : [`sync status ${st.sync?.status ?? "unknown"}`]),
     ...(st.sync?.revision === revision ? [] : [`sync revision ${st.sync?.revision ?? "unknown"}, want ${revision}`]),
     ...(st.health?.status === "Healthy" ? [] : [`health ${st.health?.status ?? "unknown"}${st.health?.message ? ` (${st.health.message})` : ""}`]),
@@ -59,4 +63,19 @@ export const syncFailureAt = (app: Application, revision: string): string | unde
   if (at !== undefined && at !== revision) return undefined
   if (!comparedCurrentSource(app)) return undefined
   return op.message ?? `sync ${op.phase}`
+}
+
+/**
+ * An AICR readiness gate (1.x bundles, `NNN-<component>-readiness`: a local chart whose Job runs the gate) that
+ * failed at revision: the operation that applied revision succeeded and the gate's Job is Degraded (Argo CD reports a
+ * Job Degraded once it failed, e.g. past its backoffLimit; Healthy only once it completed, so readiness at the
+ * revision is the gate's pass). Argo CD's message for the Job; undefined otherwise.
+ */
+export const gateFailureAt = (app: Application, revision: string): string | undefined => {
+  const st = app.status
+  const op = st?.operationState
+  if (app.operation !== undefined || !comparedCurrentSource(app) || st?.sync?.revision !== revision) return undefined
+  if (op === undefined || op.phase !== "Succeeded" || op.syncResult?.revision !== revision) return undefined
+  const job = (st.resources ?? []).find((r) => r.group === "batch" && r.kind === "Job" && r.health?.status === "Degraded")
+  return job === undefined ? undefined : `Job ${job.namespace ?? ""}/${job.name} failed: ${job.health?.message ?? "Degraded"}`
 }

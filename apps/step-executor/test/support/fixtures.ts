@@ -27,6 +27,7 @@ export interface Rel {
   readonly version: string
   readonly namespace?: string
   readonly values?: string
+  readonly readinessGate?: PlanRelease["readinessGate"]
 }
 
 export const aPlan = (rels: ReadonlyArray<Rel>, files: Record<string, string> = {}): { plan: Plan; configMaps: unknown[] } => {
@@ -37,6 +38,7 @@ export const aPlan = (rels: ReadonlyArray<Rel>, files: Record<string, string> = 
     return {
       name: r.name, namespace: r.namespace ?? r.name, order, dependsOn: order > 0 ? [rels[order - 1]!.name] : [],
       chart: { ref: `${REGISTRY}/charts/${r.name}:${r.version}`, digest: digestOf(`${r.name}@${r.version}`) }, values: { digest: sha256(values) },
+      ...(r.readinessGate !== undefined ? { readinessGate: r.readinessGate } : {}),
     }
   })
   const valuesJson = JSON.stringify({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm", files: all })
@@ -94,20 +96,40 @@ export const appProject = { apiVersion: "argoproj.io/v1alpha1", kind: "AppProjec
 
 /** Argo CD's status for an Application that is synced and healthy at its spec's revision. */
 export const readyStatus = (app: Application) => ({
-  sync: { status: "Synced", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source } },
+  sync: { status: "Synced", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source, destination: app.spec!.destination } },
   health: { status: "Healthy" },
   operationState: { phase: "Succeeded", message: "successfully synced (all tasks run)", syncResult: { revision: app.spec!.source.targetRevision } },
 })
 
 /** Right after a change: the comparison already at the new target, the operation done, health still from before. */
 export const staleStatus = (app: Application) => ({
-  sync: { status: "OutOfSync", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source } },
+  sync: { status: "OutOfSync", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source, destination: app.spec!.destination } },
   health: { status: "Healthy" },
   operationState: { phase: "Succeeded", message: "successfully synced (all tasks run)", syncResult: { revision: app.spec!.source.targetRevision } },
 })
 
 export const failedStatus = (app: Application, message: string) => ({
-  sync: { status: "OutOfSync", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source } },
+  sync: { status: "OutOfSync", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source, destination: app.spec!.destination } },
   health: { status: "Missing" },
   operationState: { phase: "Failed", message, operation: { sync: { revision: app.spec!.source.targetRevision } }, syncResult: { revision: app.spec!.source.targetRevision } },
 })
+
+/**
+ * FIXTURE shaped after the documented AICR 1.x layout (research/aicr-newer.md §3; no 1.x bundle or gate image runs
+ * here): the `<component>-readiness` release is a local chart whose Job `<component>-readiness-gate` runs the gate.
+ * Argo CD's status once the sync at the revision succeeded, with the Job's health as Argo CD assesses a Job:
+ * Progressing while it runs, Degraded once it failed (past its backoffLimit), Healthy once it completed.
+ */
+export const gateStatus = (app: Application, job: "Progressing" | "Degraded" | "Healthy") => {
+  const c = app.metadata.name.replace(/-readiness$/u, "")
+  const message = { Progressing: undefined, Degraded: "Job has reached the specified backoff limit", Healthy: "Job completed" }[job]
+  return {
+    ...readyStatus(app),
+    health: { status: job },
+    resources: [
+      { kind: "ServiceAccount", name: `${c}-readiness-gate`, namespace: app.spec!.destination.namespace, health: { status: "Healthy" } },
+      { kind: "ConfigMap", name: `${c}-readiness-bundle`, namespace: app.spec!.destination.namespace },
+      { group: "batch", kind: "Job", name: `${c}-readiness-gate`, namespace: app.spec!.destination.namespace, health: { status: job, ...(message ? { message } : {}) } },
+    ],
+  }
+}
