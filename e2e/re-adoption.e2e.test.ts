@@ -1,6 +1,6 @@
 /**
- * Re-adoption (operator.md §4.15) with the real planner and step-executor (in process, as runApp runs them) on the
- * real kube-apiserver, with a real Argo CD v3.4.2 syncing real charts from the runtime registry onto kwok nodes.
+ * Re-adoption (operator.md §4.15) with the real planner and step-executor (their shipped bundles, each its own
+ * process) on the real kube-apiserver, with a real Argo CD v3.4.2 syncing real charts from the runtime registry onto kwok nodes.
  *
  * A 3-release stack is rolled out; then the operator's namespace (every plan and content ConfigMap) and the runtime
  * are lost while the stack keeps running. A new runtime (another UID) sees the Applications as orphans until
@@ -8,15 +8,18 @@
  * the plan is rebuilt from the live Applications (the same desiredStateDigest as the lost plan) and an Adopt rollout
  * awaits one approval. After it, every Application belongs to the new runtime, its spec untouched, nothing re-synced.
  */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { ANNOTATION_EDITED_BY, LABEL_OUTCOME, planConfigMapName, type RolloutStep } from "@aicr/api"
 import { type Application, isReadyAt } from "@aicr/argocd"
-import { parseConfig, runApp } from "@aicr/runtime"
-import { applyManifests, ARGOCD_NAMESPACE, type ArgoCd, createNamespace, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readAuditEvents, startArgoCd } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import {
+  applyManifests, ARGOCD_NAMESPACE, type ArgoCd, createNamespace, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, type Proc, readAuditEvents, spawnProc,
+  startArgoCd,
+} from "@aicr/testing/harness"
+import { APPS, type Chart, createRollout, get, installProject, pushChart, ROLLOUTS, RUNTIME, setApproved, writePlan } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { plannerApp } from "../apps/planner/src/app"
-import { stepExecutorApp } from "../apps/step-executor/src/app"
-import { APPS, type Chart, createRollout, get, installProject, pushChart, ROLLOUTS, RUNTIME, setApproved, writePlan } from "../apps/step-executor/test/support/world"
+import { type AppBuild, buildApp } from "../hack/build-apps"
 
 const info: HarnessInfo = inject("harness")
 const suffix = Math.random().toString(36).slice(2, 6)
@@ -25,20 +28,22 @@ const target = (release: string) => `${release}-${suffix}`
 let ns = ""
 let helm: IsolatedHelm
 let argocd: ArgoCd | undefined
-const fibers: Record<string, Fiber.Fiber<never, unknown> | undefined> = {}
+const procs: Record<string, Proc | undefined> = {}
+const bundles: Record<string, AppBuild> = {}
+const work = mkdtempSync(join(tmpdir(), "aicr-adopt-"))
 const charts: Record<string, Chart> = {}
 
 const common = ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"]
-const start = (name: "planner" | "step-executor") => {
+const start = async (name: "planner" | "step-executor") => {
   const flags = name === "planner"
     ? [...common, "--operator-namespace", ns, "--engine-namespace", ARGOCD_NAMESPACE, "--stabilization-window", "10m"]
     : [...common, "--operator-namespace", ns, "--step-timeout", "90s", "--sync-retries", "1"]
-  fibers[name] = Effect.runFork(runApp(name === "planner" ? plannerApp : stepExecutorApp, parseConfig(name, flags, {})))
+  procs[name] = await spawnProc({ name, bin: process.execPath, args: [bundles[name]!.entry, ...flags], logDir: join(info.dir, "logs", "re-adoption") })
 }
 const stop = async (name: string) => {
-  const f = fibers[name]
-  fibers[name] = undefined
-  if (f) await Effect.runPromise(Fiber.interrupt(f))
+  const p = procs[name]
+  procs[name] = undefined
+  await p?.stop()
 }
 
 interface Cond { type: string; status: string; reason: string; message: string }
@@ -83,8 +88,15 @@ beforeAll(async () => {
   for (const r of (await eventually(() => get(info, ROLLOUTS), { what: "RuntimeRollouts served" })).items) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   ns = await createNamespace(info, "aicr-adopt")
   helm = await isolatedHelm("aicr-adopt-charts-")
-  const [started] = await Promise.all([startArgoCd(info), (async () => { for (const r of RELEASES) charts[r] = await pushChart(info, helm, r, "0.1.0") })()])
+  const [started, planner, executor] = await Promise.all([
+    startArgoCd(info),
+    buildApp("planner", join(work, "planner")),
+    buildApp("step-executor", join(work, "step-executor")),
+    (async () => { for (const r of RELEASES) charts[r] = await pushChart(info, helm, r, "0.1.0") })(),
+  ])
   argocd = started
+  bundles.planner = planner
+  bundles["step-executor"] = executor
   await installProject(info, RELEASES.map(target))
 }, 600_000)
 
@@ -94,6 +106,7 @@ afterAll(async () => {
   for (const name of RELEASES) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
   await argocd?.stop()
   await helm?.cleanup()
+  rmSync(work, { recursive: true, force: true })
   await deleteRuntime()
   for (const r of (await get(info, ROLLOUTS)).items) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
 })
@@ -109,7 +122,7 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
     const plan = await writePlan(info, ns, oldUid, RELEASES.map((r, i) => ({ chart: charts[r]!, namespace: target(r), ...(i > 0 ? { dependsOn: [RELEASES[i - 1]!] } : {}) })))
     digest = plan.desiredStateDigest
     const steps: RolloutStep[] = RELEASES.map((release) => ({ release, namespace: target(release), action: "Install" }))
-    start("step-executor")
+    await start("step-executor")
     await createRollout(info, { name: "adopt-install-1", runtimeUID: oldUid, to: plan, steps })
     await waitCondition(`${ROLLOUTS}/adopt-install-1`, "Progressing", "True", "StepsCompleted")
     expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/adopt-install-1`, body: { metadata: { labels: { [LABEL_OUTCOME]: "Succeeded" } } } }), "close")
@@ -125,7 +138,7 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
     expectOk(await kubeRequest(info, { method: "POST", path: "/api/v1/namespaces", body: { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } } }), "recreate the operator namespace")
     newUid = await createRuntime()
     expect(newUid).not.toBe(oldUid)
-    start("planner")
+    await start("planner")
     const planned = await waitCondition(RUNTIME, "Planned", "False", "OrphanedObjectsPresent")
     expect(planned.message).toContain(`belong to runtime ${oldUid}, not to this runtime ${newUid}`)
     expect(planned.message).toContain(`set spec.adoption.fromRuntimeUID: ${oldUid}`)
@@ -157,7 +170,7 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
   it("after one approval every Application belongs to the new runtime, written once each, its spec and sync untouched", async () => {
     const [r] = await rolloutsOf(newUid)
     const since = new Date().toISOString()
-    start("step-executor")
+    await start("step-executor")
     await approve(r.metadata.name)
     await waitCondition(`${ROLLOUTS}/${r.metadata.name}`, "Progressing", "True", "StepsCompleted")
     await eventually(async () => (await get(info, `${ROLLOUTS}/${r.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", { timeoutMs: 30_000, what: "the planner closes the Adopt rollout Succeeded" })

@@ -23,7 +23,7 @@ import {
   applyManifests, ARGOCD_NAMESPACE, createNamespace, eventually, expectOk, helmApplication, type IsolatedHelm, isolatedHelm, kubeRequest, readAuditEvents, repoRoot, startArgoCd, startControlPlane,
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
-import { APPS, type Chart, closeRollout, createRollout, get, installProject, pushChart, type Recorded, ROLLOUTS, RUNTIME, startRecorder, writePlan } from "../test/support/world"
+import { APPS, type Chart, closeRollout, createRollout, get, installProject, pushChart, type Recorded, ROLLOUTS, RUNTIME, startRecorder, writePlan } from "@aicr/testing/world"
 
 const N = 13
 const NAMES = Array.from({ length: N }, (_, i) => `rel-${String(i + 1).padStart(2, "0")}`)

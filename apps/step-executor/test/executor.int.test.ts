@@ -17,7 +17,7 @@ import {
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { stepExecutorApp } from "../src/app"
-import { APPS, type Chart, closeRollout, createRollout, get, installProject, pushChart, type Recorded, ROLLOUTS, RUNTIME, setApproved, startRecorder, writePlan } from "./support/world"
+import { APPS, type Chart, closeRollout, createRollout, get, installProject, pushChart, type Recorded, ROLLOUTS, RUNTIME, setApproved, startRecorder, writePlan } from "@aicr/testing/world"
 
 const info: HarnessInfo = inject("harness")
 let ns: string

@@ -1,4 +1,4 @@
-// What the step-executor's int tests build around it, as the other controllers and people would: charts pushed with
+// What tests of the step-executor and planner build around them, as the other controllers and people would: charts pushed with
 // the real helm into the runtime registry, the AppProject the chart creates, plan and content ConfigMaps as the
 // planner writes them, rollouts with their approval (and `Approved` as the approval-guard reports it), outcome labels
 // as the planner sets them, and a recorder of every Application and Deployment watch event.
@@ -8,7 +8,7 @@ import {
   type ResourceKind, ROLE_CONTENT, ROLE_PLAN, type RolloutStep, sha256,
 } from "@aicr/api"
 import { makeKube } from "@aicr/kube"
-import { applyManifests, ARGOCD_NAMESPACE, expectOk, type HarnessInfo, type IsolatedHelm, kubeRequest, packageDemoChart, runtimeRepositories } from "@aicr/testing/harness"
+import { applyManifests, ARGOCD_NAMESPACE, expectOk, type HarnessInfo, type IsolatedHelm, kubeRequest, packageDemoChart, runtimeRepositories } from "./index"
 import { Effect, Fiber } from "effect"
 import { request } from "undici"
 
