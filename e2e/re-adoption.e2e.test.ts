@@ -14,8 +14,7 @@ import { join } from "node:path"
 import { ANNOTATION_EDITED_BY, LABEL_OUTCOME, planConfigMapName, type RolloutStep } from "@aicr/api"
 import { type Application, isReadyAt } from "@aicr/argocd"
 import {
-  applyManifests, ARGOCD_NAMESPACE, type ArgoCd, createNamespace, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, type Proc, readAuditEvents, spawnProc,
-  startArgoCd,
+  applyManifests, ARGOCD_NAMESPACE, createNamespace, deleteApplication, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, type Proc, readAuditEvents, spawnProc,
 } from "@aicr/testing/harness"
 import { APPS, type Chart, createRollout, get, installProject, pushChart, ROLLOUTS, RUNTIME, setApproved, writePlan } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -27,7 +26,6 @@ const RELEASES = ["adopt-a", "adopt-b", "adopt-c"] as const
 const target = (release: string) => `${release}-${suffix}`
 let ns = ""
 let helm: IsolatedHelm
-let argocd: ArgoCd | undefined
 const procs: Record<string, Proc | undefined> = {}
 const bundles: Record<string, AppBuild> = {}
 const work = mkdtempSync(join(tmpdir(), "aicr-adopt-"))
@@ -88,13 +86,13 @@ beforeAll(async () => {
   for (const r of (await eventually(() => get(info, ROLLOUTS), { what: "RuntimeRollouts served" })).items) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   ns = await createNamespace(info, "aicr-adopt")
   helm = await isolatedHelm("aicr-adopt-charts-")
-  const [started, planner, executor] = await Promise.all([
-    startArgoCd(info),
+  // The e2e tier runs one Argo CD for every file (global setup); this file uses it and leaves it running.
+  expect(inject("argocd")?.namespace).toBe(ARGOCD_NAMESPACE)
+  const [planner, executor] = await Promise.all([
     buildApp("planner", join(work, "planner")),
     buildApp("step-executor", join(work, "step-executor")),
     (async () => { for (const r of RELEASES) charts[r] = await pushChart(info, helm, r, "0.1.0") })(),
   ])
-  argocd = started
   bundles.planner = planner
   bundles["step-executor"] = executor
   await installProject(info, RELEASES.map(target))
@@ -103,8 +101,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await stop("planner")
   await stop("step-executor")
-  for (const name of RELEASES) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
-  await argocd?.stop()
+  // Leave the tier's Argo CD as found: no Application (pruned first) and no AppProject of this file.
+  for (const name of RELEASES) await deleteApplication(info, name)
+  await kubeRequest(info, { method: "DELETE", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/appprojects/aicr` })
   await helm?.cleanup()
   rmSync(work, { recursive: true, force: true })
   await deleteRuntime()
