@@ -5,21 +5,19 @@
 // creation, to the Adopt rollout existing (AwaitingApproval). Argo CD's controller does not run here: the planner
 // reads only the Applications' specs, markers and sync status. Not a test: it prints numbers.
 // Run: npx tsx apps/planner/bench/adopt.bench.ts [runs=5]
-import { execFile } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, relative } from "node:path"
-import { promisify } from "node:util"
+import { join } from "node:path"
 import { LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, planKey, sha256 } from "@aicr/api"
 import { releaseApplication } from "@aicr/argocd"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { aicrBinary, applyManifests, eventually, expectOk, installArgoCdObjects, kubeRequest, readVersions, repoRoot, startControlPlane } from "@aicr/testing/harness"
+import { applyManifests, eventually, expectOk, installArgoCdObjects, kubeRequest, readVersions, repoRoot, startControlPlane } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { parse } from "yaml"
 import { plannerApp } from "../src/app"
 import { composePlan, readContent } from "../src/compose"
+import { realResolution } from "./resolution"
 
-const run = promisify(execFile)
 const runs = Number(process.argv[2] ?? 5)
 const version = readVersions().aicr
 const work = mkdtempSync(join(tmpdir(), "adopt-bench-"))
@@ -28,28 +26,11 @@ const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
 const NS = "aicr-system"
 const OLD = "0d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
 
-const env = { PATH: process.env.PATH, HOME: work }
-await run(aicrBinary(version), ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "-t", "json", "-o", join(work, "recipe.json")], { env })
-await run(aicrBinary(version), ["bundle", "-r", join(work, "recipe.json"), "-o", join(work, "bundle"), "--deployer", "helm"], { env, cwd: work })
-const files: Record<string, string> = {}
-const walk = (d: string) => {
-  for (const e of readdirSync(d)) {
-    const p = join(d, e)
-    if (statSync(p).isDirectory()) walk(p)
-    else files[relative(join(work, "bundle"), p)] = readFileSync(p, "utf8")
-  }
-}
-walk(join(work, "bundle"))
-const recipe = readFileSync(join(work, "recipe.json"), "utf8")
-const components = JSON.parse(recipe).componentRefs as { name: string; chart?: string; version?: string }[]
-const content = readContent({ "recipe.json": recipe, "values.json": JSON.stringify({ kind: "Bundle", deployer: "helm", files }) })
+const { files, data, mirrorFor } = await realResolution(version, work)
+const content = readContent(data)
 if (!content.ok) throw new Error(content.why)
-const prefix = "127.0.0.1:5000/aicr/cluster"
 const input = sha256("bench")
-const mirror = {
-  inputDigest: input,
-  charts: components.map((c) => ({ release: c.name, ref: c.chart ? `${prefix}/charts/${c.chart}:${c.version}@${sha256(`${c.chart}@${c.version}`)}` : `${prefix}/wrappers/${c.name}:0.0.0-aicr-1@${sha256(c.name)}` })),
-}
+const mirror = mirrorFor(input)
 const composed = composePlan({ runtimeUID: OLD, resolution: { inputDigest: input }, mirror, contentConfigMap: "c", content: content.value, project: "aicr", now: "2026-12-02T00:00:00Z" })
 if (!composed.ok) throw new Error(composed.why)
 const plan = composed.value
@@ -73,6 +54,8 @@ const adoptExists = () => eventually(async () => (await list(ROLLOUTS)).some((r)
 const reset = async () => {
   for (const r of await list(ROLLOUTS)) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   for (const cm of await list(`/api/v1/namespaces/${NS}/configmaps?labelSelector=operator.aicr.run/role`)) await kubeRequest(info, { method: "DELETE", path: `/api/v1/namespaces/${NS}/configmaps/${cm.metadata.name}` })
+  // The planner's cleanup finalizer would turn the delete into a removal of the stack: it is taken off first.
+  await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "runtime gone" })
 }

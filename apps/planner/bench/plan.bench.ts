@@ -2,21 +2,19 @@
 // for a resolution of the real `aicr` v0.11.1 (EKS guide recipe, 13 releases) to the RuntimeRollout existing, over
 // several runs; plus the pure cost of composing, assessing and planning the steps. Not a test: it prints numbers.
 // Run: npx tsx apps/planner/bench/plan.bench.ts [runs=5]
-import { execFile } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, relative } from "node:path"
-import { promisify } from "node:util"
+import { join } from "node:path"
 import { contentConfigMapName, sha256 } from "@aicr/api"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { aicrBinary, applyManifests, eventually, expectOk, kubeRequest, readVersions, repoRoot, startControlPlane } from "@aicr/testing/harness"
+import { applyManifests, eventually, expectOk, kubeRequest, readVersions, repoRoot, startControlPlane } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { assessWithoutUpgradeCheck } from "../src/assess"
 import { composePlan, readContent } from "../src/compose"
 import { planSteps } from "../src/steps"
 import { plannerApp } from "../src/app"
+import { realResolution } from "./resolution"
 
-const run = promisify(execFile)
 const runs = Number(process.argv[2] ?? 5)
 const version = readVersions().aicr
 const work = mkdtempSync(join(tmpdir(), "planner-bench-"))
@@ -24,27 +22,7 @@ const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
 const NS = "aicr-system"
 
-const env = { PATH: process.env.PATH, HOME: work }
-await run(aicrBinary(version), ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "-t", "json", "-o", join(work, "recipe.json")], { env })
-await run(aicrBinary(version), ["bundle", "-r", join(work, "recipe.json"), "-o", join(work, "bundle"), "--deployer", "helm"], { env, cwd: work })
-const files: Record<string, string> = {}
-const walk = (d: string) => {
-  for (const e of readdirSync(d)) {
-    const p = join(d, e)
-    if (statSync(p).isDirectory()) walk(p)
-    else files[relative(join(work, "bundle"), p)] = readFileSync(p, "utf8")
-  }
-}
-walk(join(work, "bundle"))
-const recipe = readFileSync(join(work, "recipe.json"), "utf8")
-const components = JSON.parse(recipe).componentRefs as { name: string; chart?: string; version?: string }[]
-const data = { "recipe.json": recipe, "values.json": JSON.stringify({ kind: "Bundle", deployer: "helm", files }) }
-const prefix = "127.0.0.1:5000/aicr/cluster"
-const mirrorFor = (input: string) => ({
-  inputDigest: input,
-  bundle: `${prefix}/bundles/cluster:input-x@${sha256(input)}`,
-  charts: components.map((c) => ({ release: c.name, ref: c.chart ? `${prefix}/charts/${c.chart}:${c.version}@${sha256(`${c.chart}@${c.version}`)}` : `${prefix}/wrappers/${c.name}:0.0.0-aicr-1@${sha256(c.name)}` })),
-})
+const { components, data, mirrorFor } = await realResolution(version, work)
 
 // Pure cost: compose + assess + steps, 200 times.
 const content = readContent(data)
