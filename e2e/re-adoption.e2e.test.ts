@@ -16,7 +16,7 @@ import { type Application, isReadyAt } from "@aicr/argocd"
 import {
   applyManifests, ARGOCD_NAMESPACE, createNamespace, deleteApplication, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, type Proc, readAuditEvents, spawnProc,
 } from "@aicr/testing/harness"
-import { APPS, type Chart, createRollout, get, installProject, pushChart, ROLLOUTS, RUNTIME, setApproved, writePlan } from "@aicr/testing/world"
+import { APPS, type Chart, createRollout, get, installProject, pushChart, removeRuntime, ROLLOUTS, RUNTIME, setApproved, writePlan } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { type AppBuild, buildApp } from "../hack/build-apps"
 
@@ -66,12 +66,8 @@ const createRuntime = async (spec: Record<string, unknown> = {}): Promise<string
   ])
   return (await get(info, RUNTIME)).metadata.uid
 }
-const deleteRuntime = async () => {
-  // The stuck-finalizer runbook: the finalizer is removed by hand, which leaves the Applications for later adoption.
-  await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
-  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
-  await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "runtime gone" })
-}
+// The stuck-finalizer runbook: the finalizer is removed by hand, which leaves the Applications for later adoption.
+const deleteRuntime = () => removeRuntime(info)
 const approve = async (name: string) => {
   const r = await get(info, `${ROLLOUTS}/${name}`)
   const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/u, "Z")

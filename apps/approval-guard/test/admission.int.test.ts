@@ -155,6 +155,8 @@ describe("refusal 2: approving a rollout produced by your own runtime edit", () 
       ok(await approve("alice", name))
     } finally {
       ok(await editRuntime(info, "alice", "inference"))
+      // The next tests create rollouts requested by alice: wait until the policy's parameter cache has her edit too.
+      await eventually(() => create("alice").catch(() => undefined), { what: "a rollout requested by alice once the policy sees her edit again" })
     }
   })
 })

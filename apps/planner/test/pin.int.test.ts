@@ -13,6 +13,7 @@ import { OciClient } from "@aicr/oras"
 import { parseConfig, runApp } from "@aicr/runtime"
 import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, type Registry, startRegistry } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
+import { removeRuntime } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { plannerApp } from "../src/app"
 
@@ -93,7 +94,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
-  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
+  await removeRuntime(info)
   for (const r of await rollouts()) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   await client?.close()
   await registry?.stop()
@@ -151,6 +152,8 @@ describe("planner: a pin whose charts are gone from the real registry", () => {
     expect(again.manifest.digest).toBe(gone.ref.split("@")[1])
     const rollback = await eventually(async () => (await rollouts()).find((r) => r.spec.kind === "Rollback"), { what: "the Rollback rollout", timeoutMs: 90_000 })
     expect(rollback.spec).toMatchObject({ toDigest: first, requiresApproval: true })
+    // Planned is written after the rollout is created, in the same pass: wait for that write.
+    await eventually(async () => (await condition("Planned"))?.status === "True", { what: "Planned True after the Rollback rollout" })
     expect(await condition("Planned")).toMatchObject({ status: "True", reason: "PlanComputed" })
   })
 })

@@ -12,6 +12,7 @@ import { ANNOTATION_EDITED_BY, contentConfigMapName, inputDigest as inputDigestO
 import { parseConfig, runApp } from "@aicr/runtime"
 import { aicrBinary, applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, readAuditEvents, readVersions } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
+import { removeRuntime } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { plannerApp } from "../src/app"
 
@@ -96,8 +97,7 @@ const startPlanner = (window: string) => {
 
 beforeAll(async () => {
   ns = await createNamespace(info, "aicr-planner")
-  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
-  await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
+  await removeRuntime(info)
   // Right after the CRDs were applied the rollout storage may still be initialising (HTTP 429).
   for (const r of await eventually(() => rollouts(), { what: "RuntimeRollouts served" })) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   await applyManifests(info, [

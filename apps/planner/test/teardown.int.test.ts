@@ -16,6 +16,7 @@ import {
   kubeRequest, type KubeTarget, packageDemoChart, type Proc, readAuditEvents, removeApprovalPolicies, runtimeRepositories, spawnProc, startArgoCd, writeKubeconfig,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
+import { removeRuntime } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { plannerApp } from "../src/app"
@@ -96,15 +97,10 @@ const approve = async (name: string) => {
   expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, user: "approver", body: { spec: { approval } } }), `approve ${name}`)
 }
 
-const removeRuntime = async () => {
-  await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
-  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
-  await eventually(async () => !(await exists(RUNTIME)), { what: "no runtime left" })
-}
 
 beforeAll(async () => {
   ns = await createNamespace(info, "aicr-teardown")
-  await removeRuntime()
+  await removeRuntime(info)
   for (const r of (await eventually(() => get(ROLLOUTS), { what: "RuntimeRollouts served" })).items) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   await installApprovalPolicies(info)
   await applyManifests(info, [
@@ -157,7 +153,7 @@ afterAll(async () => {
   for (const name of RELEASES) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
   await argocd?.stop()
   await helm?.cleanup()
-  await removeRuntime()
+  await removeRuntime(info)
   for (const r of (await get(ROLLOUTS)).items) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   for (const r of RELEASES) await kubeRequest(info, { method: "DELETE", path: `/api/v1/namespaces/${namespaceOf(r)}` })
   for (const n of ["teardown-operator", "teardown-approvers"]) await kubeRequest(info, { method: "DELETE", path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${n}` })

@@ -8,13 +8,23 @@ import {
   type ResourceKind, ROLE_CONTENT, ROLE_PLAN, type RolloutStep, sha256,
 } from "@aicr/api"
 import { makeKube } from "@aicr/kube"
-import { applyManifests, ARGOCD_NAMESPACE, expectOk, type HarnessInfo, type IsolatedHelm, kubeRequest, packageDemoChart, runtimeRepositories } from "./index"
+import { applyManifests, ARGOCD_NAMESPACE, eventually, expectOk, type HarnessInfo, type IsolatedHelm, kubeRequest, packageDemoChart, runtimeRepositories } from "./index"
 import { Effect, Fiber } from "effect"
 import { request } from "undici"
 
 export const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
 export const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 export const APPS = `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications`
+
+/**
+ * Deletes the ClusterRuntime `cluster` and waits until it is gone. The planner's cleanup finalizer is taken off first
+ * (the stuck-finalizer runbook): a test that stopped its planner would otherwise leave the runtime Deleting forever.
+ */
+export const removeRuntime = async (info: HarnessInfo): Promise<void> => {
+  await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
+  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
+  await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no runtime left" })
+}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const get = async (info: HarnessInfo, path: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path }), `GET ${path}`)
