@@ -51,7 +51,9 @@ describe("harness process cleanup", () => {
       const { parent, exited, pids } = await startParent(mode, dir)
       const all = [pids.etcd, pids.registry]
       expect(all.every((p) => pidAlive(p))).toBe(true)
-      expect(all.every((p) => watchdogsOf(p).length === 1)).toBe(true)
+      // A watchdog is spawned right after its child; between fork and exec /proc still shows node's argv, so wait
+      // until each child has exactly one.
+      await eventually(async () => all.every((p) => watchdogsOf(p).length === 1), { timeoutMs: 5_000, what: "one watchdog per child" })
       if (signal) parent.kill(signal)
       await exited
       await eventually(async () => all.every((p) => !pidAlive(p)), { timeoutMs: 20_000, what: "children gone" })
