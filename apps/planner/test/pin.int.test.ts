@@ -13,7 +13,7 @@ import { OciClient } from "@aicr/oras"
 import { parseConfig, runApp } from "@aicr/runtime"
 import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, type Registry, startRegistry } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
-import { removeRuntime } from "@aicr/testing/world"
+import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { plannerApp } from "../src/app"
 
@@ -34,11 +34,6 @@ const get = async (path: string): Promise<any> => expectOk(await kubeRequest(inf
 const condition = async (type: string): Promise<Cond | undefined> => (await get(RUNTIME)).status?.conditions?.find((c: Cond) => c.type === type)
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const rollouts = async (): Promise<any[]> => (await get(ROLLOUTS)).items
-const applyStatus = async (path: string, manager: string, status: unknown, kind = "ClusterRuntime", name = "cluster") =>
-  expectOk(
-    await kubeRequest(info, { method: "PATCH", path: `${path}/status?fieldManager=${manager}&force=true`, body: { apiVersion: "operator.aicr.run/v1alpha1", kind, metadata: { name }, status }, contentType: "application/apply-patch+yaml" }),
-    `status as ${manager}`,
-  )
 const patchRuntime = async (body: unknown) => expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body }), "patch the runtime")
 
 // Three real charts of the local upstream's fixtures; the second plan moves the third one to another version.
@@ -58,9 +53,9 @@ const publish = async (comps: typeof base, n: number) => {
   ])
   const generation = (await get(RUNTIME)).metadata.generation
   const at = { observedGeneration: generation, lastTransitionTime: new Date().toISOString(), message: "" }
-  await applyStatus(RUNTIME, "aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: VERSION, image: `ghcr.io/nvidia/aicr:${VERSION}` }, releases: comps.length } })
+  await applyStatusAs(info, "aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: VERSION, image: `ghcr.io/nvidia/aicr:${VERSION}` }, releases: comps.length } })
   const charts = pushed.map(({ c, p }) => ({ release: c.name, ref: `${repoOf(c.chart)}:${c.version}@${p.manifest.digest}` }))
-  await applyStatus(RUNTIME, "aicr-registry-mirror", { conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }], mirror: { inputDigest: input, charts } })
+  await applyStatusAs(info, "aicr-registry-mirror", { conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }], mirror: { inputDigest: input, charts } })
   return charts
 }
 
@@ -71,7 +66,7 @@ const rollOut = async (kind: string): Promise<string> => {
   const approval = { approvedBy: "bob", reason: "pin int test", approvedAt: now.toISOString(), expiresAt: new Date(Math.min(now.getTime() + 3_600_000, Date.parse(r.spec.deadline))).toISOString(), toDigest: r.spec.toDigest }
   expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${r.metadata.name}`, body: { spec: { approval } } }), "approve")
   const fresh = await get(`${ROLLOUTS}/${r.metadata.name}`)
-  await applyStatus(`${ROLLOUTS}/${r.metadata.name}`, "aicr-step-executor", { conditions: [{ type: "Progressing", status: "True", reason: "StepsCompleted", message: "all steps ready", observedGeneration: fresh.metadata.generation, lastTransitionTime: new Date().toISOString() }] }, "RuntimeRollout", r.metadata.name)
+  await applyStatusAs(info, "aicr-step-executor", { conditions: [{ type: "Progressing", status: "True", reason: "StepsCompleted", message: "all steps ready", observedGeneration: fresh.metadata.generation, lastTransitionTime: new Date().toISOString() }] }, { kind: "RuntimeRollout", name: r.metadata.name })
   await eventually(async () => (await get(`${ROLLOUTS}/${r.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", { what: `${kind} Succeeded` })
   return r.spec.toDigest
 }

@@ -12,7 +12,7 @@ import { ANNOTATION_EDITED_BY, contentConfigMapName, inputDigest as inputDigestO
 import { parseConfig, runApp } from "@aicr/runtime"
 import { aicrBinary, applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, readAuditEvents, readVersions } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
-import { removeRuntime } from "@aicr/testing/world"
+import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { plannerApp } from "../src/app"
 
@@ -52,11 +52,6 @@ const condition = async (type: string): Promise<Cond | undefined> => (await get(
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const rollouts = async (): Promise<any[]> => (await get(ROLLOUTS)).items
 
-const applyStatus = async (path: string, manager: string, status: unknown, kind = "ClusterRuntime", name = "cluster") =>
-  expectOk(
-    await kubeRequest(info, { method: "PATCH", path: `${path}/status?fieldManager=${manager}&force=true`, body: { apiVersion: "operator.aicr.run/v1alpha1", kind, metadata: { name }, status }, contentType: "application/apply-patch+yaml" }),
-    `status as ${manager}`,
-  )
 
 /** Publishes a resolution of one AICR version as the resolver and the registry-mirror would (their rooms). */
 const publish = async (version: string) => {
@@ -68,19 +63,19 @@ const publish = async (version: string) => {
   ])
   const generation = (await get(RUNTIME)).metadata.generation
   const at = { observedGeneration: generation, lastTransitionTime: new Date().toISOString(), message: "" }
-  await applyStatus(RUNTIME, "aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version, image: `ghcr.io/nvidia/aicr:${version}` }, releases: r.components.length } })
+  await applyStatusAs(info, "aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version, image: `ghcr.io/nvidia/aicr:${version}` }, releases: r.components.length } })
   const prefix = "127.0.0.1:5000/aicr/cluster"
   const charts = r.components
     .filter((c) => Object.keys(r.files).some((f) => f.startsWith(`${c.name}/`)))
     .map((c) => ({ release: c.name, ref: c.chart ? `${prefix}/charts/${c.chart}:${c.version}@${sha256(`${c.chart}@${c.version}`)}` : `${prefix}/wrappers/${c.name}:0.0.0-aicr-1@${sha256(c.name)}` }))
-  await applyStatus(RUNTIME, "aicr-registry-mirror", { conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }], mirror: { inputDigest: input, bundle: `${prefix}/bundles/cluster:input-${input.slice(7, 39)}@${sha256(input)}`, charts } })
+  await applyStatusAs(info, "aicr-registry-mirror", { conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }], mirror: { inputDigest: input, bundle: `${prefix}/bundles/cluster:input-${input.slice(7, 39)}@${sha256(input)}`, charts } })
   return { input, components: r.components }
 }
 
 /** As the step-executor would: Progressing True/StepsCompleted for the rollout's generation. */
 const complete = async (name: string) => {
   const r = await get(`${ROLLOUTS}/${name}`)
-  await applyStatus(`${ROLLOUTS}/${name}`, "aicr-step-executor", { conditions: [{ type: "Progressing", status: "True", reason: "StepsCompleted", message: "all steps ready", observedGeneration: r.metadata.generation, lastTransitionTime: new Date().toISOString() }] }, "RuntimeRollout", name)
+  await applyStatusAs(info, "aicr-step-executor", { conditions: [{ type: "Progressing", status: "True", reason: "StepsCompleted", message: "all steps ready", observedGeneration: r.metadata.generation, lastTransitionTime: new Date().toISOString() }] }, { kind: "RuntimeRollout", name: name })
 }
 
 const approve = async (name: string) => {

@@ -16,7 +16,7 @@ import {
   kubeRequest, type KubeTarget, packageDemoChart, type Proc, readAuditEvents, removeApprovalPolicies, runtimeRepositories, spawnProc, startArgoCd, writeKubeconfig,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
-import { removeRuntime } from "@aicr/testing/world"
+import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { plannerApp } from "../src/app"
@@ -52,11 +52,6 @@ const condition = async (type: string): Promise<Cond | undefined> => (await get(
 const rollouts = async (): Promise<any[]> => (await get(ROLLOUTS)).items.filter((r: { spec: { runtimeUID: string } }) => r.spec.runtimeUID === uid)
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/u, "Z")
 
-const applyStatus = async (manager: string, status: unknown) =>
-  expectOk(
-    await kubeRequest(info, { method: "PATCH", path: `${RUNTIME}/status?fieldManager=${manager}&force=true`, body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, status }, contentType: "application/apply-patch+yaml" }),
-    `status as ${manager}`,
-  )
 
 /** Pushes demo chart name@0.1.0 into the runtime registry with the real helm; the digest is the one the registry serves. */
 const pushChart = async (h: IsolatedHelm, name: string) => {
@@ -81,9 +76,9 @@ const publish = async () => {
     },
   ])
   const at = { observedGeneration: (await get(RUNTIME)).metadata.generation, lastTransitionTime: new Date().toISOString(), message: "" }
-  await applyStatus("aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" } } })
+  await applyStatusAs(info, "aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" } } })
   const prefix = runtimeRepositories(info)[0]!.replace(/\/charts$/u, "")
-  await applyStatus("aicr-registry-mirror", {
+  await applyStatusAs(info, "aicr-registry-mirror", {
     conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }],
     mirror: { inputDigest: input, bundle: `${prefix}/bundles/cluster:input-1@${sha256(input)}`, charts: RELEASES.map((release) => ({ release, ref: `${charts[release]!.ref}@${charts[release]!.digest}` })) },
   })

@@ -98,18 +98,27 @@ export const writePlan = async (info: HarnessInfo, ns: string, runtimeUID: strin
   return plan
 }
 
-const applyStatus = async (info: HarnessInfo, path: string, manager: string, kind: string, name: string, status: unknown) =>
+/**
+ * A status write as another controller makes it (server-side apply with that controller's field manager, forced: the
+ * test plays that controller), on the runtime `cluster` or on a rollout.
+ */
+export const applyStatusAs = async (info: HarnessInfo, manager: string, status: unknown, on: { readonly kind: "ClusterRuntime" | "RuntimeRollout"; readonly name: string } = { kind: "ClusterRuntime", name: "cluster" }) =>
   expectOk(
-    await kubeRequest(info, { method: "PATCH", path: `${path}/status?fieldManager=${manager}&force=true`, body: { apiVersion: "operator.aicr.run/v1alpha1", kind, metadata: { name }, status }, contentType: "application/apply-patch+yaml" }),
+    await kubeRequest(info, {
+      method: "PATCH",
+      path: `${on.kind === "ClusterRuntime" ? RUNTIME : `${ROLLOUTS}/${on.name}`}/status?fieldManager=${manager}&force=true`,
+      body: { apiVersion: "operator.aicr.run/v1alpha1", kind: on.kind, metadata: { name: on.name }, status },
+      contentType: "application/apply-patch+yaml",
+    }),
     `status as ${manager}`,
   )
 
 /** Sets Approved on the rollout as the approval-guard would, for its current generation. */
 export const setApproved = async (info: HarnessInfo, name: string, status: "True" | "False", reason: string, message: string) => {
   const r = await get(info, `${ROLLOUTS}/${name}`)
-  await applyStatus(info, `${ROLLOUTS}/${name}`, "aicr-approval-guard", "RuntimeRollout", name, {
+  await applyStatusAs(info, "aicr-approval-guard", {
     conditions: [{ type: "Approved", status, reason, message, observedGeneration: r.metadata.generation, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/u, "Z") }],
-  })
+  }, { kind: "RuntimeRollout", name })
 }
 
 /** Creates an approved rollout from → to with these steps (Approved=True as the guard reports it). */
