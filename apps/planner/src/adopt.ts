@@ -10,7 +10,7 @@
  *   rebuild into exactly the plan they name, unedited: any difference is named in `AdoptionBlocked`.
  */
 import { desiredStateDigest, encodePlan, LABEL_RELEASE, LABEL_RUNTIME_UID, type Plan, type PlanRelease, readPlan } from "@aicr/api"
-import { ANNOTATION_CHART_DIGEST, ANNOTATION_PLAN_DIGEST, ANNOTATION_SPEC_DIGEST, ANNOTATION_VALUES_DIGEST, type Application, helmSourceOf, readRecord, specDigest } from "@aicr/argocd"
+import { ANNOTATION_PLAN_DIGEST, type Application, helmSourceOf, unchangedSinceWritten } from "@aicr/argocd"
 import { shortDigest } from "@aicr/conditions"
 import { Result } from "effect"
 
@@ -62,18 +62,16 @@ export const rebuildPlan = (apps: ReadonlyArray<Application>, i: Pick<AdoptionIn
   const names = new Map<string, ReadonlyArray<string>>()
   for (const a of [...apps].sort((x, y) => (x.metadata.name < y.metadata.name ? -1 : 1))) {
     const at = `Application ${i.engineNamespace}/${a.metadata.name}`
-    const read = readRecord(a)
-    if (!read.ok) {
-      differences.push(`${at}: ${read.why}; it was not written by this operator version and cannot be rebuilt`)
+    const unchanged = unchangedSinceWritten(a)
+    if (!unchanged.ok && unchanged.edit === "record") {
+      differences.push(`${at}: ${unchanged.why}; it was not written by this operator version and cannot be rebuilt`)
       continue
     }
-    const { release, plan } = read.record
-    const annotations = a.metadata.annotations ?? {}
-    const digest = annotations[ANNOTATION_PLAN_DIGEST]
+    const { release, plan } = unchanged.record
+    const digest = a.metadata.annotations?.[ANNOTATION_PLAN_DIGEST]
     if (release.name !== a.metadata.name || a.metadata.labels?.[LABEL_RELEASE] !== release.name) differences.push(`${at}: its record names release ${release.name}`)
     else if (a.metadata.deletionTimestamp !== undefined) differences.push(`${at} is being deleted`)
-    else if (annotations[ANNOTATION_SPEC_DIGEST] !== specDigest(a.spec)) differences.push(`${at}: ${editOf(a, release, i.project)}`)
-    else if (annotations[ANNOTATION_CHART_DIGEST] !== release.chart.digest || annotations[ANNOTATION_VALUES_DIGEST] !== release.values.digest) differences.push(`${at}: its chart or values digest annotation was changed`)
+    else if (!unchanged.ok) differences.push(`${at}: ${unchanged.edit === "spec" ? editOf(a, release, i.project) : unchanged.why}`)
     else if (a.status?.sync?.status === "OutOfSync") differences.push(`${at}: Argo CD reports it OutOfSync, its resources differ from the chart (changed by hand, or a sync did not finish)`)
     else if (digest === undefined) differences.push(`${at}: it names no plan (${ANNOTATION_PLAN_DIGEST})`)
     else {

@@ -228,12 +228,12 @@ export const decide = (o: Observed): Decision => {
     return { ...withTarget, plan: { _tag: "Stabilizing", until, message: `Target plan ${shortDigest(target)} must hold still until ${iso(until)} (${left}s left) before a rollout is created` }, open: undefined }
   }
 
-  // An adoption starts from the plan it rebuilt: the stack as it runs.
-  const from = adopt ? { ok: true as const, plan: t.plan, configMap: "" } : active === undefined ? undefined : o.plans.get(active)
+  const from = active === undefined ? undefined : o.plans.get(active)
   if (!adopt && active !== undefined && (from === undefined || !from.ok)) {
     return { ...withTarget, plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `the active plan ${shortDigest(active)} ${from === undefined ? "has no plan ConfigMap" : `is unreadable: ${from.ok ? "" : from.why}`}` }, open: undefined }
   }
-  const fromPlan = from?.ok ? from.plan : undefined
+  // An adoption starts from the plan it rebuilt: the stack as it runs.
+  const fromPlan = adopt ? t.plan : from?.ok ? from.plan : undefined
   const gate = t.pinned ? pinChartsGate(o, t.plan) : undefined
   if (gate !== undefined) return { ...withTarget, ...gate, open: undefined }
   const aicrVersion = t.plan.aicr?.version ?? o.resolution?.aicr?.version ?? "unknown"

@@ -20,8 +20,8 @@ import {
   Approved, deploymentValidationOf, LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, type PlanRelease, planKey, Progressing, type RolloutStep, type RuntimeRollout, ValidationReady,
 } from "@aicr/api"
 import {
-  ANNOTATION_PLAN_DIGEST, ANNOTATION_SPEC_DIGEST, ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, gateFailureAt, helmSourceOf, notReadyAt, readRecord, releaseApplication,
-  specDigest, suspended, suspensionBlockedBy, syncFailureAt, writtenFor,
+  ANNOTATION_PLAN_DIGEST, ANNOTATION_WRITTEN_AT, type Application, automatedSyncEnabled, gateFailureAt, helmSourceOf, notReadyAt, releaseApplication,
+  suspended, suspensionBlockedBy, syncFailureAt, unchangedSinceWritten, writtenFor,
 } from "@aicr/argocd"
 import { current } from "@aicr/conditions"
 import type { Observed } from "./gather"
@@ -181,11 +181,10 @@ const KNOWN_ACTIONS = new Set(["Install", "Upgrade", "Move", "Remove", "Adopt"])
 /** Why an Application to adopt no longer is what the plan was rebuilt from (undefined when it still is). */
 const adoptDrift = (app: Application | undefined, release: PlanRelease): string | undefined => {
   if (app === undefined) return "it is gone"
-  const read = readRecord(app)
-  if (!read.ok) return read.why
-  if (app.metadata.annotations?.[ANNOTATION_SPEC_DIGEST] !== specDigest(app.spec)) return "its spec was changed after it was written"
-  const r = read.record.release
-  if (r.chart.digest !== release.chart.digest || r.values.digest !== release.values.digest || !writtenFor(app, release.chart.digest, release.values.digest) || app.spec?.destination.namespace !== release.namespace) {
+  const unchanged = unchangedSinceWritten(app)
+  if (!unchanged.ok) return unchanged.why
+  const r = unchanged.record.release
+  if (r.chart.digest !== release.chart.digest || r.values.digest !== release.values.digest || app.spec?.destination.namespace !== release.namespace) {
     return "it no longer carries the chart, values and namespace the plan was rebuilt from"
   }
   return undefined

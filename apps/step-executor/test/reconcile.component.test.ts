@@ -554,7 +554,7 @@ describe("step-executor reconcile", () => {
         yield* t.fake.kube.patch(ArgoCD.Application, "argocd/b", { type: "merge", body: { spec: { source: { helm: { valuesObject: { message: "edited" } } } } } }, { fieldManager: "kubectl-edit" })
         for (let i = 0; i < 4; i++) yield* t.run
         expect(adoptProgress()).toMatchObject({ status: "False", reason: "InventoryDrift" })
-        expect(adoptProgress()!.message).toBe("step 2/3 b (Adopt): Application argocd/b cannot be adopted: its spec was changed after it was written; the planner rebuilds the plan once the rollout ends")
+        expect(adoptProgress()!.message).toBe("step 2/3 b (Adopt): Application argocd/b cannot be adopted: its spec was changed after the operator wrote it; the planner rebuilds the plan once the rollout ends")
         const executorWrites = () => t.appWrites().filter((w) => w.manager === contract.fieldManager).map((w) => [w.verb, w.key])
         expect(executorWrites()).toEqual([["apply", "argocd/a"]])
         yield* t.fake.kube.patch(ArgoCD.Application, "argocd/b", { type: "merge", body: { spec: { source: { helm: { valuesObject: { message: "b-0.2.0" } } } } } }, { fieldManager: "kubectl-edit" })

@@ -5,7 +5,7 @@
  * (operator.md §4.15: "rebuilds the plan from what is running, confirms nothing was edited by hand").
  */
 import { canonicalJson, digestOf, type PlanRelease } from "@aicr/api"
-import type { Application, ApplicationSpec } from "./application"
+import { ANNOTATION_CHART_DIGEST, ANNOTATION_VALUES_DIGEST, type Application, type ApplicationSpec } from "./application"
 import { withoutNulls } from "./ready"
 
 /** [I] `{release, plan}`: the plan release (canonical JSON) and the names of all releases of its plan. */
@@ -62,4 +62,26 @@ export const readRecord = (app: Application): RecordRead => {
     return { ok: false, why: `its ${ANNOTATION_RELEASE_RECORD} annotation names no release, namespace, chart and values` }
   }
   return { ok: true, record: { release: release as unknown as PlanRelease, plan: raw["plan"] as string[] } }
+}
+
+export type Unchanged =
+  | { readonly ok: true; readonly record: ReleaseRecord }
+  | { readonly ok: false; readonly edit: "record"; readonly why: string }
+  | { readonly ok: false; readonly edit: "spec" | "markers"; readonly why: string; readonly record: ReleaseRecord }
+
+/**
+ * Whether an Application is still what the operator wrote: its record reads, its spec matches the spec digest, and
+ * its chart and values markers match the record. Re-adoption rebuilds a plan only from such Applications, and an
+ * Adopt step takes over only such an Application.
+ */
+export const unchangedSinceWritten = (app: Application): Unchanged => {
+  const read = readRecord(app)
+  if (!read.ok) return { ok: false, edit: "record", why: read.why }
+  const annotations = app.metadata.annotations ?? {}
+  const { record } = read
+  if (annotations[ANNOTATION_SPEC_DIGEST] !== specDigest(app.spec)) return { ok: false, edit: "spec", why: "its spec was changed after the operator wrote it", record }
+  if (annotations[ANNOTATION_CHART_DIGEST] !== record.release.chart.digest || annotations[ANNOTATION_VALUES_DIGEST] !== record.release.values.digest) {
+    return { ok: false, edit: "markers", why: "its chart or values digest annotation was changed", record }
+  }
+  return { ok: true, record }
 }
