@@ -6,88 +6,96 @@
  *         ClusterRuntime `cluster`; the Argo CD Applications it creates (runtime-uid label).
  * Reads:  `Approved`, `ValidationReady` (only when current), the rollout's spec (steps, acknowledgements), the target
  *         plan ConfigMap and its content ConfigMap, Argo CD's CRD, the AppProject and every Application in the engine
- *         namespace.
+ *         namespace, all from its informer caches (`caches.ts`).
  * Leaves alone: approvals (people, approval-guard), outcomes (planner), any Application without our label.
  *
- * Crash-safe by construction: every pass rebuilds the step states from the API server only, and writes at most one
- * Application, only when its markers are not there yet, so a restart never repeats a write.
+ * gather → decide → act → report. Exactly-once writes from caches: a pass decides only once the caches show every
+ * write of the passes before (expectations), writes at most one Application, and only when its markers are not there
+ * yet; a restarted executor starts from fresh lists, so a restart never repeats a write either.
  */
-import { ArgoCD, ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, RuntimeRolloutKind, SINGLETON_NAME } from "@aicr/api"
-import { suspensionPatch } from "@aicr/argocd"
+import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, RuntimeRolloutKind, SINGLETON_NAME } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
-import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
-import { Effect, Option } from "effect"
+import { EventRecorder, type Kube, type KubeError } from "@aicr/kube"
+import { Expectations, Requeue } from "@aicr/runtime"
+import { Cause, Clock, Effect, Option } from "effect"
+import { step, suspend, writeStatus } from "./act"
+import { Caches } from "./caches"
 import type { ExecutorConfig } from "./config"
 import { contract } from "./contract"
-import { decide, type Refusal, reported } from "./decide"
-import { gather } from "./gather"
-import { rolloutStatus, runtimeStatus } from "./status"
+import { decide, reported } from "./decide"
+import { classify, InternalError } from "./errors"
+import { gather, openRollout, type PlanReads } from "./gather"
+import { rolloutInternalError, rolloutStatus, runtimeInternalError, runtimeStatus } from "./status"
 
 /** How soon a refused suspension is tried again. */
 const REFUSAL_RETRY_MS = 10_000
-const refusedByApiServer = (e: KubeError) => e.reason._tag === "Forbidden" || e.reason._tag === "Invalid"
+/** While the caches have not shown this controller's last writes: look again at the latest then (the event comes first). */
+const EXPECTATION_RECHECK_MS = 5_000
 
 export const runtimeRoom = roomOn(contract, ClusterRuntimeKind)
 export const rolloutRoom = roomOn(contract, RuntimeRolloutKind)
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kube | EventRecorder | ExecutorConfig> =>
+type Services = Kube | EventRecorder | Caches | Expectations | PlanReads | ExecutorConfig
+
+/** One pass over what the caches show. */
+const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError, Services> =>
   Effect.gen(function* () {
-    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
-    const kube = yield* Kube
-    const events = yield* EventRecorder
-    const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
-    if (Option.isNone(found)) return Requeue.onChange
-    const runtime = found.value
+    const caches = yield* Caches
     const o = yield* gather(runtime)
     const decided = decide(o)
     const ns = o.settings.engineNamespace
-
-    const refused: Refusal[] = []
-    for (const s of decided.suspend) {
-      const patch = kube.patch(ArgoCD.Application, `${ns}/${s.name}`, { type: "merge", body: suspensionPatch(s.suspend) }, { fieldManager: contract.fieldManager })
-      if (!s.suspend) {
-        yield* patch
-        yield* Effect.logInfo("Resumed Application", { Application: `${ns}/${s.name}` })
-        continue
-      }
-      // A refused suspension (an admission policy, RBAC) is reported, not retried in a hot loop: the next pass retries.
-      const done = yield* patch.pipe(
-        Effect.as(undefined),
-        Effect.catchIf(refusedByApiServer, (e) => Effect.succeed(`the API server refused the suspension patch (${e.reason._tag}): ${e.reason.message}`)),
-      )
-      if (done === undefined) yield* Effect.logInfo("Suspended Application", { Application: `${ns}/${s.name}` })
-      else {
-        refused.push({ name: s.name, why: done })
-        yield* Effect.logWarning("Suspension refused", { Application: `${ns}/${s.name}`, why: done })
-      }
-    }
+    const refused = yield* suspend(decided, ns)
     const { decision: d, refusal } = reported(o, decided, refused)
     const r = d.rollout
-    const action = r?.action
-    if (r !== undefined && action !== undefined) {
-      const step = r.rollout.spec.steps![action.index]!
-      if (action._tag === "Write") {
-        yield* kube.apply(ArgoCD.Application, action.application, { fieldManager: contract.fieldManager })
-        yield* Effect.logInfo("Wrote Application", { RuntimeRollout: r.rollout.metadata.name, Application: `${ns}/${step.release}`, step: action.index + 1, revision: action.application.spec.source.targetRevision })
-        yield* events.event(r.rollout, { type: "Normal", reason: "StepStarted", action: "WriteApplication", note: `Step ${action.index + 1} ${step.release} (${step.action}): wrote Application ${ns}/${step.release} at ${action.application.spec.source.targetRevision}` })
-      } else {
-        yield* kube.delete(ArgoCD.Application, `${ns}/${action.name}`, action.uid ? { preconditions: { uid: action.uid } } : {}).pipe(Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.void))
-        yield* Effect.logInfo("Deleted Application", { RuntimeRollout: r.rollout.metadata.name, Application: `${ns}/${action.name}`, step: action.index + 1 })
-        yield* events.event(r.rollout, { type: "Normal", reason: "StepStarted", action: "DeleteApplication", note: `Step ${action.index + 1} ${step.release} (Remove): deleting Application ${ns}/${step.release} with its resources` })
-      }
-    }
     if (r !== undefined) {
+      yield* step(r, ns)
       const write = rolloutStatus(o, r)
-      if (write !== undefined) yield* kube.applyStatus(rolloutRoom, r.rollout, write)
+      if (write !== undefined) yield* writeStatus(rolloutRoom, r.rollout, write, caches.rollouts)
     }
-    yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d, refusal))
+    yield* writeStatus(runtimeRoom, runtime, runtimeStatus(o, d, refusal), caches.runtimes)
     // Watch events on Applications drive progress; the deadline (and a slow safety poll) bound the wait.
     // While Applications exist, come back in time to notice an Argo CD that stopped comparing them. A refusal clears by
     // itself (an operation ends: a watch event) or by a change no watch here sees (a policy or role edited): come back
-    // soon.
+    // soon. Every timer reads the caches only.
     const staleCheck = d.ours > 0 ? Requeue.after(Math.max(1_000, o.settings.engineStaleAfterMs / 2)) : Requeue.onChange
     const watchdog = refusal !== undefined ? Requeue.min(staleCheck, Requeue.after(REFUSAL_RETRY_MS)) : staleCheck
     if (r?.deadline !== undefined) return Requeue.min(watchdog, Requeue.after(Math.max(50, Math.min(r.deadline - o.now + 50, 30_000))))
     return Requeue.min(watchdog, r !== undefined && r.progress._tag === "InProgress" ? Requeue.after(30_000) : Requeue.onChange)
+  })
+
+/**
+ * A failed pass (`errors.ts`): a transient failure goes back to the driver as it is; a defect writes `InternalError`
+ * into both rooms, emits one Warning Event when that is a transition, and fails with `InternalError`.
+ */
+const failed = (runtime: ClusterRuntime, cause: Cause.Cause<KubeError>): Effect.Effect<never, KubeError | InternalError, Services> =>
+  Effect.gen(function* () {
+    if (Cause.hasInterruptsOnly(cause)) return yield* Effect.failCause(cause)
+    const failure = classify(cause)
+    if (failure.class === "transient") return yield* Effect.fail(failure.error)
+    yield* Effect.logError("Step-executor pass failed unexpectedly", cause)
+    const caches = yield* Caches
+    const now = yield* Clock.currentTimeMillis
+    const report = Effect.gen(function* () {
+      const rollout = openRollout(caches, runtime.metadata.uid)
+      if (rollout !== undefined) yield* writeStatus(rolloutRoom, rollout, rolloutInternalError(rollout, now), caches.rollouts)
+      const applied = yield* writeStatus(runtimeRoom, runtime, runtimeInternalError(runtime, now), caches.runtimes)
+      // One Warning per transition into InternalError; a pass that fails the same way again emits nothing.
+      if (applied) yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: "InternalError", action: "Reconcile", note: `The step-executor failed unexpectedly: ${failure.message}`.slice(0, 1024) })
+    })
+    yield* report.pipe(Effect.catchCause((c) => Effect.logError("Reporting InternalError failed", c)))
+    return yield* Effect.fail(new InternalError({ message: failure.message }))
+  })
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | InternalError, Services> =>
+  Effect.gen(function* () {
+    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
+    const found = (yield* Caches).runtimes.get(key)
+    if (Option.isNone(found)) return Requeue.onChange
+    const pending = yield* (yield* Expectations).pending
+    if (pending.length > 0) {
+      yield* Effect.logDebug("Waiting for the caches to show this controller's writes", { pending })
+      return Requeue.after(EXPECTATION_RECHECK_MS)
+    }
+    const runtime = found.value
+    return yield* pass(runtime).pipe(Effect.catchCause((cause) => failed(runtime, cause)))
   }).pipe(Effect.withSpan("step-executor.reconcile"))

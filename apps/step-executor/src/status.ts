@@ -1,12 +1,14 @@
 /**
  * report: pure. The step-executor's rooms on every pass: `Progressing` and `status.steps` on the open rollout,
  * `EngineAvailable` and `status.engine` on the runtime. Messages carry no clock readings, so an unchanged state makes
- * no write; step times come from the Applications' markers.
+ * no write; step times come from the Applications' markers. After a defect (`errors.ts`) both rooms say
+ * `InternalError` and keep the status keys as they were.
  */
-import { EngineAvailable, Progressing } from "@aicr/api"
+import { type ClusterRuntime, EngineAvailable, Progressing, type RuntimeRollout } from "@aicr/api"
 import { type ConditionIntent, materialize } from "@aicr/conditions"
 import type { StatusWrite } from "@aicr/kube"
-import { type Decision, type RolloutDecision, stepLabel } from "./decide"
+import { type Decision, type Progress, type RolloutDecision, stepLabel } from "./decide"
+import { internalEngine, internalProgressing } from "./errors"
 import type { Observed } from "./gather"
 
 export const engineCondition = (o: Observed): ConditionIntent<"EngineAvailable"> =>
@@ -25,16 +27,17 @@ export const runtimeStatus = (o: Observed, d: Decision, refusal: string | undefi
   },
 })
 
-export const progressingCondition = (r: RolloutDecision): ConditionIntent<"Progressing"> => {
-  switch (r.progress._tag) {
+/** A verdict to write (a kept one writes nothing). */
+export type Reportable = Exclude<Progress, { readonly _tag: "Kept" }>
+
+export const progressingCondition = (p: Reportable): ConditionIntent<"Progressing"> => {
+  switch (p._tag) {
     case "Completed":
-      return Progressing.true("StepsCompleted", r.progress.message)
+      return Progressing.true("StepsCompleted", p.message)
     case "InProgress":
-      return Progressing.true("StepInProgress", r.progress.message)
+      return Progressing.true("StepInProgress", p.message)
     case "Blocked":
-      return Progressing.false(r.progress.reason, r.progress.message.slice(0, 32_000))
-    case "Kept":
-      throw new Error("a kept verdict writes nothing")
+      return Progressing.false(p.reason, p.message.slice(0, 32_000))
   }
 }
 
@@ -42,7 +45,7 @@ export const progressingCondition = (r: RolloutDecision): ConditionIntent<"Progr
 export const rolloutStatus = (o: Observed, r: RolloutDecision): StatusWrite | undefined => {
   if (r.progress._tag === "Kept") return undefined
   const total = r.rollout.spec.steps?.length ?? 0
-  const conditions = materialize([progressingCondition(r)], { existing: r.rollout.status?.conditions, generation: r.rollout.metadata.generation, now: o.now })
+  const conditions = materialize([progressingCondition(r.progress)], { existing: r.rollout.status?.conditions, generation: r.rollout.metadata.generation, now: o.now })
   const items = r.steps.map((v) => ({
     index: v.index,
     release: v.step.release,
@@ -65,3 +68,15 @@ export const rolloutStatus = (o: Observed, r: RolloutDecision): StatusWrite | un
   }
   return { conditions, steps }
 }
+
+/** The rollout's room after a defect: `Progressing=Unknown/InternalError`, `status.steps` as it was. */
+export const rolloutInternalError = (rollout: RuntimeRollout, now: number): StatusWrite => ({
+  conditions: materialize([internalProgressing()], { existing: rollout.status?.conditions, generation: rollout.metadata.generation, now }),
+  ...(rollout.status?.steps !== undefined ? { steps: rollout.status.steps } : {}),
+})
+
+/** The runtime's room after a defect: `EngineAvailable=Unknown/InternalError`, `status.engine` as it was. */
+export const runtimeInternalError = (runtime: ClusterRuntime, now: number): StatusWrite => ({
+  conditions: materialize([internalEngine()], { existing: runtime.status?.conditions, generation: runtime.metadata.generation, now }),
+  ...(runtime.status?.engine !== undefined ? { engine: runtime.status.engine } : {}),
+})

@@ -3,19 +3,21 @@
 // at the revision written, the approval and validation gates, ForeignObject, sync failure and deadline, revocation,
 // removal, suspendEngine and a restart that rebuilds everything from the API server.
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, encodePlan, LABEL_OUTCOME, LABEL_ROLE, PLAN_DATA_KEY, planConfigMapName, ROLE_PLAN, type RuntimeRollout,
+  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, encodePlan, type KubeObject, LABEL_OUTCOME, LABEL_ROLE, PLAN_DATA_KEY, planConfigMapName, ROLE_PLAN, type RuntimeRollout,
   RuntimeRolloutKind,
 } from "@aicr/api"
 import { ANNOTATION_CHART_DIGEST, type Application } from "@aicr/argocd"
-import { eventRecorderLayer } from "@aicr/kube"
-import { makeFakeKube } from "@aicr/testing"
+import { eventRecorderLayer, type Informer, Kube, type KubeShape } from "@aicr/kube"
+import { makeFakeKube, settle } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
-import { Requeue } from "@aicr/runtime"
+import { Expectations, makeExpectations, Requeue } from "@aicr/runtime"
 import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
+import { Caches, type ExecutorCaches, makeCaches } from "../src/caches"
 import { ExecutorConfig, type ExecutorSettings } from "../src/config"
 import { contract } from "../src/contract"
+import { makePlanReads, PlanReads } from "../src/gather"
 import { reconcile } from "../src/reconcile"
 import {
   aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, gateStatus, NAMESPACE, readyStatus, type Rel, type RolloutState, staleStatus, stepsOf, T0, UID,
@@ -50,7 +52,28 @@ const setup = (s: Setup = {}) => {
   if (s.engine !== "no-project" && s.engine !== "no-crd") fake.seed(ArgoCD.AppProject, appProject)
   if (s.rollout !== false) fake.seed(RuntimeRolloutKind, aRollout(ROLLOUT, plan, s.steps ?? stepsOf("Install", (s.releases ?? CHAIN).map((r) => r.name)), s.rollout ?? {}))
   const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(fake.layer))
-  const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(ExecutorConfig, { ...settings, ...s.settings }), Effect.exit)
+  const config = { ...settings, ...s.settings }
+  // The executor's caches on FakeKube, made by the first pass; each pass starts once they show what the test wrote.
+  let caches: ExecutorCaches | undefined
+  const expectations = makeExpectations()
+  const plans = makePlanReads()
+  const ready = Effect.gen(function* () {
+    caches ??= yield* makeCaches(config).pipe(Effect.provide(fake.layer))
+    yield* settle(fake, Object.values(caches) as ReadonlyArray<Informer<KubeObject>>)
+    return caches
+  })
+  const run = ready.pipe(
+    Effect.flatMap((c) =>
+      reconcile("cluster").pipe(
+        Effect.provide(Layer.mergeAll(fake.layer, events)),
+        Effect.provideService(ExecutorConfig, config),
+        Effect.provideService(Caches, c),
+        Effect.provideService(Expectations, expectations),
+        Effect.provideService(PlanReads, plans),
+      )
+    ),
+    Effect.exit,
+  )
   const app = (name: string) => fake.peek<Application>(ArgoCD.Application, `argocd/${name}`)
   const rollout = () => fake.peek<RuntimeRollout>(RuntimeRolloutKind, ROLLOUT)!
   const progressing = () => rollout().status?.conditions?.find((c) => c.type === "Progressing")
@@ -125,9 +148,13 @@ describe("step-executor reconcile", () => {
         yield* t.run
         t.fake.clearWrites()
         yield* TestClock.adjust("5 seconds")
+        const reads = () => t.fake.requests.get + t.fake.requests.list
+        const before = reads()
         yield* t.run
         expect(t.appWrites()).toHaveLength(0)
         expect(t.fake.writes.filter((w) => w.kind === "RuntimeRollout")).toHaveLength(0)
+        // Every read of the second pass came from the caches (the plan was read and verified once, by the first).
+        expect(reads()).toBe(before)
       }),
     ))
 
@@ -570,6 +597,78 @@ describe("step-executor reconcile", () => {
         t.fake.clearWrites()
         yield* t.run
         expect(t.appWrites()).toHaveLength(0)
+      }),
+    ))
+
+  it.effect("expectations: a pass waits until the caches show its own write, so a lagging watch repeats no Application write", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        // The Application watch holds its events (and bookmarks) while `holding`, as a slow watch would.
+        let holding = false
+        const held: Array<Effect.Effect<void>> = []
+        const lagging: KubeShape = {
+          ...t.fake.kube,
+          watch: (kind, options, onEvent) =>
+            t.fake.kube.watch(kind, options, (e) => (kind.kind === "Application" && holding ? Effect.sync(() => void held.push(onEvent(e as never))) : onEvent(e as never))),
+        }
+        const caches = yield* makeCaches(settings).pipe(Effect.provide(Layer.succeed(Kube)(lagging)))
+        const all = Object.values(caches) as ReadonlyArray<Informer<KubeObject>>
+        const others = all.filter((i) => i !== (caches.applications as unknown))
+        yield* settle(t.fake, all)
+        const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(t.fake.layer))
+        const plans = makePlanReads()
+        const pass = (expectations: ReturnType<typeof makeExpectations>) =>
+          reconcile("cluster").pipe(
+            Effect.provide(Layer.mergeAll(t.fake.layer, events)),
+            Effect.provideService(ExecutorConfig, settings),
+            Effect.provideService(Caches, caches),
+            Effect.provideService(Expectations, expectations),
+            Effect.provideService(PlanReads, plans),
+            Effect.exit,
+          )
+        holding = true
+        const kept = makeExpectations()
+        yield* pass(kept)
+        expect(t.appWrites().map((w) => w.key)).toEqual(["argocd/a"])
+        yield* settle(t.fake, others)
+        expect(caches.applications.get("argocd/a")._tag).toBe("None")
+        // The cache has not shown Application a yet: the next pass decides nothing and writes nothing.
+        expect(yield* pass(kept)).toEqual(Exit.succeed(Requeue.after(5_000)))
+        expect(t.appWrites().map((w) => w.key)).toEqual(["argocd/a"])
+        // Without the expectation the same stale cache makes the executor write the Application again.
+        yield* pass(makeExpectations())
+        expect(t.appWrites().map((w) => w.key)).toEqual(["argocd/a", "argocd/a"])
+        holding = false
+        yield* Effect.forEach(held.splice(0), (e) => e, { discard: true })
+        yield* settle(t.fake, all)
+        t.fake.clearWrites()
+        yield* pass(kept)
+        expect(t.appWrites()).toHaveLength(0)
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
+      }),
+    ))
+
+  it.effect("a transient failure goes back to the driver untouched; a defect writes InternalError on both rooms and one Warning Event per transition", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        t.fake.failNext("Unavailable", { verb: "apply", kind: ArgoCD.Application })
+        const transient = yield* t.run
+        expect(Exit.isFailure(transient) && String(transient.cause)).toContain("Unavailable")
+        expect(t.progressing()).toBeUndefined()
+        t.fake.failNext("FieldManagerConflict", { verb: "apply", kind: ArgoCD.Application, times: 2 })
+        for (let i = 0; i < 2; i++) {
+          const exit = yield* t.run
+          expect(Exit.isFailure(exit) && String(exit.cause)).toContain("InternalError")
+          expect(t.progressing()).toMatchObject({ status: "Unknown", reason: "InternalError", message: "Please check controller logs for errors" })
+          expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "Unknown", reason: "InternalError" })
+          expect(t.fake.writesTo(Core.Event).filter((w) => w.verb === "create")).toHaveLength(1)
+        }
+        expect((t.fake.writesTo(Core.Event)[0]!.body as { reason: string; type: string })).toMatchObject({ type: "Warning", reason: "InternalError" })
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
+        expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "True", reason: "EngineReady" })
       }),
     ))
 })

@@ -1,5 +1,5 @@
 import {
-  Approved, ArgoCD, ClusterRuntimeKind, Core, EngineAvailable, LABEL_RUNTIME_UID, Progressing, RuntimeRolloutKind, ValidationReady,
+  Approved, ArgoCD, ClusterRuntimeKind, Core, EngineAvailable, LABEL_ROLE, Progressing, ROLE_CONTENT, ROLE_PLAN, RuntimeRolloutKind, ValidationReady,
 } from "@aicr/api"
 import { Contract, Watch } from "./contract"
 
@@ -15,14 +15,16 @@ export const stepExecutor = Contract.make({
   watches: [
     Watch.self(ClusterRuntimeKind),
     Watch.mapped(RuntimeRolloutKind, "singleton", "approvals and ValidationReady gate the steps"),
-    Watch.mapped(ArgoCD.Application, "singleton", "readiness at the revision written", LABEL_RUNTIME_UID),
+    // Every Application in the engine namespace: one without our label that has a wanted name is ForeignObject. A
+    // readiness gate's Job is read through its Application's status (Argo CD's health of the Job), never directly.
+    Watch.mapped(ArgoCD.Application, "singleton", "readiness at the revision written; ForeignObject"),
     Watch.mapped(ArgoCD.AppProject, "singleton", "EngineAvailable: the AppProject is readable"),
     Watch.mapped(Core.CustomResourceDefinition, "singleton", "EngineAvailable: Argo CD's CRDs appear or go"),
-    Watch.mapped(Core.Job, "singleton", "AICR readiness-gate Jobs finish", LABEL_RUNTIME_UID),
+    Watch.mapped(Core.ConfigMap, "singleton", "the target plan and the content ConfigMap it names (read once per version)", `${LABEL_ROLE} in (${ROLE_PLAN},${ROLE_CONTENT})`),
   ],
   reads: {
     conditions: [Approved, ValidationReady],
-    kinds: [RuntimeRolloutKind, Core.ConfigMap, ArgoCD.Application, ArgoCD.AppProject, Core.CustomResourceDefinition, Core.Job],
+    kinds: [RuntimeRolloutKind, Core.ConfigMap, ArgoCD.Application, ArgoCD.AppProject, Core.CustomResourceDefinition],
   },
   writes: [
     { kind: RuntimeRolloutKind, conditions: [Progressing], statusKeys: ["steps"] },

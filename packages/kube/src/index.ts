@@ -11,5 +11,6 @@ export { makeKube, makeKubeFromTransport, layer, layerFromKubeconfig, layerInClu
 export { makeTransport, type Open, type RawResponse, type RequestSpec, type Transport, type TransportOptions } from "./transport"
 export { loadConnection, type Connection, type ConfigSource } from "./kubeconfig"
 export { makeInformer, stripManagedFields, type Informer, type InformerEvent, type InformerOptions } from "./informer"
+export { metadataOnly } from "./projection"
 export { runLeaderElection, microTime, type LeaderElectionOptions, type LeaderElector } from "./leader"
 export { EventRecorder, eventRecorderLayer, makeEventRecorder, type EventRecorderOptions, type EventRecorderShape, type EventSpec } from "./events"

@@ -8,7 +8,11 @@
  * - a clean end of the watch (server timeout) re-watches from the last resourceVersion; `Gone` (410) relists at once;
  *   any other failure (connection refused/reset, 5xx) backs off with jittered exponential delay, then relists.
  * - watchdog: no event or bookmark for `watchdog` → the stream is presumed half-open; drop it and relist.
- * - `transform` (default: drop `managedFields` and the last-applied annotation) runs before anything is stored.
+ * - `transform` (default: drop `managedFields` and the last-applied annotation) runs before anything is stored: the
+ *   cache holds the projection the controller reads, never the whole object (controller-runtime's cache transforms).
+ * - `tolerate`: a list failure it accepts (e.g. `NotFound` while a CRD is not installed, `Forbidden` without RBAC)
+ *   counts as synced with an empty cache and is kept as `listError()`, so the controller starts and reports it as a
+ *   condition instead of waiting forever; the list is retried with backoff and the error clears once it succeeds.
  * - stopping is closing the scope: the loop fiber is interrupted, so a stop can never schedule a restart (the
  *   client-node `stop()` → AbortError → `start()` trap does not exist here).
  */
@@ -36,6 +40,8 @@ export interface InformerOptions<T extends KubeObject> {
   readonly watchTimeoutSeconds?: number | undefined
   /** Reconnect backoff after a failure: doubles from `initial` to `max`, ±25 % jitter. Default 1 s → 30 s. */
   readonly backoff?: { readonly initial?: Duration.Input | undefined; readonly max?: Duration.Input | undefined } | undefined
+  /** List failures that count as synced-and-empty (kept as `listError()`) instead of holding the controller back. */
+  readonly tolerate?: ((error: KubeError) => boolean) | undefined
 }
 
 export interface Informer<T extends KubeObject> {
@@ -52,6 +58,8 @@ export interface Informer<T extends KubeObject> {
   readonly resourceVersion: () => string
   /** How many lists (initial + relists) have run; for tests and metrics. */
   readonly listCount: () => number
+  /** The tolerated failure of the last list (the cache is then empty), or undefined once a list succeeded. */
+  readonly listError: () => KubeError | undefined
 }
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -85,6 +93,7 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
     let rv = ""
     let lists = 0
     let lastActivity = 0
+    let listError: KubeError | undefined
     const handlers: Array<(e: InformerEvent<T>) => Effect.Effect<void>> = []
     const synced = yield* Deferred.make<void>()
 
@@ -165,14 +174,21 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
       for (;;) {
         const listed = yield* Effect.result(kube.list<T>(kind, selectors))
         if (Result.isFailure(listed)) {
-          if (!failing) yield* Effect.logWarning("Listing failed, retrying with backoff", { err: listed.failure.message })
+          const tolerated = options.tolerate?.(listed.failure) === true
+          if (!failing) yield* (tolerated ? Effect.logInfo : Effect.logWarning)("Listing failed, retrying with backoff", { err: listed.failure.message })
           failing = true
+          if (tolerated) {
+            listError = listed.failure
+            yield* replace([])
+            yield* Deferred.succeed(synced, undefined)
+          }
           yield* backoff
           continue
         }
         lists++
         if (failing) yield* Effect.logInfo("Listing recovered")
         failing = false
+        listError = undefined
         delay = initialMs
         yield* replace(listed.success.items)
         rv = listed.success.resourceVersion
@@ -216,6 +232,7 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
         }),
       resourceVersion: () => rv,
       listCount: () => lists,
+      listError: () => listError,
     }
     return informer
   })

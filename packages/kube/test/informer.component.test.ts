@@ -105,6 +105,31 @@ describe("informer", () => {
       expect(fake.requests.list).toBe(5) // initial, 3 failed, 1 recovered
     }))
 
+  it.effect("a tolerated list failure counts as synced and empty, is kept as listError, and clears once a list succeeds", () =>
+    Effect.gen(function* () {
+      const fake = makeFakeKube()
+      fake.seed(WidgetKind, widget("a"))
+      // As when a CRD is not installed yet: the list answers NotFound until it is.
+      fake.failNext("NotFound", { verb: "list", times: 2 })
+      const informer = yield* makeInformer<KubeObject>({ kind: WidgetKind, tolerate: (e) => e.reason._tag === "NotFound" }).pipe(Effect.provide(fake.layer))
+      yield* informer.awaitSynced
+      expect(informer.list()).toEqual([])
+      expect(informer.listError()?.reason._tag).toBe("NotFound")
+      for (let i = 0; i < 2; i++) {
+        yield* TestClock.adjust("2 seconds")
+        yield* settle
+      }
+      expect(informer.listError()).toBeUndefined()
+      expect(informer.list().map((o) => o.metadata.name)).toEqual(["a"])
+      // An untolerated failure holds the informer unsynced.
+      const other = makeFakeKube()
+      other.failNext("Forbidden", { verb: "list" })
+      const held = yield* makeInformer<KubeObject>({ kind: WidgetKind, tolerate: (e) => e.reason._tag === "NotFound" }).pipe(Effect.provide(other.layer))
+      yield* settle
+      expect(held.hasSynced()).toBe(false)
+      expect(held.listError()).toBeUndefined()
+    }))
+
   it.effect("relists when the watchdog sees no event or bookmark for its period", () =>
     Effect.gen(function* () {
       const { fake, informer } = yield* setup({ watchdog: "1 minute" })

@@ -23,6 +23,7 @@ const stubInformer = (initial: ReadonlyArray<KubeObject> = []) => {
     subscribe: (h) => Effect.suspend(() => (handlers.push(h), Effect.forEach(initial, (object) => h({ type: "add", object }), { discard: true }))),
     resourceVersion: () => "1",
     listCount: () => 1,
+    listError: () => undefined,
   }
   return { informer, emit: (e: InformerEvent<KubeObject>) => Effect.forEach(handlers, (h) => h(e), { discard: true }) }
 }

@@ -9,4 +9,5 @@ export { runController, self, mapped, type ControllerHandle, type ControllerOpti
 export { makeMetrics, type Metrics, type ReconcileResult } from "./metrics"
 export { healthServer, metricsServer, parseBindAddress, serve, type Check, type ServerHandle } from "./health"
 export { parseConfig, parseDurationMs, parseJobSeconds, readAppFlags, type AppFlags, type RuntimeConfig } from "./config"
+export { Expectations, makeExpectations, reached, type ExpectationsShape } from "./expectations"
 export { main, runApp, LeadershipLost, type AppContext, type AppController, type AppSpec } from "./main"

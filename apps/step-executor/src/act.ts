@@ -1,0 +1,83 @@
+/**
+ * act: the step-executor's writes, each followed by an expectation (`@aicr/runtime`'s `Expectations`): the next pass
+ * decides only once the caches show it, so a stale cache never makes it write again (ADR 20261203-informer-caches).
+ *
+ * - suspension patches (JSON merge patch of `spec.syncPolicy.automated.enabled` on each operator Application); one
+ *   refused by the API server (`Forbidden`/`Invalid`: an admission policy, RBAC) is reported, not retried in a hot loop;
+ * - the rollout's one action: server-side apply of the step's Application (field manager `aicr-step-executor`, no
+ *   force), or the delete of a Remove step's Application with a uid precondition; a Normal `StepStarted` Event each;
+ * - the status rooms (`applyStatus`, skipped when nothing changed).
+ */
+import { ArgoCD, type KubeObject, type Room } from "@aicr/api"
+import { suspensionPatch } from "@aicr/argocd"
+import { EventRecorder, type Informer, Kube, type KubeError, type StatusWrite } from "@aicr/kube"
+import { Expectations } from "@aicr/runtime"
+import { Effect } from "effect"
+import { Caches } from "./caches"
+import { contract } from "./contract"
+import type { Decision, Refusal, RolloutDecision } from "./decide"
+
+const refusedByApiServer = (e: KubeError) => e.reason._tag === "Forbidden" || e.reason._tag === "Invalid"
+
+/** Writes this pass's suspension patches; returns the Applications whose patch the API server refused, and why. */
+export const suspend = (d: Decision, engineNamespace: string): Effect.Effect<ReadonlyArray<Refusal>, KubeError, Kube | Caches | Expectations> =>
+  Effect.gen(function* () {
+    const kube = yield* Kube
+    const { applications } = yield* Caches
+    const expect = yield* Expectations
+    const refused: Refusal[] = []
+    for (const s of d.suspend) {
+      const key = `${engineNamespace}/${s.name}`
+      const patch = kube.patch(ArgoCD.Application, key, { type: "merge", body: suspensionPatch(s.suspend) }, { fieldManager: contract.fieldManager }).pipe(
+        Effect.tap((written) => expect.written(applications, written)),
+      )
+      if (!s.suspend) {
+        yield* patch
+        yield* Effect.logInfo("Resumed Application", { Application: key })
+        continue
+      }
+      const done = yield* patch.pipe(
+        Effect.as(undefined),
+        Effect.catchIf(refusedByApiServer, (e) => Effect.succeed(`the API server refused the suspension patch (${e.reason._tag}): ${e.reason.message}`)),
+      )
+      if (done === undefined) yield* Effect.logInfo("Suspended Application", { Application: key })
+      else {
+        refused.push({ name: s.name, why: done })
+        yield* Effect.logWarning("Suspension refused", { Application: key, why: done })
+      }
+    }
+    return refused
+  })
+
+/** The rollout's one action: write the step's Application, or delete a Remove step's Application. */
+export const step = (r: RolloutDecision, engineNamespace: string): Effect.Effect<void, KubeError, Kube | EventRecorder | Caches | Expectations> =>
+  Effect.gen(function* () {
+    const action = r.action
+    if (action === undefined) return
+    const kube = yield* Kube
+    const events = yield* EventRecorder
+    const { applications } = yield* Caches
+    const expect = yield* Expectations
+    const s = r.rollout.spec.steps![action.index]!
+    if (action._tag === "Write") {
+      const written = yield* kube.apply(ArgoCD.Application, action.application, { fieldManager: contract.fieldManager })
+      yield* expect.written(applications, written)
+      const revision = action.application.spec.source.targetRevision
+      yield* Effect.logInfo("Wrote Application", { RuntimeRollout: r.rollout.metadata.name, Application: `${engineNamespace}/${s.release}`, step: action.index + 1, revision })
+      yield* events.event(r.rollout, { type: "Normal", reason: "StepStarted", action: "WriteApplication", note: `Step ${action.index + 1} ${s.release} (${s.action}): wrote Application ${engineNamespace}/${s.release} at ${revision}` })
+      return
+    }
+    const key = `${engineNamespace}/${action.name}`
+    yield* kube.delete(ArgoCD.Application, key, action.uid ? { preconditions: { uid: action.uid } } : {}).pipe(Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.void))
+    yield* expect.deleted(applications, key, action.uid)
+    yield* Effect.logInfo("Deleted Application", { RuntimeRollout: r.rollout.metadata.name, Application: key, step: action.index + 1 })
+    yield* events.event(r.rollout, { type: "Normal", reason: "StepStarted", action: "DeleteApplication", note: `Step ${action.index + 1} ${s.release} (Remove): deleting Application ${key} with its resources` })
+  })
+
+/** Applies a status room on `obj` (nothing when unchanged) and expects the cache to show it; true when written. */
+export const writeStatus = <T extends KubeObject>(room: Room, obj: T, write: StatusWrite, cache: Informer<T>): Effect.Effect<boolean, KubeError, Kube | Expectations> =>
+  Effect.gen(function* () {
+    const { applied, object } = yield* (yield* Kube).applyStatus(room, obj, write)
+    if (applied) yield* (yield* Expectations).written(cache, object)
+    return applied
+  })

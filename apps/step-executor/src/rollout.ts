@@ -1,0 +1,129 @@
+/**
+ * rollout: pure. The rollout's one next action and what to report: each step's view (`steps.ts`); a step before the
+ * last written one is done (the executor advanced past it, which it does only at readiness); the first step not done
+ * is the current one. Written: wait. Not written: write it (for Remove, delete its Application) only when no gate
+ * holds it back (`gates.ts`). Our own terminal verdict (`RolloutFailed`) is kept as it is.
+ */
+import { LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, planKey, Progressing, type RuntimeRollout } from "@aicr/api"
+import { notReadyAt, releaseApplication } from "@aicr/argocd"
+import { current } from "@aicr/conditions"
+import { type Blocked, startBlockedBy } from "./gates"
+import type { Observed } from "./gather"
+import { adoptDrift, iso, type Raw, revisionText, stepLabel, type StepView, timeoutOf, viewStep, waiting } from "./steps"
+
+export type Progress =
+  | { readonly _tag: "Completed"; readonly message: string }
+  | { readonly _tag: "InProgress"; readonly message: string }
+  | { readonly _tag: "Blocked"; readonly reason: Blocked; readonly message: string }
+  /** Our own terminal verdict is on the rollout already: keep it, change nothing. */
+  | { readonly _tag: "Kept" }
+
+export type Action =
+  | { readonly _tag: "Write"; readonly index: number; readonly application: ReturnType<typeof releaseApplication> }
+  | { readonly _tag: "Remove"; readonly index: number; readonly name: string; readonly uid: string | undefined }
+
+export interface RolloutDecision {
+  readonly rollout: RuntimeRollout
+  readonly steps: ReadonlyArray<StepView>
+  readonly current: number | undefined
+  readonly progress: Progress
+  readonly action: Action | undefined
+  /** Epoch ms of the in-flight step's deadline, for the requeue. */
+  readonly deadline: number | undefined
+}
+
+const KNOWN_ACTIONS = new Set(["Install", "Upgrade", "Move", "Remove", "Adopt"])
+
+export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision => {
+  const steps = rollout.spec.steps ?? []
+  const total = steps.length
+  const base = { rollout, action: undefined, deadline: undefined } as const
+  const own = current(rollout, Progressing)
+  if (own.status === "False" && own.reason === "RolloutFailed") return { ...base, steps: [], current: undefined, progress: { _tag: "Kept" } }
+  const pending = (i: number): StepView[] => steps.map((step, j) => ({ index: j + 1, step, state: "Pending" as const })).slice(i)
+  if (o.plan === undefined || !o.plan.ok) {
+    return { ...base, steps: pending(0), current: undefined, progress: { _tag: "Blocked", reason: "PlanUnreadable", message: `Target plan of rollout ${rollout.metadata.name}: ${o.plan?.ok === false ? o.plan.why : "not read"}` } }
+  }
+  const { plan, values } = o.plan
+  const releases = new Map(plan.releases.map((r) => [r.name, r]))
+  const apps = new Map(o.applications.map((a) => [a.metadata.name, a]))
+  const raws: Raw[] = steps.map((s) => viewStep(o, rollout, s, releases.get(s.release), apps.get(s.release)))
+  const lastWritten = raws.reduce((k, r, i) => (r.written ? i : k), -1)
+  const views: StepView[] = raws.map(({ written: _w, foreign: _f, deadline: _d, ...r }, i) => {
+    const v = { index: i + 1, step: steps[i]!, ...r }
+    return i < lastWritten && raws[i]!.written ? { ...v, state: "Ready" as const, message: r.state === "Ready" ? r.message : "Done: the rollout advanced past it at its revision" } : v
+  })
+  const j = views.findIndex((v) => v.state !== "Ready")
+  if (j < 0) return { ...base, steps: views, current: undefined, progress: { _tag: "Completed", message: `All ${total} steps are ready at the revisions written` } }
+  const step = steps[j]!
+  const label = stepLabel(j + 1, total, step)
+  const raw = raws[j]!
+  const blocked = (reason: Blocked, message: string): RolloutDecision => ({ ...base, steps: views, current: j, progress: { _tag: "Blocked", reason, message } })
+  if (raw.foreign !== undefined) return blocked("ForeignObject", `step ${label}: ${raw.foreign}`)
+  if (j < lastWritten) return blocked("InventoryDrift", `step ${label}: its Application no longer carries the revision written, yet a later step was written; the Application was changed by hand`)
+  if (!KNOWN_ACTIONS.has(step.action)) return blocked("StepUnknown", `step ${label}: this step-executor does not know the action ${step.action}`)
+  const v = views[j]!
+  switch (v.state) {
+    case "Failed":
+      return blocked("RolloutFailed", `step ${label} failed: ${v.message ?? ""}`)
+    case "AwaitingAcknowledgement":
+      return blocked("AwaitingAcknowledgement", `step ${label}: ${v.message ?? ""}`)
+    case "WaitingForReady":
+      if (o.runtime.spec.suspendEngine) return blocked("EngineSuspended", `step ${label} is written but cannot become ready: spec.suspendEngine is set`)
+      return { ...base, steps: views, current: j, progress: { _tag: "InProgress", message: `step ${label}: ${v.message ?? ""}` }, deadline: raw.deadline }
+    default:
+      break
+  }
+  const why = startBlockedBy(o, rollout)
+  if (why !== undefined) return blocked(why.reason, `step ${label} not started: ${why.message}`)
+  if (step.action === "Remove") {
+    const app = apps.get(step.release)!
+    const started = { ...v, state: "WaitingForReady" as const, startedAt: iso(o.now), message: "Deleting the Application; Argo CD prunes the release's resources first" }
+    return { ...base, steps: views.map((x, i) => (i === j ? started : x)), current: j, progress: { _tag: "InProgress", message: `step ${label}: deleting Application ${step.release} with its resources` }, action: { _tag: "Remove", index: j, name: step.release, uid: app.metadata.uid }, deadline: o.now + timeoutOf(o, step.release) }
+  }
+  const release = releases.get(step.release)
+  if (release === undefined) return blocked("PlanUnreadable", `step ${label}: the target plan has no release ${step.release}`)
+  if (step.action === "Move") {
+    const old = apps.get(step.release)
+    if (old === undefined || old.metadata.deletionTimestamp !== undefined) {
+      return blocked("MovedReleaseMissing", `step ${label}: Application ${o.settings.engineNamespace}/${step.release} is not at its old location (${old === undefined ? "it does not exist" : "it is being deleted"}); the move rewrites the Application in place, so it needs the one written by the active plan: restore it or start a new rollout that installs ${step.release}`)
+    }
+  }
+  const live = apps.get(step.release)
+  if (plan.source === "Adoption" && step.action !== "Adopt") return blocked("PlanUnreadable", `step ${label}: plan ${plan.desiredStateDigest} was rebuilt from live Applications and holds no values; only an Adopt step can use it`)
+  if (step.action === "Adopt") {
+    const drift = adoptDrift(live, release)
+    if (drift !== undefined) return blocked("InventoryDrift", `step ${label}: Application ${o.settings.engineNamespace}/${step.release} cannot be adopted: ${drift}; the planner rebuilds the plan once the rollout ends`)
+  }
+  // Adopting rewrites the Application as it is (its live values, verified by the spec digest), only relabelled.
+  const adopted = step.action === "Adopt" && live?.spec !== undefined ? live.spec : undefined
+  const application = releaseApplication({
+    name: release.name,
+    namespace: o.settings.engineNamespace,
+    project: o.settings.project,
+    release: release.name,
+    destinationNamespace: release.namespace,
+    chartRef: release.chart.ref,
+    chartDigest: release.chart.digest,
+    valuesDigest: release.values.digest,
+    values: adopted !== undefined ? ((adopted.source.helm?.valuesObject ?? {}) as Record<string, unknown>) : (values.get(release.name) ?? {}),
+    labels: { [LABEL_RUNTIME_UID]: o.runtime.metadata.uid!, [LABEL_RELEASE]: release.name, [LABEL_PLAN]: planKey(plan.desiredStateDigest) },
+    planDigest: plan.desiredStateDigest,
+    writtenAt: iso(o.now),
+    syncRetries: adopted?.syncPolicy?.retry?.limit ?? o.settings.syncRetries,
+    ...(release.ignoreDifferences !== undefined ? { ignoreDifferences: release.ignoreDifferences } : {}),
+    record: { release, plan: plan.releases.map((r) => r.name) },
+  })
+  // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
+  const message = waiting(application.spec.source.targetRevision, release.readinessGate !== undefined, notReadyAt(application, application.spec.source.targetRevision))
+  const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), ...(release.readinessGate !== undefined ? { gate: "Pending" as const } : {}), message }
+  return {
+    ...base,
+    steps: views.map((x, i) => (i === j ? written : x)),
+    current: j,
+    progress: { _tag: "InProgress", message: `step ${label}: ${message}` },
+    action: { _tag: "Write", index: j, application },
+    deadline: o.now + timeoutOf(o, step.release, release),
+  }
+}
+
