@@ -10,7 +10,8 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { ANNOTATION_EDITED_BY, type Plan, type RolloutStep } from "@aicr/api"
 import { ANNOTATION_CHART_DIGEST, type Application, isReadyAt } from "@aicr/argocd"
-import { parseConfig, runApp } from "@aicr/runtime"
+import type { KubeShape } from "@aicr/kube"
+import { parseConfig, runApp, type RunOptions } from "@aicr/runtime"
 import {
   applyManifests, ARGOCD_NAMESPACE, type ArgoCd, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readAuditEvents, startArgoCd, createNamespace,
 } from "@aicr/testing/harness"
@@ -30,6 +31,8 @@ const charts: Record<string, Chart> = {}
 const suffix = Math.random().toString(36).slice(2, 6)
 const target = (release: string) => `exec-${release}-${suffix}`
 const RELEASES = ["demo-a", "demo-b", "demo-c"] as const
+/** Installed by the executor whose Application watch delivers nothing (killed between its write and its cache seeing it). */
+const LAGGED = ["demo-k1", "demo-k2"] as const
 /** Where the Move test moves demo-m to. */
 const MOVED_TO = `exec-demo-m-moved-${suffix}`
 /** The node label that lets demo-slow's Deployment (and so its sync operation, waiting on it in wave 0) finish. */
@@ -39,9 +42,9 @@ const GATE_NODE = "kwok-system-0"
 const FREEZE = `exec-freeze-${suffix}`
 let plans: Record<string, Plan> = {}
 
-const startExecutor = () => {
+const startExecutor = (options: RunOptions = {}) => {
   const config = parseConfig("step-executor", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--step-timeout", "90s", "--sync-retries", "1"], {})
-  fiber = Effect.runFork(runApp(stepExecutorApp, config))
+  fiber = Effect.runFork(runApp(stepExecutorApp, config, options))
 }
 const stopExecutor = async () => {
   if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
@@ -90,10 +93,11 @@ beforeAll(async () => {
       charts["demo-bad@0.1.0"] = await pushChart(info, helm, "demo-bad", "0.1.0", await badChart(helm))
       charts["demo-m@0.1.0"] = await pushChart(info, helm, "demo-m", "0.1.0")
       charts["demo-slow@0.1.0"] = await pushChart(info, helm, "demo-slow", "0.1.0", await gatedChart(helm))
+      for (const r of LAGGED) charts[`${r}@0.1.0`] = await pushChart(info, helm, r, "0.1.0")
     })(),
   ])
   argocd = started
-  await installProject(info, [...[...RELEASES, "demo-bad", "demo-m", "demo-slow"].map(target), MOVED_TO])
+  await installProject(info, [...[...RELEASES, "demo-bad", "demo-m", "demo-slow", ...LAGGED].map(target), MOVED_TO])
   recorder = startRecorder(info)
   await recorder.ready
   plans = {
@@ -111,7 +115,7 @@ afterAll(async () => {
     recorder.save(join(info.dir, "recordings", "step-executor.jsonl"))
     await recorder.stop()
   }
-  for (const name of [...RELEASES, "demo-bad", "demo-m", "demo-slow"]) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
+  for (const name of [...RELEASES, "demo-bad", "demo-m", "demo-slow", ...LAGGED]) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
   await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${FREEZE}` })
   await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${FREEZE}` })
   await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${GATE_NODE}`, body: { metadata: { labels: { [GATE_LABEL]: null } } } })
@@ -398,4 +402,30 @@ describe("step-executor on real Argo CD", () => {
     await eventually(async () => (await app("demo-slow"))!.spec!.syncPolicy!.automated!.enabled === undefined, { what: "demo-slow resumed" })
     await closeRollout(info, "exec-9", "Succeeded")
   }, 300_000)
+
+  it("killed between its Application write and its cache seeing it: neither the stale process nor its successor writes it again", async () => {
+    // An executor whose Application watch delivers nothing: its cache never sees the Application it writes.
+    let held = 0
+    const deaf = (kube: KubeShape): KubeShape => ({
+      ...kube,
+      watch: ((kind, options, onEvent) => kube.watch(kind, options, (e) => (kind.kind === "Application" ? Effect.sync(() => void held++) : onEvent(e as never)))) as KubeShape["watch"],
+    })
+    await stopExecutor()
+    startExecutor({ wrapKube: deaf })
+    const plan = await writePlan(info, ns, uid, LAGGED.map((r) => ({ chart: charts[`${r}@0.1.0`]!, namespace: target(r) })))
+    await createRollout(info, { name: "exec-lag", runtimeUID: uid, to: plan, steps: steps("Install", LAGGED) })
+    await eventually(async () => writesOf("demo-k1").length === 1, { intervalMs: 20, what: "demo-k1 written" })
+    // Its own status writes and Argo CD's work bring more passes; the cache still shows no demo-k1: none writes again.
+    await eventually(async () => held >= 3, { timeoutMs: 30_000, what: "Argo CD's updates of demo-k1 held back" })
+    await new Promise((r) => setTimeout(r, 2_000))
+    expect(writesOf("demo-k1")).toHaveLength(1)
+    expect(writesOf("demo-k2")).toHaveLength(0)
+    // Killed now, with the write in the API server and not in its cache; a fresh executor takes over from fresh lists.
+    await stopExecutor()
+    startExecutor()
+    await waitProgressing("exec-lag", "True", "StepsCompleted", 120_000)
+    expect(writesOf("demo-k1")).toHaveLength(1)
+    expect(writesOf("demo-k2")).toHaveLength(1)
+    await closeRollout(info, "exec-lag", "Succeeded")
+  }, 180_000)
 })

@@ -16,7 +16,7 @@
  * finish (bounded by the graceful-shutdown timeout, default 30 s), release the lease, exit 0. Losing the lease
  * exits 1 so the Deployment restarts the process without ever running two leaders.
  */
-import { eventRecorderLayer, layer as kubeLayer, runLeaderElection, type EventRecorder, type Kube } from "@aicr/kube"
+import { eventRecorderLayer, Kube, type KubeShape, layer as kubeLayer, runLeaderElection, type EventRecorder } from "@aicr/kube"
 import { Logging } from "@aicr/logging"
 import { Data, Effect, Layer, type Scope } from "effect"
 import { parseConfig, type RuntimeConfig } from "./config"
@@ -43,15 +43,25 @@ export interface AppSpec<E> {
   readonly setup: (ctx: AppContext) => Effect.Effect<ReadonlyArray<AppController>, E, Kube | EventRecorder | Scope.Scope>
 }
 
+export interface RunOptions {
+  /**
+   * Wraps the live `Kube` the whole process uses (tests only: e.g. a watch that delivers late, to stop the process
+   * between a write and its cache seeing it). Never set by `main`.
+   */
+  readonly wrapKube?: ((kube: KubeShape) => KubeShape) | undefined
+}
+
 /** The whole process as an Effect (tests run it in-process); completes only by interruption or `LeadershipLost`. */
-export const runApp = <E>(spec: AppSpec<E>, config: RuntimeConfig = parseConfig(spec.name)): Effect.Effect<never, E | LeadershipLost | Error> => {
+export const runApp = <E>(spec: AppSpec<E>, config: RuntimeConfig = parseConfig(spec.name), options: RunOptions = {}): Effect.Effect<never, E | LeadershipLost | Error> => {
   const fieldManager = `aicr-${spec.name}`
   const metrics = makeMetrics({ processMetrics: true })
   const bucket = makeTokenBucket({ qps: config.kubeApiQps, burst: config.kubeApiBurst })
-  const kube = kubeLayer({
+  const live = kubeLayer({
     kubeconfigPath: config.kubeconfig, inCluster: config.inCluster, userAgent: fieldManager,
     throttle: bucket.take, onResponse: (r) => metrics.request(r.method, r.code),
   })
+  const wrap = options.wrapKube
+  const kube = wrap === undefined ? live : Layer.effect(Kube)(Effect.map(Kube, wrap)).pipe(Layer.provide(live))
   const events = eventRecorderLayer({ controller: `operator.aicr.run/${spec.name}`, instance: config.identity }).pipe(Layer.provide(kube))
   const logging = Logging.live({ app: spec.name, level: config.logLevel })
 
