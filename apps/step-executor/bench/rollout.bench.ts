@@ -1,9 +1,11 @@
 // The step-executor as it ships (its esbuild bundle, as its own process) on a fresh local control plane with a real
 // Argo CD v3.4.2 and 13 charts in the runtime registry, pods on kwok nodes. Not a test: it prints one JSON line.
 //  - a clean 13-release install: per-edge overhead (release seen ready at its revision → next Application seen
-//    written, both from one watch), time per step, API writes per step (audit log, the executor's user agent);
-//  - idle RSS: 10 s after that install ended (the rollout closed, 13 Applications watched), RSS after a full GC and
-//    the peak so far, and for comparison 5 s after its first pass with no Application yet (architecture.md §7: budget ≤ 80 MiB per idle controller);
+//    written, both from one watch), time per step, API writes and reads per step (audit log: the executor runs as an
+//    identity whose reads are audited too);
+//  - idle, as a user runs it (the shipped bundle with `up`'s flags, no forced GC): RSS sampled every 5 s over
+//    BENCH_IDLE_MINUTES (default 5) after that install ended (the rollout closed, 13 Applications watched), and the API
+//    requests it made per idle minute (audit log; architecture.md §7: budget ≤ 80 MiB per idle controller);
 //  - suspend latency (suspendEngine set → every Application seen with automated sync off) and resume;
 //  - chaos: upgrades of the 13 releases while the executor is SIGKILLed at random points and restarted, until at
 //    least 20 kills happened during rollouts; every rollout must finish, and the audit log must show each
@@ -11,16 +13,19 @@
 //  - side by side, the same 13 charts through Argo CD sync waves (an app-of-apps chart, one wave per release, Argo CD's
 //    default 2 s wave delay, child health assessed by a Lua health check in argocd-cm) and through a loop that polls
 //    readiness every 30 s: the same per-edge overhead, measured from the same kind of watch.
-// Run: npx tsx apps/step-executor/bench/rollout.bench.ts [--idle-only]   (hack/bench.ts runs it as `step-executor`)
+// Run: npx tsx apps/step-executor/bench/rollout.bench.ts [--idle-only] [--no-chaos] [--no-baselines]
+//   (hack/bench.ts runs it as `step-executor`). BENCH_EXECUTOR_BUNDLE=<dir>/main.mjs measures a bundle built before
+//   (e.g. of an older commit) instead of building this tree's.
 import { spawn, type ChildProcess } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { ANNOTATION_EDITED_BY, type Plan, type RolloutStep } from "@aicr/api"
 import { ANNOTATION_CHART_DIGEST, isReadyAt } from "@aicr/argocd"
 import {
-  applyManifests, ARGOCD_NAMESPACE, createNamespace, eventually, expectOk, helmApplication, type IsolatedHelm, isolatedHelm, kubeRequest, readAuditEvents, repoRoot, startArgoCd, startControlPlane,
+  applyManifests, ARGOCD_NAMESPACE, type AuditEvent, componentUser, createNamespace, eventually, expectOk, helmApplication, type IsolatedHelm, isolatedHelm, kubeRequest, readAuditEvents, repoRoot,
+  startArgoCd, startControlPlane, writeKubeconfig,
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
 import { APPS, type Chart, closeRollout, createRollout, get, installProject, pushChart, type Recorded, ROLLOUTS, RUNTIME, startRecorder, writePlan } from "@aicr/testing/world"
@@ -47,6 +52,8 @@ const wavesChart = async (h: IsolatedHelm, apps: ReadonlyArray<unknown>): Promis
   return join(h.work, "pkgs", "waves-0.1.0.tgz")
 }
 const MIN_KILLS = 20
+const IDLE_MINUTES = Number(process.env["BENCH_IDLE_MINUTES"] ?? 5)
+const AUDITED = "aicr-audited-controller"
 /** `--idle-only`: stop after the idle RSS (the install and its idle RSS only, a few minutes instead of ~10). */
 class Done extends Error {}
 const work = mkdtempSync(join(tmpdir(), "step-executor-bench-"))
@@ -83,27 +90,19 @@ try {
   await installProject(info, names.map(target))
   const plan = (v: string) => writePlan(info, ns, uid, names.map((n) => ({ chart: charts[`${n}@${v}`]!, namespace: target(n) })))
   const plans: Record<string, Plan> = { v1: await plan("0.1.0"), v2: await plan("0.2.0"), v3: await plan("0.3.0") }
-  const built = await buildApp("step-executor", join(work, "dist"))
+  const prebuilt = process.env["BENCH_EXECUTOR_BUNDLE"]
+  const built = prebuilt !== undefined ? { entry: prebuilt, atStartBytes: 0 } : await buildApp("step-executor", join(work, "dist"))
+  const kubeconfig = writeKubeconfig(join(work, "executor.kubeconfig"), info.server, info.caFile, [{ name: AUDITED, token: componentUser(info.dir, AUDITED).token }])
   const recorder = startRecorder(info)
   await recorder.ready
 
   let child: ChildProcess | undefined
   const log = openSync(join(work, "step-executor.log"), "a")
-  // On SIGUSR2 the executor runs a full GC and writes its RSS to a file (loaded before the bundle, as in the other
-  // controllers' RSS benchmarks).
-  const probe = join(work, "rss-probe.mjs")
-  const report = join(work, "rss-report")
-  writeFileSync(probe, `import { writeFileSync } from "node:fs"\nprocess.on("SIGUSR2", () => { globalThis.gc(); writeFileSync(${JSON.stringify(report)}, JSON.stringify(process.memoryUsage())) })\n`)
   const MiB = 1024 * 1024
-  /** process.memoryUsage() right after a full GC. */
-  const afterGc = async (): Promise<NodeJS.MemoryUsage> => {
-    rmSync(report, { force: true })
-    child!.kill("SIGUSR2")
-    return eventually(async () => (existsSync(report) ? (JSON.parse(readFileSync(report, "utf8")) as NodeJS.MemoryUsage) : undefined), { timeoutMs: 10_000, what: "RSS report" })
-  }
   const procStatus = (field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${child!.pid}/status`, "utf8"))![1]) * 1024
+  // As `up` runs it (hack/local-operator.ts): the bundle with --enable-source-maps, nothing else.
   const startExecutor = () => {
-    child = spawn(process.execPath, ["--expose-gc", "--import", probe, built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
+    child = spawn(process.execPath, ["--enable-source-maps", built.entry, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
   }
   const kill = async () => {
     const c = child!
@@ -115,34 +114,60 @@ try {
   const completed = async (name: string) => (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.some((c: { type: string; reason: string }) => c.type === "Progressing" && c.reason === "StepsCompleted") === true
   const applies = (name?: string) =>
     readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, ...(name ? { name } : {}) }).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.requestURI.includes("force="))
-  const executorWrites = () => readAuditEvents(info).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor")).length
+  /** The executor's API requests from the audit log (its identity's reads are audited): writes, get/list, new watches. */
+  const WRITES = new Set(["create", "update", "patch", "delete", "deletecollection"])
+  const requests = () => {
+    const mine = readAuditEvents(info, { username: `system:${AUDITED}` })
+    const done = (e: AuditEvent) => e.stage === "ResponseComplete"
+    return {
+      writes: mine.filter((e) => done(e) && WRITES.has(e.verb)).length,
+      reads: mine.filter((e) => done(e) && (e.verb === "get" || e.verb === "list")).length,
+      watches: mine.filter((e) => e.verb === "watch" && e.stage === "ResponseStarted").length,
+      readsByResource: Object.entries(mine.filter((e) => done(e) && (e.verb === "get" || e.verb === "list")).reduce<Record<string, number>>((m, e) => ({ ...m, [`${e.verb} ${e.objectRef?.resource ?? "?"}`]: (m[`${e.verb} ${e.objectRef?.resource ?? "?"}`] ?? 0) + 1 }), {})),
+    }
+  }
+  const minus = (a: ReturnType<typeof requests>, b: ReturnType<typeof requests>) => ({ writes: a.writes - b.writes, reads: a.reads - b.reads, watches: a.watches - b.watches })
 
   // 1. A clean install (first, the executor idle before any Application exists).
   startExecutor()
   await eventually(async () => (await get(info, RUNTIME)).status?.engine !== undefined, { timeoutMs: 60_000, what: "the executor's first pass" })
   await sleep(5_000)
-  const beforeInstall = await afterGc()
-  const writes0 = executorWrites()
+  const rssBeforeInstall = procStatus("VmRSS")
+  const req0 = requests()
   const t0 = performance.now()
   await createRollout(info, { name: "bench-1", runtimeUID: uid, to: plans.v1!, steps: steps("Install") })
   await eventually(() => completed("bench-1"), { timeoutMs: 600_000, intervalMs: 200, what: "bench-1 completed" })
   const installSeconds = (performance.now() - t0) / 1000
-  const writesInstall = executorWrites() - writes0
+  await sleep(1_000) // the last pass's status writes
+  const reqInstall = minus(requests(), req0)
   const edges = edgeTimes(recorder, (n) => n, (r, a) => r.apps(a).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts[`${a}@0.1.0`]!.digest))
   await closeRollout(info, "bench-1", "Succeeded")
 
-  // 1b. Idle RSS after that rollout.
+  // 1b. Idle as a user runs it: RSS without any forced GC, sampled over IDLE_MINUTES, and the API requests meanwhile.
   await sleep(10_000)
-  const idleBeforeGc = procStatus("VmRSS")
-  const gc = await afterGc()
+  const reqIdle0 = requests()
+  const samples: number[] = []
+  const idleStart = performance.now()
+  while (performance.now() - idleStart < IDLE_MINUTES * 60_000) {
+    samples.push(procStatus("VmRSS"))
+    await sleep(5_000)
+  }
+  const idleMinutes = (performance.now() - idleStart) / 60_000
+  const reqIdle = minus(requests(), reqIdle0)
   const mib = (n: number) => +(n / MiB).toFixed(1)
+  const sorted = [...samples].sort((a, b) => a - b)
   const idle = {
-    rssBeforeGcMiB: mib(idleBeforeGc), rssAfterGcMiB: mib(gc.rss), heapUsedMiB: mib(gc.heapUsed), heapTotalMiB: mib(gc.heapTotal), externalMiB: mib(gc.external),
-    peakMiB: mib(procStatus("VmHWM")), atStartKiB: Math.round(built.atStartBytes / 1024),
-    beforeInstall: { rssAfterGcMiB: mib(beforeInstall.rss), heapUsedMiB: mib(beforeInstall.heapUsed) },
+    minutes: +idleMinutes.toFixed(1), samples: samples.length,
+    rssMiB: { first: mib(samples[0]!), median: mib(sorted[Math.floor(sorted.length / 2)]!), max: mib(sorted.at(-1)!), last: mib(samples.at(-1)!) },
+    peakMiB: mib(procStatus("VmHWM")), rssBeforeInstallMiB: mib(rssBeforeInstall), atStartKiB: Math.round(built.atStartBytes / 1024),
+    requestsPerIdleMinute: { writes: +(reqIdle.writes / idleMinutes).toFixed(2), reads: +(reqIdle.reads / idleMinutes).toFixed(2), watches: +(reqIdle.watches / idleMinutes).toFixed(2) },
+  }
+  const installFigures = {
+    seconds: +installSeconds.toFixed(1), perStepSeconds: +(installSeconds / N).toFixed(2), edges: edges.length, edgeOverheadMs: { p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) },
+    executorApiWritesPerStep: +(reqInstall.writes / N).toFixed(1), executorApiReadsPerStep: +(reqInstall.reads / N).toFixed(1), executorWatchesStarted: reqInstall.watches,
   }
   if (process.argv.includes("--idle-only")) {
-    console.log(JSON.stringify({ what: `step-executor bundle after a ${N}-release install (--idle-only)`, install: { seconds: +installSeconds.toFixed(1) }, idleAfterInstall: idle }))
+    console.log(JSON.stringify({ what: `step-executor bundle after a ${N}-release install (--idle-only)`, bundle: built.entry, install: installFigures, idleAfterInstall: idle }))
     child!.kill("SIGKILL")
     throw new Done()
   }
@@ -159,13 +184,14 @@ try {
   const resumeMs = Date.now() - r0
 
   // 3. Chaos: upgrades while the executor is killed at random points.
+  const chaosOn = !process.argv.includes("--no-chaos")
   let kills = 0
   const chaos: Array<{ rollout: string; seconds: number; kills: number }> = []
   const sequence = [["v1", "v2"], ["v2", "v3"], ["v3", "v1"], ["v1", "v2"], ["v2", "v3"]] as const
   const before = Object.fromEntries(names.map((n) => [n, applies(n).length]))
   let rollouts = 0
   for (const [from, to] of sequence) {
-    if (kills >= MIN_KILLS) break
+    if (kills >= MIN_KILLS || !chaosOn) break
     const name = `bench-chaos-${++rollouts}`
     const c0 = performance.now()
     const k0 = kills
@@ -183,6 +209,20 @@ try {
   }
   const repeated = names.map((n) => ({ n, writes: applies(n).length - before[n]! })).filter((x) => x.writes !== rollouts)
   await kill()
+  const stats = (xs: number[]) => ({ p50: ms(pct(xs, 50)), p99: ms(pct(xs, 99)), max: ms(Math.max(...xs)) })
+  const common = {
+    what: `step-executor bundle (own process) with Argo CD ${argo.info.version}, ${N} releases on kwok nodes`,
+    bundle: built.entry,
+    install: installFigures,
+    idleAfterInstall: idle,
+    suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
+    chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated } : "skipped (--no-chaos)",
+  }
+  if (repeated.length > 0) throw new Error(`Applications written more than once per step: ${JSON.stringify(repeated)}`)
+  if (process.argv.includes("--no-baselines")) {
+    console.log(JSON.stringify({ ...common, syncWaves: "skipped (--no-baselines)", polling30s: "skipped (--no-baselines)" }))
+    throw new Done()
+  }
 
   // 4. Argo CD sync waves: an app-of-apps whose chart holds one child Application per release, wave i.
   await recorder.stop()
@@ -213,17 +253,11 @@ try {
   const pollEdges = edgeTimes(recorder2, (n) => `poll-${n}`, (r, a) => r.apps(a)[0])
   await recorder2.stop()
   await waveArgo.stop()
-  const stats = (xs: number[]) => ({ p50: ms(pct(xs, 50)), p99: ms(pct(xs, 99)), max: ms(Math.max(...xs)) })
   console.log(JSON.stringify({
-    what: `step-executor bundle (own process) with Argo CD ${argo.info.version}, ${N} releases on kwok nodes`,
-    install: { seconds: +installSeconds.toFixed(1), perStepSeconds: +(installSeconds / N).toFixed(2), edges: edges.length, edgeOverheadMs: { p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) }, executorApiWritesPerStep: +(writesInstall / N).toFixed(1) },
-    idleAfterInstall: idle,
-    suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
-    chaos: { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated },
+    ...common,
     syncWaves: { what: "app-of-apps, one wave per release, ARGOCD_SYNC_WAVE_DELAY=2", seconds: +wavesSeconds.toFixed(1), edgeOverheadMs: stats(waveEdges) },
     polling30s: { seconds: +pollSeconds.toFixed(1), edgeOverheadMs: stats(pollEdges) },
   }))
-  if (repeated.length > 0) throw new Error(`Applications written more than once per step: ${JSON.stringify(repeated)}`)
 } catch (e) {
   if (!(e instanceof Done)) throw e
 } finally {

@@ -43,7 +43,7 @@ export {
 } from "./kube"
 export { loadManifests, parseManifests } from "./manifests"
 export { installApprovalPolicies, POLICIES_DIR, removeApprovalPolicies } from "./policies"
-export { COMPONENT_USERS, DEFAULT_USERS, type StaticUser, writeKubeconfig } from "./auth"
+export { AUDIT_READS_GROUP, COMPONENT_USERS, componentUser, DEFAULT_USERS, type StaticUser, writeKubeconfig } from "./auth"
 export { adoptProc, HarnessError, pidAlive, type Proc, spawnProc, type SpawnOptions, tailFile } from "./proc"
 export { aicrBinary, readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"
 export { defaultHostFor, h100Host, HOST_PROFILE_ANNOTATION, HostProfile, hostProfileOf, setHostProfile, systemHost } from "./kubelet/hosts"

@@ -242,10 +242,12 @@ export interface AuditEvent {
   readonly objectRef?: { readonly resource?: string; readonly namespace?: string; readonly name?: string; readonly apiGroup?: string; readonly subresource?: string }
   readonly responseStatus?: { readonly code?: number }
   readonly requestURI: string
+  readonly stage?: string
+  readonly userAgent?: string
   readonly stageTimestamp: string
 }
 
-/** Audit events (writes only, see the policy) matching every given field. */
+/** Audit events (writes, and the reads of AUDIT_READS_GROUP: see the policy) matching every given field. */
 export const readAuditEvents = (
   info: Pick<HarnessInfo, "auditLog">,
   match: { verb?: string; resource?: string; namespace?: string; name?: string; username?: string } = {},
