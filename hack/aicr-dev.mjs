@@ -75,6 +75,7 @@ function test(rest) {
   buildTools()
   // Static checks first: they are fast and catch most mistakes.
   must(bin("nx"), ["show", "projects"], "nx project graph")
+  must(process.execPath, ["hack/check-conflict-markers.mjs"], "lint (no merge-conflict markers)")
   must(bin("eslint"), ["--max-warnings=0", "."], "lint (module boundaries)")
   must(bin("tsc"), ["-p", "tsconfig.json", "--noEmit"], "typecheck")
   const reportDir = join(root, "node_modules", ".aicr-test-reports")
