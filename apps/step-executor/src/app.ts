@@ -3,8 +3,8 @@
  * `cluster`, the process's expectations and kept plan read, and the controller, as an `AppSpec` the runtime runs. No
  * logic here.
  */
-import { ClusterRuntimeKind, SINGLETON_NAME } from "@aicr/api"
-import { type AppSpec, Expectations, makeExpectations, mapped, self } from "@aicr/runtime"
+import { ClusterRuntimeKind } from "@aicr/api"
+import { type AppSpec, appSettings, Expectations, makeExpectations } from "@aicr/runtime"
 import { Effect } from "effect"
 import { Caches, makeCaches } from "./caches"
 import { ExecutorConfig, parseSettings } from "./config"
@@ -16,20 +16,16 @@ export const stepExecutorApp: AppSpec<Error> = {
   name: contract.controller,
   setup: (ctx) =>
     Effect.gen(function* () {
-      const settings = yield* Effect.try({ try: () => parseSettings(ctx.config.rest), catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
+      const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
       yield* Effect.logInfo("Starting step-executor", { engineNamespace: settings.engineNamespace, project: settings.project, stepTimeoutMs: settings.stepTimeoutMs })
-      const caches = yield* makeCaches(settings)
+      const { caches, sources } = yield* makeCaches(settings)
       const expectations = makeExpectations()
       const plans = makePlanReads()
-      const toCluster = () => [SINGLETON_NAME]
       return [
         {
           name: contract.controller,
           kind: ClusterRuntimeKind,
-          sources: [
-            self(caches.runtimes), mapped(caches.rollouts, toCluster), mapped(caches.applications, toCluster), mapped(caches.projects, toCluster),
-            mapped(caches.crds, toCluster), mapped(caches.configMaps, toCluster),
-          ],
+          sources,
           reconcile: (key: string) =>
             reconcile(key).pipe(
               Effect.provideService(ExecutorConfig, settings),

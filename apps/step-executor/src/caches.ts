@@ -11,18 +11,22 @@
  * | crds | Argo CD's Application CRD (field selector) | metadata only (the object is ~400 KiB) |
  * | configMaps | plan and content ConfigMaps in the operator namespace (role label) | metadata only: the data is read once per resourceVersion (`gather.ts`) |
  *
+ * The informers are made from the contract's watches (`informersFor`): its label selectors, with the namespaces,
+ * field selectors and projections above.
+ *
  * Argo CD's kinds may be missing (CRD not installed: `NotFound`) or unreadable (`Forbidden`): such a list counts as
  * synced and empty and is kept as the informer's `listError`, which `gather` reports as `EngineMissing`/`Unauthorized`.
  */
 import {
-  ArgoCD, type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject, LABEL_ROLE, LABEL_RUNTIME_UID, ROLE_CONTENT, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind,
-  SINGLETON_NAME,
+  ArgoCD, type ClusterRuntime, ClusterRuntimeKind, Core, kindKey, type KubeObject, LABEL_RUNTIME_UID, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME,
 } from "@aicr/api"
 import type { Application, ApplicationStatus } from "@aicr/argocd"
-import { type Informer, type KubeError, makeInformer, metadataOnly, stripManagedFields } from "@aicr/kube"
+import type { Watch } from "@aicr/contracts"
+import { type Informer, type Kube, type KubeError, metadataOnly, stripManagedFields } from "@aicr/kube"
+import { informersFor, type Source, type WatchScope } from "@aicr/runtime"
 import { Context, Effect, type Scope } from "effect"
-import type { Kube } from "@aicr/kube"
 import type { ExecutorSettings } from "./config"
+import { contract } from "./contract"
 
 export const APPLICATION_CRD = "applications.argoproj.io"
 
@@ -73,13 +77,35 @@ export const projectApplication = (app: Application): Application => {
 /** Argo CD not installed (its CRDs are missing) or not readable by the operator: reported, not waited for. */
 const engineListError = (e: KubeError) => e.reason._tag === "NotFound" || e.reason._tag === "Forbidden" || e.reason._tag === "Unauthorized"
 
-export const makeCaches = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">): Effect.Effect<ExecutorCaches, never, Kube | Scope.Scope> =>
+/** How each watch of the contract is scoped and projected here. */
+export const scopeOf = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">) => (w: Watch): WatchScope => {
+  switch (kindKey(w.kind)) {
+    case kindKey(ClusterRuntimeKind):
+      return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
+    case kindKey(ArgoCD.Application):
+      return { namespace: s.engineNamespace, transform: projectApplication as (o: KubeObject) => KubeObject, tolerate: engineListError }
+    case kindKey(ArgoCD.AppProject):
+      return { namespace: s.engineNamespace, fieldSelector: `metadata.name=${s.project}`, transform: metadataOnly, tolerate: engineListError }
+    case kindKey(Core.CustomResourceDefinition):
+      return { fieldSelector: `metadata.name=${APPLICATION_CRD}`, transform: metadataOnly, tolerate: engineListError }
+    case kindKey(Core.ConfigMap):
+      return { namespace: s.namespace, transform: metadataOnly }
+    default:
+      return {}
+  }
+}
+
+/** The caches, from the contract's watches, and the work-queue sources that map their events to `cluster`. */
+export const makeCaches = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">): Effect.Effect<{ readonly caches: ExecutorCaches; readonly sources: ReadonlyArray<Source> }, never, Kube | Scope.Scope> =>
   Effect.gen(function* () {
-    const runtimes = yield* makeInformer<ClusterRuntime>({ kind: ClusterRuntimeKind, fieldSelector: `metadata.name=${SINGLETON_NAME}` })
-    const rollouts = yield* makeInformer<RuntimeRollout>({ kind: RuntimeRolloutKind })
-    const applications = yield* makeInformer<Application>({ kind: ArgoCD.Application, namespace: s.engineNamespace, transform: projectApplication, tolerate: engineListError })
-    const projects = yield* makeInformer<KubeObject>({ kind: ArgoCD.AppProject, namespace: s.engineNamespace, fieldSelector: `metadata.name=${s.project}`, transform: metadataOnly, tolerate: engineListError })
-    const crds = yield* makeInformer<KubeObject>({ kind: Core.CustomResourceDefinition, fieldSelector: `metadata.name=${APPLICATION_CRD}`, transform: metadataOnly, tolerate: engineListError })
-    const configMaps = yield* makeInformer<KubeObject>({ kind: Core.ConfigMap, namespace: s.namespace, labelSelector: `${LABEL_ROLE} in (${ROLE_PLAN},${ROLE_CONTENT})`, transform: metadataOnly })
-    return { runtimes, rollouts, applications, projects, crds, configMaps }
+    const informers = yield* informersFor(contract, scopeOf(s))
+    const caches: ExecutorCaches = {
+      runtimes: informers.one<ClusterRuntime>(ClusterRuntimeKind),
+      rollouts: informers.one<RuntimeRollout>(RuntimeRolloutKind),
+      applications: informers.one<Application>(ArgoCD.Application),
+      projects: informers.one(ArgoCD.AppProject),
+      crds: informers.one(Core.CustomResourceDefinition),
+      configMaps: informers.one(Core.ConfigMap),
+    }
+    return { caches, sources: informers.sources }
   })

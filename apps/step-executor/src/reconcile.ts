@@ -13,11 +13,11 @@
  * write of the passes before (expectations), writes at most one Application, and only when its markers are not there
  * yet; a restarted executor starts from fresh lists, so a restart never repeats a write either.
  */
-import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, RuntimeRolloutKind, SINGLETON_NAME } from "@aicr/api"
+import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, RuntimeRolloutKind } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
-import { EventRecorder, type Kube, type KubeError } from "@aicr/kube"
-import { Expectations, Requeue } from "@aicr/runtime"
-import { Cause, Clock, Effect, Option } from "effect"
+import type { EventRecorder, Kube, KubeError } from "@aicr/kube"
+import { Expectations, Requeue, singleton, warnOnTransition } from "@aicr/runtime"
+import { Cause, Clock, Effect } from "effect"
 import { step, suspend, writeStatus } from "./act"
 import { Caches } from "./caches"
 import type { ExecutorConfig } from "./config"
@@ -80,7 +80,7 @@ const failed = (runtime: ClusterRuntime, cause: Cause.Cause<KubeError>): Effect.
       if (rollout !== undefined) yield* writeStatus(rolloutRoom, rollout, rolloutInternalError(rollout, now), caches.rollouts)
       const applied = yield* writeStatus(runtimeRoom, runtime, runtimeInternalError(runtime, now), caches.runtimes)
       // One Warning per transition into InternalError; a pass that fails the same way again emits nothing.
-      if (applied) yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: "InternalError", action: "Reconcile", note: `The step-executor failed unexpectedly: ${failure.message}`.slice(0, 1024) })
+      yield* warnOnTransition(runtime, applied, { reason: "InternalError", action: "Reconcile", note: `The step-executor failed unexpectedly: ${failure.message}` })
     })
     yield* report.pipe(Effect.catchCause((c) => Effect.logError("Reporting InternalError failed", c)))
     return yield* Effect.fail(new InternalError({ message: failure.message }))
@@ -88,14 +88,11 @@ const failed = (runtime: ClusterRuntime, cause: Cause.Cause<KubeError>): Effect.
 
 export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | InternalError, Services> =>
   Effect.gen(function* () {
-    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
-    const found = (yield* Caches).runtimes.get(key)
-    if (Option.isNone(found)) return Requeue.onChange
-    const pending = yield* (yield* Expectations).pending
-    if (pending.length > 0) {
-      yield* Effect.logDebug("Waiting for the caches to show this controller's writes", { pending })
-      return Requeue.after(EXPECTATION_RECHECK_MS)
-    }
-    const runtime = found.value
-    return yield* pass(runtime).pipe(Effect.catchCause((cause) => failed(runtime, cause)))
+    const caches = yield* Caches
+    return yield* singleton({
+      cache: caches.runtimes,
+      expectations: yield* Expectations,
+      recheck: Requeue.after(EXPECTATION_RECHECK_MS),
+      pass: (runtime) => pass(runtime).pipe(Effect.catchCause((cause) => failed(runtime, cause))),
+    })(key)
   }).pipe(Effect.withSpan("step-executor.reconcile"))

@@ -58,7 +58,7 @@ const setup = (s: Setup = {}) => {
   const expectations = makeExpectations()
   const plans = makePlanReads()
   const ready = Effect.gen(function* () {
-    caches ??= yield* makeCaches(config).pipe(Effect.provide(fake.layer))
+    caches ??= (yield* makeCaches(config).pipe(Effect.provide(fake.layer))).caches
     yield* settle(fake, Object.values(caches) as ReadonlyArray<Informer<KubeObject>>)
     return caches
   })
@@ -612,7 +612,7 @@ describe("step-executor reconcile", () => {
           watch: (kind, options, onEvent) =>
             t.fake.kube.watch(kind, options, (e) => (kind.kind === "Application" && holding ? Effect.sync(() => void held.push(onEvent(e as never))) : onEvent(e as never))),
         }
-        const caches = yield* makeCaches(settings).pipe(Effect.provide(Layer.succeed(Kube)(lagging)))
+        const { caches } = yield* makeCaches(settings).pipe(Effect.provide(Layer.succeed(Kube)(lagging)))
         const all = Object.values(caches) as ReadonlyArray<Informer<KubeObject>>
         const others = all.filter((i) => i !== (caches.applications as unknown))
         yield* settle(t.fake, all)

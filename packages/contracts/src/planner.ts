@@ -1,6 +1,6 @@
 import {
   Approved, ArgoCD, ClusterRuntimeKind, Core, Discovered, EngineAvailable, FINALIZER_CLEANUP, LABEL_OUTCOME, LABEL_ROLE, Mirrored,
-  Planned, Progressing, Ready, RegistryCredentialsReady, ROLE_AICR_JOB, ROLE_PLAN, Resolved, RuntimeRolloutKind, Stalled, Succeeded,
+  Planned, Progressing, Ready, RegistryCredentialsReady, ROLE_AICR_JOB, ROLE_CONTENT, ROLE_PLAN, Resolved, RuntimeRolloutKind, Stalled, Succeeded,
   ValidationReady, Validated,
 } from "@aicr/api"
 import { Contract, Watch } from "./contract"
@@ -16,7 +16,7 @@ export const planner = Contract.make({
   watches: [
     Watch.self(ClusterRuntimeKind),
     Watch.mapped(RuntimeRolloutKind, "singleton", "rollout conditions drive Ready, Stalled and closing"),
-    Watch.mapped(Core.ConfigMap, "singleton", "plan ConfigMaps (PlanUnreadable, pins)", `${LABEL_ROLE}=${ROLE_PLAN}`),
+    Watch.mapped(Core.ConfigMap, "singleton", "plan ConfigMaps (PlanUnreadable, pins) and the content ConfigMaps plans are composed from", `${LABEL_ROLE} in (${ROLE_PLAN},${ROLE_CONTENT})`),
     Watch.mapped(Core.Job, "singleton", "upgrade-check Jobs finish", `${LABEL_ROLE}=${ROLE_AICR_JOB}`),
   ],
   reads: {

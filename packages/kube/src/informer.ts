@@ -46,6 +46,8 @@ export interface InformerOptions<T extends KubeObject> {
 
 export interface Informer<T extends KubeObject> {
   readonly kind: ResourceKind
+  /** What it lists and watches: the namespace (all when absent) and the selectors. */
+  readonly scope: { readonly namespace?: string | undefined; readonly labelSelector?: string | undefined; readonly fieldSelector?: string | undefined }
   /** From the cache; `none` when absent. Only as fresh as the last event. */
   readonly get: (key: ObjectKey) => Option.Option<T>
   readonly list: () => ReadonlyArray<T>
@@ -220,6 +222,7 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
 
     const informer: Informer<T> = {
       kind,
+      scope: selectors,
       get: (key) => Option.fromNullishOr(cache.get(key)),
       list: () => [...cache.values()],
       hasSynced: () => Deferred.isDoneUnsafe(synced),

@@ -24,6 +24,7 @@ const stubInformer = (initial: ReadonlyArray<KubeObject> = []) => {
     resourceVersion: () => "1",
     listCount: () => 1,
     listError: () => undefined,
+    scope: {},
   }
   return { informer, emit: (e: InformerEvent<KubeObject>) => Effect.forEach(handlers, (h) => h(e), { discard: true }) }
 }

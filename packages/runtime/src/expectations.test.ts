@@ -23,6 +23,7 @@ const informer = () => {
     resourceVersion: () => rv,
     listCount: () => 1,
     listError: () => undefined,
+    scope: {},
   }
   return { i, see: (o: KubeObject) => void (cache.set(`${o.metadata.namespace}/${o.metadata.name}`, o), (rv = o.metadata.resourceVersion!)), drop: (key: string) => void cache.delete(key), bookmark: (v: string) => void (rv = v) }
 }

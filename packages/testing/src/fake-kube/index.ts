@@ -2,3 +2,4 @@ export { makeFakeKube, type FakeKube, type FakeKubeOptions, type RecordedWrite, 
 export { DEFAULT_LIST_MAP_KEYS, type ListMapKeys } from "./ssa"
 export { WidgetKind, widgetCrd, ssaScenarios, runSsaScenario, type SsaScenario, type SsaStep, type SsaOutcome } from "./ssa-scenarios"
 export { settle } from "./settle"
+export { type AppInformer, contractMismatch, informersOfApp } from "./app-informers"

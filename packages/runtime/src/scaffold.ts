@@ -1,0 +1,130 @@
+/**
+ * The scaffolding every controller shares, so an app keeps only its own logic:
+ *
+ * - `informersFor(contract, scopes)`: one informer per watch of the contract, with the contract's label selector and
+ *   the namespace, field selector, projection and tolerated list failures the app gives per kind; and the work-queue
+ *   sources mapping each watch's events to root keys by the contract's mapping. The informers are the contract's
+ *   watches, no more and no fewer (each app's `test/app.component.test.ts` checks it).
+ * - `singleton(cache, expectations, pass)`: the reconcile of a controller rooted at the ClusterRuntime `cluster`:
+ *   any other name is never acted on (spec §3.2), the runtime comes from the cache (gone: nothing to do), and a pass
+ *   starts only when the caches show the controller's earlier writes (`Expectations`).
+ * - `appSettings(parse)`: an app's settings from its flags (`RuntimeConfig.rest`), a bad flag failing the start.
+ * - `lazy(load)`: a service built on first use (a heavy client loaded by the first pass that needs it), once.
+ * - `FailureClass` and `warnOnTransition`: failure outcomes are transient (the driver retries), terminal (reported,
+ *   the controller waits for a change) or defect (`InternalError`, the detail in the log); one Warning Event per
+ *   transition into a failure, none while it persists.
+ */
+import { keyOf, type KubeObject, LABEL_ROLLOUT, type ObjectKey, type ResourceKind, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
+import type { Contract, Watch } from "@aicr/contracts"
+import { EventRecorder, type Informer, type Kube, type KubeError, makeInformer } from "@aicr/kube"
+import { Effect, Option, type Scope } from "effect"
+import { mapped, self, type Source } from "./controller"
+import type { ExpectationsShape } from "./expectations"
+import { Requeue } from "./requeue"
+
+/** How an app scopes one watched kind (the label selector is the contract's). */
+export interface WatchScope {
+  readonly namespace?: string | undefined
+  readonly fieldSelector?: string | undefined
+  readonly transform?: ((obj: KubeObject) => KubeObject) | undefined
+  readonly tolerate?: ((error: KubeError) => boolean) | undefined
+}
+
+export interface ContractInformers {
+  /** Every informer with the watch it serves (a watch scoped to several namespaces has one per namespace). */
+  readonly all: ReadonlyArray<{ readonly watch: Watch; readonly informer: Informer<KubeObject> }>
+  /** The informers of one kind. */
+  readonly of: <T extends KubeObject>(kind: ResourceKind) => ReadonlyArray<Informer<T>>
+  /** The only informer of one kind (throws when the contract watches it in several namespaces or not at all). */
+  readonly one: <T extends KubeObject>(kind: ResourceKind) => Informer<T>
+  /** The work-queue sources: each informer's events mapped to root keys by its watch's mapping. */
+  readonly sources: ReadonlyArray<Source>
+}
+
+const sameKind = (a: ResourceKind, b: ResourceKind) => a.group === b.group && a.kind === b.kind
+
+export const informersFor = (
+  contract: Contract,
+  scopes: (watch: Watch) => WatchScope | ReadonlyArray<WatchScope> = () => ({}),
+): Effect.Effect<ContractInformers, never, Kube | Scope.Scope> =>
+  Effect.gen(function* () {
+    const all: Array<{ watch: Watch; informer: Informer<KubeObject> }> = []
+    for (const watch of contract.watches) {
+      const given = scopes(watch)
+      for (const s of Array.isArray(given) ? (given as ReadonlyArray<WatchScope>) : [given as WatchScope]) {
+        const informer = yield* makeInformer<KubeObject>({
+          kind: watch.kind, namespace: s.namespace, labelSelector: watch.selector, fieldSelector: s.fieldSelector, transform: s.transform, tolerate: s.tolerate,
+        })
+        all.push({ watch, informer })
+      }
+    }
+    const of = <T extends KubeObject>(kind: ResourceKind) => all.filter((x) => sameKind(x.watch.kind, kind)).map((x) => x.informer as unknown as Informer<T>)
+    const one = <T extends KubeObject>(kind: ResourceKind) => {
+      const found = of<T>(kind)
+      if (found.length !== 1) throw new Error(`${contract.controller}: ${found.length} informers of ${kind.kind}, expected one`)
+      return found[0]!
+    }
+    const root = () => one<RuntimeRollout>(contract.reconciles)
+    const sources = all.map(({ watch, informer }): Source => {
+      switch (watch.mapping) {
+        case "self":
+          return self(informer)
+        case "singleton":
+          return mapped(informer, () => [SINGLETON_NAME])
+        case "rollout-label":
+          return mapped(informer, (o) => {
+            const name = o.metadata.labels?.[LABEL_ROLLOUT]
+            return name === undefined ? [] : [name]
+          })
+        case "rollouts-of-runtime":
+          return mapped(informer, (o) => root().list().filter((r) => o.metadata.uid !== undefined && r.spec.runtimeUID === o.metadata.uid).map(keyOf))
+      }
+    })
+    return { all, of, one, sources }
+  })
+
+/**
+ * The reconcile of a controller rooted at the ClusterRuntime `cluster`: guard, get from the cache, not found, and the
+ * expectations gate (a pass waits until the caches show this process's earlier writes; the event that shows them
+ * brings the key back, `recheck` bounds the wait).
+ */
+export const singleton = <T extends KubeObject, E, R>(options: {
+  readonly cache: Informer<T>
+  readonly expectations?: ExpectationsShape | undefined
+  readonly recheck?: Requeue | undefined
+  readonly pass: (root: T) => Effect.Effect<Requeue, E, R>
+}) =>
+(key: ObjectKey): Effect.Effect<Requeue, E, R> =>
+  Effect.gen(function* () {
+    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
+    const found = options.cache.get(key)
+    if (Option.isNone(found)) return Requeue.onChange // gone: nothing left to own
+    if (options.expectations !== undefined) {
+      const pending = yield* options.expectations.pending
+      if (pending.length > 0) {
+        yield* Effect.logDebug("Waiting for the caches to show this controller's writes", { pending })
+        return options.recheck ?? Requeue.after("5 seconds")
+      }
+    }
+    return yield* options.pass(found.value)
+  })
+
+/** An app's settings from its own flags; a bad flag fails the start with its message. */
+export const appSettings = <S>(parse: () => S): Effect.Effect<S, Error> =>
+  Effect.try({ try: parse, catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
+
+/** A service built on first use, once (a failed build is retried by the next use). */
+export const lazy = <A, E, R>(load: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  let value: Option.Option<A> = Option.none()
+  return Effect.suspend(() => (Option.isSome(value) ? Effect.succeed(value.value) : load.pipe(Effect.tap((a) => Effect.sync(() => void (value = Option.some(a)))))))
+}
+
+/** transient: the driver retries with backoff; terminal: reported, wait for a change; defect: `InternalError`. */
+export type FailureClass = "transient" | "terminal" | "defect"
+
+/**
+ * One Warning Event per transition into a failure: only when the pass's status write changed the object (`applied`);
+ * a pass that fails the same way again writes nothing and emits nothing.
+ */
+export const warnOnTransition = (obj: KubeObject, applied: boolean, warning: { readonly reason: string; readonly action: string; readonly note: string }): Effect.Effect<void, never, EventRecorder> =>
+  applied ? Effect.flatMap(EventRecorder, (events) => events.event(obj, { type: "Warning", reason: warning.reason, action: warning.action, note: warning.note.slice(0, 1024) })) : Effect.void
