@@ -3,9 +3,8 @@
  * controller, as an `AppSpec` the runtime runs (logging, leader election, health and metrics, graceful shutdown).
  * `main.ts` runs it as the process; tests run it in-process with `runApp`. No logic here.
  */
-import { RuntimeRolloutKind, type RuntimeRollout } from "@aicr/api"
-import { makeInformer } from "@aicr/kube"
-import { type AppSpec, self } from "@aicr/runtime"
+import { RuntimeRolloutKind } from "@aicr/api"
+import { type AppSpec, appSettings, informersFor } from "@aicr/runtime"
 import { Effect } from "effect"
 import { Access, liveAccess } from "./access"
 import { GuardConfig, parseSettings } from "./config"
@@ -16,15 +15,15 @@ export const approvalGuardApp: AppSpec<Error> = {
   name: contract.controller,
   setup: (ctx) =>
     Effect.gen(function* () {
-      const settings = yield* Effect.try({ try: () => parseSettings(ctx.config.rest), catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
+      const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
       yield* Effect.logInfo("Starting approval-guard", { approverRole: settings.approverRole, operatorNamespaces: settings.operatorNamespaces.join(",") })
       const access = yield* liveAccess
-      const rollouts = yield* makeInformer<RuntimeRollout>({ kind: RuntimeRolloutKind })
+      const { sources } = yield* informersFor(contract)
       return [
         {
           name: contract.controller,
           kind: RuntimeRolloutKind,
-          sources: [self(rollouts)],
+          sources,
           reconcile: (key: string) => reconcile(key).pipe(Effect.provideService(Access, access), Effect.provideService(GuardConfig, settings)),
         },
       ]

@@ -4,34 +4,31 @@
  * and the controller, as an `AppSpec` the runtime runs. `main.ts` runs it as the process; tests run it in-process
  * with `runApp`. No logic here.
  */
-import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject, SINGLETON_NAME } from "@aicr/api"
-import { makeInformer } from "@aicr/kube"
-import { type AppSpec, mapped, self } from "@aicr/runtime"
+import { ClusterRuntimeKind, Core, kindKey, SINGLETON_NAME } from "@aicr/api"
+import { type AppSpec, appSettings, informersFor } from "@aicr/runtime"
 import { Effect } from "effect"
 import { Ecr, lazyEcr, makeMintState, MintState } from "./act"
-import { parseSettings, RefresherConfig, type SecretRef } from "./config"
+import { parseSettings, RefresherConfig } from "./config"
 import { contract } from "./contract"
 import { reconcile } from "./reconcile"
-
-const secretInformer = (ref: SecretRef) =>
-  makeInformer<KubeObject>({ kind: Core.Secret, namespace: ref.namespace, fieldSelector: `metadata.name=${ref.name}` })
 
 export const ecrCredentialRefresherApp: AppSpec<Error> = {
   name: contract.controller,
   setup: (ctx) =>
     Effect.gen(function* () {
-      const settings = yield* Effect.try({ try: () => parseSettings(ctx.config.rest), catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
+      const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
       yield* Effect.logInfo("Starting ecr-credential-refresher", {
         provider: settings.provider, registry: settings.repository, repoCreds: `${settings.repoCreds.namespace}/${settings.repoCreds.name}`,
         dockerConfig: `${settings.dockerConfig.namespace}/${settings.dockerConfig.name}`,
       })
       const ecr = yield* lazyEcr(ctx.fieldManager)
       const state = yield* makeMintState()
-      const runtimes = yield* makeInformer<ClusterRuntime>({ kind: ClusterRuntimeKind, fieldSelector: `metadata.name=${SINGLETON_NAME}` })
-      const dockerConfig = yield* secretInformer(settings.dockerConfig)
-      const toCluster = () => [SINGLETON_NAME]
-      const sources = [self(runtimes), mapped(dockerConfig, toCluster)]
-      if (settings.provider === "aws") sources.push(mapped(yield* secretInformer(settings.repoCreds), toCluster))
+      // The Secrets it keeps, each by name: the docker-config Secret, and with `aws` the repo-creds Secret.
+      const secrets = settings.provider === "aws" ? [settings.dockerConfig, settings.repoCreds] : [settings.dockerConfig]
+      const { sources } = yield* informersFor(contract, (w) =>
+        kindKey(w.kind) === kindKey(Core.Secret)
+          ? secrets.map((ref) => ({ namespace: ref.namespace, fieldSelector: `metadata.name=${ref.name}` }))
+          : { fieldSelector: `metadata.name=${SINGLETON_NAME}` })
       return [
         {
           name: contract.controller,

@@ -6,9 +6,8 @@
  * Node events that change nothing discovery reads (heartbeats, conditions, resource usage) enqueue nothing; the
  * work queue collapses the rest into one pass per burst.
  */
-import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject, SINGLETON_NAME } from "@aicr/api"
-import { makeInformer } from "@aicr/kube"
-import { type AppSpec, mapped, self } from "@aicr/runtime"
+import { ClusterRuntimeKind, Core, kindKey, type KubeObject, SINGLETON_NAME } from "@aicr/api"
+import { type AppSpec, appSettings, informersFor, type WatchScope } from "@aicr/runtime"
 import { Effect } from "effect"
 import { parseSettings, ResolverConfig } from "./config"
 import { contract } from "./contract"
@@ -25,34 +24,34 @@ const trimNode = (n: CachedNode): CachedNode => {
   return { apiVersion: "v1", kind: "Node", ...v, metadata: { ...v.metadata, resourceVersion: n.metadata.resourceVersion } } as CachedNode
 }
 const sameForDiscovery = (a: CachedNode, b: CachedNode): boolean => JSON.stringify(nodeView(a)) === JSON.stringify(nodeView(b))
-const toCluster = () => [SINGLETON_NAME]
 
 export const resolverApp: AppSpec<Error> = {
   name: contract.controller,
   setup: (ctx) =>
     Effect.gen(function* () {
-      const settings = yield* Effect.try({ try: () => parseSettings(ctx.config.rest), catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
+      const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
       yield* Effect.logInfo("Starting resolver", { aicr: settings.version, image: settings.jobs.image, registry: `${settings.registry.host}/${settings.registry.prefix}`, namespace: settings.namespace })
       if (settings.allowedNamespaces === undefined) yield* Effect.logWarning("No --component-namespaces: releases may render into any namespace")
       const { store, close } = openBundleStore(settings, `aicr-${contract.controller}`)
       yield* Effect.addFinalizer(() => Effect.promise(close))
-      const runtimes = yield* makeInformer<ClusterRuntime>({ kind: ClusterRuntimeKind, fieldSelector: `metadata.name=${SINGLETON_NAME}` })
-      const nodes = yield* makeInformer<CachedNode>({ kind: Core.Node, transform: trimNode })
-      const selectorOf = (kind: typeof Core.Job | typeof Core.ConfigMap) => contract.watches.find((w) => w.kind === kind)?.selector
       const namespaces = [...new Set([settings.jobs.namespace, settings.jobs.discoveryNamespace, settings.namespace])]
-      const jobs = yield* Effect.forEach(namespaces, (namespace) => makeInformer<KubeObject>({ kind: Core.Job, namespace, labelSelector: selectorOf(Core.Job) }))
-      const configMaps = yield* Effect.forEach(namespaces, (namespace) => makeInformer<KubeObject>({ kind: Core.ConfigMap, namespace, labelSelector: selectorOf(Core.ConfigMap) }))
+      const informers = yield* informersFor(contract, (w): WatchScope | ReadonlyArray<WatchScope> => {
+        switch (kindKey(w.kind)) {
+          case kindKey(ClusterRuntimeKind):
+            return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
+          case kindKey(Core.Node):
+            return { transform: trimNode as (o: KubeObject) => KubeObject, ignore: (e) => e.type === "update" && sameForDiscovery(e.old as CachedNode, e.object as CachedNode) }
+          default: // its AICR Jobs and their output and content ConfigMaps, in each namespace it runs Jobs in or writes to
+            return namespaces.map((namespace) => ({ namespace }))
+        }
+      })
+      const nodes = informers.one<CachedNode>(Core.Node)
       const nodeList = { list: () => nodes.list() }
       return [
         {
           name: contract.controller,
           kind: ClusterRuntimeKind,
-          sources: [
-            self(runtimes),
-            mapped(nodes, (_n, e) => (e.type === "update" && sameForDiscovery(e.old, e.object) ? [] : toCluster())),
-            ...jobs.map((i) => mapped(i, toCluster)),
-            ...configMaps.map((i) => mapped(i, toCluster)),
-          ],
+          sources: informers.sources,
           reconcile: (key: string) =>
             reconcile(key).pipe(Effect.provideService(ResolverConfig, settings), Effect.provideService(Nodes, nodeList), Effect.provideService(BundleStore, store)),
         },

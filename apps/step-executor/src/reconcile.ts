@@ -16,7 +16,7 @@
 import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, RuntimeRolloutKind } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import type { EventRecorder, Kube, KubeError } from "@aicr/kube"
-import { Expectations, Requeue, singleton, warnOnTransition } from "@aicr/runtime"
+import { Expectations, fromCache, Requeue, singleton, warnOnTransition } from "@aicr/runtime"
 import { Cause, Clock, Effect } from "effect"
 import { step, suspend, writeStatus } from "./act"
 import { Caches } from "./caches"
@@ -90,9 +90,9 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | In
   Effect.gen(function* () {
     const caches = yield* Caches
     return yield* singleton({
-      cache: caches.runtimes,
+      get: fromCache(caches.runtimes),
       expectations: yield* Expectations,
       recheck: Requeue.after(EXPECTATION_RECHECK_MS),
-      pass: (runtime) => pass(runtime).pipe(Effect.catchCause((cause) => failed(runtime, cause))),
+      pass: (runtime: ClusterRuntime) => pass(runtime).pipe(Effect.catchCause((cause) => failed(runtime, cause))),
     })(key)
   }).pipe(Effect.withSpan("step-executor.reconcile"))

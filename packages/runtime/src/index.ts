@@ -11,4 +11,6 @@ export { healthServer, metricsServer, parseBindAddress, serve, type Check, type 
 export { parseConfig, parseDurationMs, parseJobSeconds, readAppFlags, type AppFlags, type RuntimeConfig } from "./config"
 export { Expectations, makeExpectations, reached, type ExpectationsShape } from "./expectations"
 export { main, runApp, LeadershipLost, type AppContext, type AppController, type AppSpec, type RunOptions } from "./main"
-export { appSettings, type ContractInformers, type FailureClass, informersFor, lazy, singleton, warnOnTransition, type WatchScope } from "./scaffold"
+export {
+  appSettings, type ContractInformers, type FailureClass, fromCache, informersFor, lazy, rooted, type RootedOptions, singleton, warnOnTransition, type WatchScope,
+} from "./scaffold"

@@ -5,9 +5,10 @@
  *   the namespace, field selector, projection and tolerated list failures the app gives per kind; and the work-queue
  *   sources mapping each watch's events to root keys by the contract's mapping. The informers are the contract's
  *   watches, no more and no fewer (each app's `test/app.component.test.ts` checks it).
- * - `singleton(cache, expectations, pass)`: the reconcile of a controller rooted at the ClusterRuntime `cluster`:
- *   any other name is never acted on (spec §3.2), the runtime comes from the cache (gone: nothing to do), and a pass
- *   starts only when the caches show the controller's earlier writes (`Expectations`).
+ * - `rooted({ get, expectations, pass })` and `singleton(…)`: a reconcile's frame. The root comes from its cache
+ *   (`fromCache`) or, where an ADR says why, from the API server; gone, there is nothing to do; with expectations a
+ *   pass starts only when the caches show the controller's earlier writes. `singleton` acts on the ClusterRuntime
+ *   `cluster` only (spec §3.2).
  * - `appSettings(parse)`: an app's settings from its flags (`RuntimeConfig.rest`), a bad flag failing the start.
  * - `lazy(load)`: a service built on first use (a heavy client loaded by the first pass that needs it), once.
  * - `FailureClass` and `warnOnTransition`: failure outcomes are transient (the driver retries), terminal (reported,
@@ -16,7 +17,7 @@
  */
 import { keyOf, type KubeObject, LABEL_ROLLOUT, type ObjectKey, type ResourceKind, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
 import type { Contract, Watch } from "@aicr/contracts"
-import { EventRecorder, type Informer, type Kube, type KubeError, makeInformer } from "@aicr/kube"
+import { EventRecorder, type Informer, type InformerEvent, type Kube, type KubeError, makeInformer } from "@aicr/kube"
 import { Effect, Option, type Scope } from "effect"
 import { mapped, self, type Source } from "./controller"
 import type { ExpectationsShape } from "./expectations"
@@ -28,12 +29,14 @@ export interface WatchScope {
   readonly fieldSelector?: string | undefined
   readonly transform?: ((obj: KubeObject) => KubeObject) | undefined
   readonly tolerate?: ((error: KubeError) => boolean) | undefined
+  /** Events that enqueue nothing (e.g. a Node update that changes nothing the controller reads). Default: none. */
+  readonly ignore?: ((event: InformerEvent<KubeObject>) => boolean) | undefined
 }
 
 export interface ContractInformers {
   /** Every informer with the watch it serves (a watch scoped to several namespaces has one per namespace). */
   readonly all: ReadonlyArray<{ readonly watch: Watch; readonly informer: Informer<KubeObject> }>
-  /** The informers of one kind. */
+  /** The informers of one kind (several when the app scopes its watch to several namespaces or names). */
   readonly of: <T extends KubeObject>(kind: ResourceKind) => ReadonlyArray<Informer<T>>
   /** The only informer of one kind (throws when the contract watches it in several namespaces or not at all). */
   readonly one: <T extends KubeObject>(kind: ResourceKind) => Informer<T>
@@ -48,14 +51,14 @@ export const informersFor = (
   scopes: (watch: Watch) => WatchScope | ReadonlyArray<WatchScope> = () => ({}),
 ): Effect.Effect<ContractInformers, never, Kube | Scope.Scope> =>
   Effect.gen(function* () {
-    const all: Array<{ watch: Watch; informer: Informer<KubeObject> }> = []
+    const all: Array<{ watch: Watch; informer: Informer<KubeObject>; ignore?: ((event: InformerEvent<KubeObject>) => boolean) | undefined }> = []
     for (const watch of contract.watches) {
       const given = scopes(watch)
       for (const s of Array.isArray(given) ? (given as ReadonlyArray<WatchScope>) : [given as WatchScope]) {
         const informer = yield* makeInformer<KubeObject>({
           kind: watch.kind, namespace: s.namespace, labelSelector: watch.selector, fieldSelector: s.fieldSelector, transform: s.transform, tolerate: s.tolerate,
         })
-        all.push({ watch, informer })
+        all.push({ watch, informer, ignore: s.ignore })
       }
     }
     const of = <T extends KubeObject>(kind: ResourceKind) => all.filter((x) => sameKind(x.watch.kind, kind)).map((x) => x.informer as unknown as Informer<T>)
@@ -65,39 +68,42 @@ export const informersFor = (
       return found[0]!
     }
     const root = () => one<RuntimeRollout>(contract.reconciles)
-    const sources = all.map(({ watch, informer }): Source => {
+    const sources = all.map(({ watch, informer, ignore }): Source => {
       switch (watch.mapping) {
         case "self":
-          return self(informer)
+          return ignore === undefined ? self(informer) : mapped(informer, (o, e) => (ignore(e) ? [] : [keyOf(o)]))
         case "singleton":
-          return mapped(informer, () => [SINGLETON_NAME])
+          return mapped(informer, (_o, e) => (ignore?.(e) === true ? [] : [SINGLETON_NAME]))
         case "rollout-label":
-          return mapped(informer, (o) => {
+          return mapped(informer, (o, e) => {
             const name = o.metadata.labels?.[LABEL_ROLLOUT]
-            return name === undefined ? [] : [name]
+            return name === undefined || ignore?.(e) === true ? [] : [name]
           })
         case "rollouts-of-runtime":
-          return mapped(informer, (o) => root().list().filter((r) => o.metadata.uid !== undefined && r.spec.runtimeUID === o.metadata.uid).map(keyOf))
+          return mapped(informer, (o, e) => (ignore?.(e) === true ? [] : root().list().filter((r) => o.metadata.uid !== undefined && r.spec.runtimeUID === o.metadata.uid).map(keyOf)))
       }
     })
     return { all, of, one, sources }
   })
 
-/**
- * The reconcile of a controller rooted at the ClusterRuntime `cluster`: guard, get from the cache, not found, and the
- * expectations gate (a pass waits until the caches show this process's earlier writes; the event that shows them
- * brings the key back, `recheck` bounds the wait).
- */
-export const singleton = <T extends KubeObject, E, R>(options: {
-  readonly cache: Informer<T>
+export interface RootedOptions<T extends KubeObject, E, R, E2, R2> {
+  /** Reads the root object: from its informer cache (`fromCache`), or from the API server where an ADR says why. */
+  readonly get: (key: ObjectKey) => Effect.Effect<Option.Option<T>, E2, R2>
+  /** When given, a pass starts only once the caches show this process's earlier writes. */
   readonly expectations?: ExpectationsShape | undefined
+  /** How soon to look again while expectations are pending (the event that meets them comes first). Default 5 s. */
   readonly recheck?: Requeue | undefined
   readonly pass: (root: T) => Effect.Effect<Requeue, E, R>
-}) =>
-(key: ObjectKey): Effect.Effect<Requeue, E, R> =>
+}
+
+/** The root object from its informer cache. */
+export const fromCache = <T extends KubeObject>(cache: Informer<T>) => (key: ObjectKey): Effect.Effect<Option.Option<T>> => Effect.sync(() => cache.get(key))
+
+/** A reconcile's frame: get the root (gone: nothing left to own), wait for pending expectations, run the pass. */
+export const rooted = <T extends KubeObject, E, R, E2 = never, R2 = never>(options: RootedOptions<T, E, R, E2, R2>) =>
+(key: ObjectKey): Effect.Effect<Requeue, E | E2, R | R2> =>
   Effect.gen(function* () {
-    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
-    const found = options.cache.get(key)
+    const found = yield* options.get(key)
     if (Option.isNone(found)) return Requeue.onChange // gone: nothing left to own
     if (options.expectations !== undefined) {
       const pending = yield* options.expectations.pending
@@ -108,6 +114,12 @@ export const singleton = <T extends KubeObject, E, R>(options: {
     }
     return yield* options.pass(found.value)
   })
+
+/** `rooted` for a controller rooted at the ClusterRuntime `cluster`: any other name is never acted on (spec §3.2). */
+export const singleton = <T extends KubeObject, E, R, E2 = never, R2 = never>(options: RootedOptions<T, E, R, E2, R2>) => {
+  const inner = rooted(options)
+  return (key: ObjectKey): Effect.Effect<Requeue, E | E2, R | R2> => (key !== SINGLETON_NAME ? Effect.succeed(Requeue.never) : inner(key))
+}
 
 /** An app's settings from its own flags; a bad flag fails the start with its message. */
 export const appSettings = <S>(parse: () => S): Effect.Effect<S, Error> =>
