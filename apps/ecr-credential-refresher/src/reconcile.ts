@@ -7,11 +7,11 @@
  * Leaves alone: everything else. With `static` it writes no Secret; it never creates per-run Job Secrets (their
  *         creators copy the docker-config Secret) and never touches `argocd-cm`.
  */
-import { ClusterRuntimeKind, SINGLETON_NAME, type ClusterRuntime, type ObjectKey } from "@aicr/api"
+import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
-import { Data, Effect, Option } from "effect"
+import { type Requeue, singleton } from "@aicr/runtime"
+import { Data, Effect } from "effect"
 import { act, type Ecr, type MintState } from "./act"
 import type { RefresherConfig } from "./config"
 import { contract } from "./contract"
@@ -27,14 +27,10 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
   readonly message: string
 }> {}
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
+/** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
+const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
   Effect.gen(function* () {
-    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
     const kube = yield* Kube
-    const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
-    if (Option.isNone(found)) return Requeue.onChange // gone: nothing to report on
-    const runtime = found.value
-
     const observed = yield* gather(runtime)
     const decision = decide(observed)
     yield* Effect.logDebug("Decided", { decision: decision._tag })
@@ -55,4 +51,7 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | Re
     }
     if (outcome.class === "transient") yield* Effect.logWarning("Refreshing credentials failed transiently", { reason: condition.reason, message: condition.message })
     return yield* Effect.fail(new RetryAfterTransientFailure({ reason: condition.reason, message: condition.message }))
-  }).pipe(Effect.withSpan("ecr-credential-refresher.reconcile"))
+  })
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
+  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("ecr-credential-refresher.reconcile"))

@@ -13,11 +13,11 @@
  */
 import {
   ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, encodePlan, FINALIZER_CLEANUP, LABEL_OUTCOME, LABEL_ROLE, LABEL_ROLLOUT, LABEL_RUNTIME_UID, type ClusterRuntime, type ObjectKey, type Plan,
-  planConfigMapName, PLAN_DATA_KEY, ROLE_CONTENT, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME,
+  planConfigMapName, PLAN_DATA_KEY, ROLE_CONTENT, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind,
 } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
+import { Requeue, singleton } from "@aicr/runtime"
 import { Data, Effect, Option } from "effect"
 import type { Assessment } from "./assess"
 import { ChartRegistry, chartsOf } from "./charts"
@@ -79,14 +79,11 @@ const satisfy = (need: Need): Effect.Effect<Partial<Observed>, KubeError, Kube |
     return { upgradeCheck: yield* runUpgradeCheck(need.request, yield* PlannerConfig, contract.fieldManager) }
   })
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | PlannerConfig | ChartRegistry> =>
+/** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
+const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | PlannerConfig | ChartRegistry> =>
   Effect.gen(function* () {
-    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
     const kube = yield* Kube
     const events = yield* EventRecorder
-    const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
-    if (Option.isNone(found)) return Requeue.onChange
-    const runtime = found.value
     let o = yield* gather(runtime)
     let d = decide(o)
     // At most one chart check and one upgrade-check step per pass; each answer is decided on again.
@@ -96,7 +93,7 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | Re
     }
     const finalizer = d.finalizer === undefined ? undefined : finalizerPatch(runtime, d.finalizer)
     const patchFinalizer = (ops: NonNullable<typeof finalizer>, what: string) =>
-      kube.patch(ClusterRuntimeKind, key, { type: "json", ops }, { fieldManager: contract.fieldManager }).pipe(Effect.tap(() => Effect.logInfo(what, { finalizer: FINALIZER_CLEANUP })))
+      kube.patch(ClusterRuntimeKind, runtime.metadata.name, { type: "json", ops }, { fieldManager: contract.fieldManager }).pipe(Effect.tap(() => Effect.logInfo(what, { finalizer: FINALIZER_CLEANUP })))
     // Added before any other write of the pass: its precondition is the resourceVersion just read.
     if (finalizer !== undefined && d.finalizer === "Add") yield* patchFinalizer(finalizer, "Added finalizer")
 
@@ -141,4 +138,7 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | Re
     // again shortly, so reverting an edit or deleting orphans is seen without another change.
     if (d.plan._tag === "Blocked" && (d.plan.reason === "AdoptionBlocked" || d.plan.reason === "OrphanedObjectsPresent")) return Requeue.after(ADOPTION_RECHECK_MS)
     return Requeue.onChange
-  }).pipe(Effect.withSpan("planner.reconcile"))
+  })
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | PlannerConfig | ChartRegistry> =>
+  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("planner.reconcile"))

@@ -6,11 +6,11 @@
  * Leaves alone: everything else. It never deletes or overwrites registry content, and never plans or rolls out
  *         (the planner reads `Mirrored` and `status.mirror`).
  */
-import { ClusterRuntimeKind, SINGLETON_NAME, type ClusterRuntime, type ObjectKey } from "@aicr/api"
+import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
-import { Data, Effect, Option } from "effect"
+import { Requeue, singleton } from "@aicr/runtime"
+import { Data, Effect } from "effect"
 import { act, type Registry } from "./act"
 import type { MirrorConfig } from "./config"
 import { contract } from "./contract"
@@ -26,14 +26,10 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
   readonly message: string
 }> {}
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig> =>
+/** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
+const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig> =>
   Effect.gen(function* () {
-    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
     const kube = yield* Kube
-    const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
-    if (Option.isNone(found)) return Requeue.onChange // gone: nothing left to own
-    const runtime = found.value
-
     const observed = yield* gather(runtime)
     const decision = decide(observed)
     yield* Effect.logDebug("Decided", { decision: decision._tag })
@@ -52,4 +48,7 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | Re
       return outcome.requeue
     }
     return yield* Effect.fail(new RetryAfterTransientFailure({ reason: outcome.condition.reason, message: (outcome.error as { message?: string }).message ?? outcome.condition.message }))
-  }).pipe(Effect.withSpan("registry-mirror.reconcile"))
+  })
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig> =>
+  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("registry-mirror.reconcile"))

@@ -7,10 +7,10 @@
  * Reads:  the runtime's spec, Nodes, its own Jobs, their pods and output ConfigMaps.
  * Leaves alone: every other condition and status key; it never mirrors, plans or rolls out.
  */
-import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, SINGLETON_NAME } from "@aicr/api"
+import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
+import { Requeue, singleton } from "@aicr/runtime"
 import { Clock, Data, Effect, Exit, Option } from "effect"
 import type { ResolverConfig } from "./config"
 import { contract } from "./contract"
@@ -26,13 +26,10 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
 /** Reasons that are waiting, not failing: no Warning event. */
 const QUIET = new Set(["Resolving", "Discovering", "InputsResolved", "NodeGroupsDiscovered"])
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Nodes | BundleStore | ResolverConfig> =>
+/** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
+const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Nodes | BundleStore | ResolverConfig> =>
   Effect.gen(function* () {
-    if (key !== SINGLETON_NAME) return Requeue.never // the operator acts only on `cluster` (spec §3.2)
     const kube = yield* Kube
-    const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, key)
-    if (Option.isNone(found)) return Requeue.onChange
-    const runtime = found.value
     const exit = yield* Effect.exit(resolvePass(runtime))
     const now = yield* Clock.currentTimeMillis
     if (Exit.isFailure(exit)) {
@@ -51,4 +48,7 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | Re
     }
     if (pass.transient !== undefined) return yield* Effect.fail(new RetryAfterTransientFailure({ message: pass.transient }))
     return pass.requeue
-  }).pipe(Effect.withSpan("resolver.reconcile"))
+  })
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Nodes | BundleStore | ResolverConfig> =>
+  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("resolver.reconcile"))
