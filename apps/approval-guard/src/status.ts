@@ -4,7 +4,7 @@
  * lists), so an unchanged state makes no write.
  */
 import { Approved, type RuntimeRolloutStatus } from "@aicr/api"
-import { type ConditionIntent, INTERNAL_ERROR_MESSAGE, materialize, shortDigest } from "@aicr/conditions"
+import { type ConditionIntent, INTERNAL_ERROR_MESSAGE, materialize, shortDigest, toConditionTime } from "@aicr/conditions"
 import type { StatusWrite } from "@aicr/kube"
 import { Requeue } from "@aicr/runtime"
 import type { Approvers } from "./access"
@@ -13,7 +13,7 @@ import type { Observed } from "./gather"
 
 export type ApprovalRoom = NonNullable<RuntimeRolloutStatus["approval"]>
 
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/u, "Z")
+const iso = (ms: number) => toConditionTime(ms)
 
 /** "users a, b; groups g; service accounts ns/n", or undefined when nobody is bound. */
 export const describeApprovers = (a: Approvers | undefined): string | undefined => {

@@ -6,9 +6,10 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, LABEL_OUTCOME, LABEL_ROLE, PLAN_DATA_KEY, planConfigMapName, readPlan, Reviews, ROLE_PLAN,
+  ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, LABEL_OUTCOME, LABEL_ROLE, planConfigMapName, readPlanData, Reviews, ROLE_PLAN,
   RuntimeRolloutKind, SINGLETON_NAME, type ClusterRuntime, type KubeObject, type Plan, type RuntimeRollout,
 } from "@aicr/api"
+import { toConditionTime } from "@aicr/conditions"
 import type { KubeError, KubeShape } from "@aicr/kube"
 import { Clock, Effect, Option, Result } from "effect"
 import { type Flags, MAX_REASON, parseDuration } from "./args"
@@ -30,7 +31,7 @@ export interface Result_ {
   readonly text: string
 }
 
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/u, "Z")
+const iso = (ms: number) => toConditionTime(ms)
 
 const getRollout = (kube: KubeShape, name: string) =>
   kube.get<RuntimeRollout>(RuntimeRolloutKind, name).pipe(
@@ -160,7 +161,7 @@ const findPlan = (kube: KubeShape, ns: string, wanted: string | undefined): Effe
       cm = hits[0]
     }
     if (cm === undefined) return yield* Effect.fail(new CliError(`plan ${digest} not found in namespace ${ns} (kubectl get configmaps -n ${ns} -l ${LABEL_ROLE}=${ROLE_PLAN} lists the plans)`))
-    const read = readPlan(cm.data?.[PLAN_DATA_KEY] ?? "")
+    const read = readPlanData(cm.data, cm.metadata.annotations?.[ANNOTATION_DESIRED_STATE_DIGEST] ?? full)
     if (Result.isFailure(read)) return yield* Effect.fail(new CliError(`plan ConfigMap ${ns}/${cm.metadata.name} is unreadable: ${read.failure}`))
     return { digest: read.success.desiredStateDigest, active, plan: read.success }
   })

@@ -13,7 +13,7 @@ import {
   type RuntimeRollout, type RuntimeRolloutSpec,
 } from "@aicr/api"
 import { type AicrJobReason, capabilitiesOf, parseUpgradeCheck } from "@aicr/aicr"
-import { listOf, shortDigest } from "@aicr/conditions"
+import { listOf, shortDigest, toMillisTime } from "@aicr/conditions"
 import { adoptionOf } from "./adopt"
 import { type Assessment, assessmentOfReport, assessWithoutUpgradeCheck, blockedBy, withUnratedChanges } from "./assess"
 import type { ChartCheck } from "./charts"
@@ -74,7 +74,7 @@ export interface Decision {
   readonly needs?: Need | undefined
 }
 
-const iso = (ms: number) => new Date(ms).toISOString()
+const iso = toMillisTime
 
 /** The target plan: the pin, or the composition of the current resolution. */
 const targetOf = (o: Observed): { plan: Plan; pinned: boolean } | PlanState => {

@@ -3,7 +3,10 @@
  * through `current`), the resolution's content ConfigMap, every plan ConfigMap (read and verified with `readPlan`),
  * and the runtime's RuntimeRollouts.
  */
-import { ArgoCD, type ClusterRuntime, type ClusterRuntimeStatus, Core, type KubeObject, LABEL_ROLE, LABEL_RUNTIME_UID, Mirrored, type Plan, PLAN_DATA_KEY, readPlan, Resolved, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind } from "@aicr/api"
+import {
+  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, type ClusterRuntime, type ClusterRuntimeStatus, Core, type KubeObject, LABEL_ROLE, LABEL_RUNTIME_UID, Mirrored, type Plan, readPlanData, Resolved, ROLE_PLAN,
+  type RuntimeRollout, RuntimeRolloutKind,
+} from "@aicr/api"
 import type { Application } from "@aicr/argocd"
 import { current, type CurrentCondition } from "@aicr/conditions"
 import { Kube, type KubeError } from "@aicr/kube"
@@ -46,13 +49,10 @@ type ConfigMap = KubeObject & { readonly data?: Readonly<Record<string, string>>
 
 export const readPlanConfigMap = (cm: ConfigMap): [string, PlanRead] | undefined => {
   const name = cm.metadata.name
-  const digest = cm.metadata.annotations?.["operator.aicr.run/desired-state-digest"]
+  const digest = cm.metadata.annotations?.[ANNOTATION_DESIRED_STATE_DIGEST]
   if (digest === undefined) return undefined
-  const text = cm.data?.[PLAN_DATA_KEY]
-  if (text === undefined) return [digest, { ok: false, why: `it has no ${PLAN_DATA_KEY}`, configMap: name }]
-  const read = readPlan(text)
+  const read = readPlanData(cm.data, digest)
   if (Result.isFailure(read)) return [digest, { ok: false, why: read.failure, configMap: name }]
-  if (read.success.desiredStateDigest !== digest) return [digest, { ok: false, why: `it holds plan ${read.success.desiredStateDigest}, not ${digest}`, configMap: name }]
   return [digest, { ok: true, plan: read.success, configMap: name }]
 }
 

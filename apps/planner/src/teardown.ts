@@ -17,7 +17,7 @@ import {
   ANNOTATION_EDITED_BY, ANNOTATION_RETRY, type ClusterRuntime, FINALIZER_CLEANUP, LABEL_PLAN, LABEL_RUNTIME_UID, type Plan, planKey, type PlanRelease, rolloutName, type RolloutStep,
   type RuntimeRollout,
 } from "@aicr/api"
-import { shortDigest } from "@aicr/conditions"
+import { shortDigest, toMillisTime as iso } from "@aicr/conditions"
 import type { JsonPatchOp } from "@aicr/kube"
 import { assessWithoutUpgradeCheck } from "./assess"
 import type { Close, Decision, NewRollout } from "./decide"
@@ -74,7 +74,6 @@ export const removalSteps = (plans: ReadonlyArray<Plan>): RolloutStep[] => {
   return steps
 }
 
-const iso = (ms: number) => new Date(ms).toISOString()
 
 /** The Remove rollout of these plans (newest first), with its assessment (every release `removed`). */
 export const removalRollout = (o: Observed, plans: ReadonlyArray<Plan>, active: string | undefined): NewRollout => {

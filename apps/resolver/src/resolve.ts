@@ -14,7 +14,7 @@ import {
   parseRecipe, parseSnapshot, parseText, recipeJob, type RecipeResult, snapshotFacts, snapshotJob,
 } from "@aicr/aicr"
 import { type ClusterRuntime, type ClusterRuntimeStatus, contentConfigMapName, Core, Discovered, LABEL_ROLE, type KubeObject, Resolved, ROLE_CONTENT } from "@aicr/api"
-import { type ConditionIntent, listOf, shortDigest } from "@aicr/conditions"
+import { type ConditionIntent, listOf, shortDigest, toConditionTime } from "@aicr/conditions"
 import { Kube, type KubeError } from "@aicr/kube"
 import { Requeue } from "@aicr/runtime"
 import { Clock, Effect, Option, Result } from "effect"
@@ -81,7 +81,7 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
   Effect.gen(function* () {
     const settings = yield* ResolverConfig
     const nodes = yield* Nodes
-    const now = new Date(yield* Clock.currentTimeMillis).toISOString().replace(/\.\d+Z$/u, "Z")
+    const now = toConditionTime(yield* Clock.currentTimeMillis)
     const spec = runtime.spec
     const previous = runtime.status?.discovery
     const pin = { version: settings.version, image: settings.jobs.image }

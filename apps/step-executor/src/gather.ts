@@ -7,7 +7,7 @@
  * 20261203-informer-caches). A restarted executor starts from fresh lists: it sees exactly what the crashed one left.
  */
 import {
-  type ClusterRuntime, Core, type KubeObject, LABEL_OUTCOME, LABEL_RUNTIME_UID, PLAN_DATA_KEY, type Plan, planConfigMapName, readPlan, type RuntimeRollout, sha256,
+  type ClusterRuntime, Core, type KubeObject, LABEL_OUTCOME, LABEL_RUNTIME_UID, type Plan, planConfigMapName, readPlanData, type RuntimeRollout, sha256,
 } from "@aicr/api"
 import { ANNOTATION_WRITTEN_AT, type Application } from "@aicr/argocd"
 import { Kube, type KubeError, type KubeShape } from "@aicr/kube"
@@ -86,10 +86,9 @@ const readTarget = (kube: KubeShape, c: ExecutorCaches, s: ExecutorSettings, dig
     if (versionOf(c, s, name) === undefined) return { ok: false, why: `plan ConfigMap ${s.namespace}/${name} does not exist` } as const
     const cm = yield* readConfigMap(kube, s, name)
     if (Option.isNone(cm)) return { ok: false, why: `plan ConfigMap ${s.namespace}/${name} does not exist` } as const
-    const read = readPlan(cm.value.data?.[PLAN_DATA_KEY] ?? "")
+    const read = readPlanData(cm.value.data, digest)
     if (Result.isFailure(read)) return { ok: false, why: `plan ConfigMap ${name}: ${read.failure}` } as const
     const plan = read.success
-    if (plan.desiredStateDigest !== digest) return { ok: false, why: `plan ConfigMap ${name} holds plan ${plan.desiredStateDigest}, not ${digest}` } as const
     // A plan rebuilt from live Applications holds no values: only Adopt steps (which keep the live ones) use it.
     if (plan.source === "Adoption") return { ok: true, plan, values: new Map() } as const
     const ref = plan.content.find((x) => x.key === "values.json")

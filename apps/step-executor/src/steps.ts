@@ -10,6 +10,7 @@ import { LABEL_RUNTIME_UID, type PlanRelease, type RolloutStep, type RuntimeRoll
 import {
   ANNOTATION_PLAN_DIGEST, ANNOTATION_WRITTEN_AT, type Application, gateFailureAt, helmSourceOf, notReadyAt, syncFailureAt, unchangedSinceWritten, writtenFor,
 } from "@aicr/argocd"
+import { shortDigest, toConditionTime } from "@aicr/conditions"
 import type { Observed } from "./gather"
 
 export type StepState = "Pending" | "WaitingForReady" | "AwaitingAcknowledgement" | "Ready" | "Failed"
@@ -26,10 +27,10 @@ export interface StepView {
   readonly message?: string
 }
 
-export const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z")
-const short = (digest: string) => digest.replace(/^sha256:/u, "").slice(0, 12)
+/** A wire time (whole seconds, "Z"), as conditions carry it. */
+export const iso = (ms: number) => toConditionTime(ms)
 /** What status.steps shows as the written revision: the chart version, its digest and the values digest. */
-export const revisionText = (r: PlanRelease) => `${helmSourceOf(r.chart.ref).version}@sha256:${short(r.chart.digest)} values:${short(r.values.digest)}`
+export const revisionText = (r: PlanRelease) => `${helmSourceOf(r.chart.ref).version}@sha256:${shortDigest(r.chart.digest)} values:${shortDigest(r.values.digest)}`
 export const stepLabel = (i: number, total: number, s: RolloutStep) => `${i}/${total} ${s.release} (${s.action})`
 
 export const isOurs = (o: Observed, app: Application) => app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.metadata.uid && o.runtime.metadata.uid !== undefined

@@ -7,7 +7,7 @@ import { Result, Schema } from "effect"
 import { AicrRef, Criteria, Override, Placement } from "./clusterruntime"
 import { AicrToken, Digest, Dns1123Label, NonNegativeInt, ObjectName, OciReference, text, Time, Uid } from "./common"
 import { canonicalJson, digestOf } from "./digest"
-import { CONTENT_KEYS, MAX_CONFIGMAP_BYTES } from "./names"
+import { CONTENT_KEYS, MAX_CONFIGMAP_BYTES, PLAN_DATA_KEY } from "./names"
 
 export const MAX_RELEASES = 256
 const names = (max: number) => Schema.Array(Dns1123Label).check(Schema.isMaxLength(max))
@@ -129,4 +129,18 @@ export const readPlan = (json: string): Result.Result<Plan, string> => {
   const want = desiredStateDigest(plan)
   if (want !== plan.desiredStateDigest) return Result.fail(`plan.json desiredStateDigest ${plan.desiredStateDigest} does not match its releases (${want})`)
   return Result.succeed(plan)
+}
+
+/**
+ * The plan a plan ConfigMap holds (its `data`), read with `readPlan` and verified against the digest the ConfigMap is
+ * named or annotated by: the one reading of plan ConfigMaps (planner, step-executor, kubectl aicr). The failure says
+ * what is wrong with the ConfigMap, to be prefixed with its name.
+ */
+export const readPlanData = (data: Readonly<Record<string, string>> | undefined, digest: string): Result.Result<Plan, string> => {
+  const text = data?.[PLAN_DATA_KEY]
+  if (text === undefined) return Result.fail(`it has no ${PLAN_DATA_KEY}`)
+  const read = readPlan(text)
+  if (Result.isFailure(read)) return read
+  if (read.success.desiredStateDigest !== digest) return Result.fail(`it holds plan ${read.success.desiredStateDigest}, not ${digest}`)
+  return read
 }

@@ -14,6 +14,9 @@ export const toConditionTime = (now: Date | string | number): string => {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/u, "Z")
 }
 
+/** `2026-12-02T10:11:12.345Z` as it is: a wire time with milliseconds (the planner's rollout deadlines and plan times). */
+export const toMillisTime = (ms: number): string => new Date(ms).toISOString()
+
 export interface MaterializeOptions {
   /** The conditions currently on the object (all writers'); only the intents' types are looked at. */
   readonly existing?: ReadonlyArray<Condition> | undefined

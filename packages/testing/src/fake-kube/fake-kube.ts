@@ -12,6 +12,7 @@ import {
   Kube, KubeError, kubeErrorFromStatus, makeApplyStatus, objectPath, collectionPath,
   type KubeErrorTag, type KubeShape, type WatchEvent,
 } from "@aicr/kube"
+import { toConditionTime } from "@aicr/conditions"
 import { Clock, Effect, Layer, Option, Queue } from "effect"
 import { clone, isObject, jsonPatch, JsonPatchError, mergePatch, type JsonObject } from "./json"
 import { changedFields, conflictsOf, deleteAt, InvalidApply, mergeApplied, type Owner } from "./ssa"
@@ -59,7 +60,7 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
   const injected: Array<{ verb?: Verb | undefined; kind?: string | undefined; tag: KubeErrorTag; times: number }> = []
   const defaultManager = options.defaultManager ?? "fake-kube"
 
-  const nowIso = Clock.currentTimeMillis.pipe(Effect.map((ms) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z")))
+  const nowIso = Clock.currentTimeMillis.pipe(Effect.map(toConditionTime))
 
   const injectedFailure = (verb: Verb, kind: ResourceKind, method: string, path: string): KubeError | undefined => {
     const i = injected.findIndex((f) => (f.verb === undefined || f.verb === verb) && (f.kind === undefined || f.kind === kind.kind))
