@@ -4,17 +4,18 @@
 // as the planner sets them, and a recorder of every Application and Deployment watch event.
 import { writeFileSync } from "node:fs"
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, desiredStateDigest, encodePlan, type KubeObject, LABEL_OUTCOME, LABEL_ROLE, type Plan, planConfigMapName, PLAN_DATA_KEY, type PlanRelease,
-  type ResourceKind, ROLE_CONTENT, ROLE_PLAN, type RolloutStep, sha256,
+  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, ClusterRuntimeKind, desiredStateDigest, encodePlan, type KubeObject, LABEL_OUTCOME, LABEL_ROLE, type Plan, planConfigMapName, PLAN_DATA_KEY,
+  type PlanRelease, type ResourceKind, ROLE_CONTENT, ROLE_PLAN, type RolloutStep, RuntimeRolloutKind, sha256, SINGLETON_NAME,
 } from "@aicr/api"
-import { makeKube } from "@aicr/kube"
+import { toConditionTime } from "@aicr/conditions"
+import { collectionPath, makeKube, objectPath } from "@aicr/kube"
 import { applyManifests, ARGOCD_NAMESPACE, eventually, expectOk, type HarnessInfo, type IsolatedHelm, kubeRequest, packageDemoChart, runtimeRepositories } from "./index"
 import { Effect, Fiber } from "effect"
 import { request } from "undici"
 
-export const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
-export const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
-export const APPS = `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications`
+export const ROLLOUTS = collectionPath(RuntimeRolloutKind)
+export const RUNTIME = objectPath(ClusterRuntimeKind, SINGLETON_NAME)
+export const APPS = collectionPath(ArgoCD.Application, ARGOCD_NAMESPACE)
 
 /**
  * Deletes the ClusterRuntime `cluster` and waits until it is gone. The planner's cleanup finalizer is taken off first
@@ -88,7 +89,7 @@ export const writePlan = async (info: HarnessInfo, ns: string, runtimeUID: strin
   const digest = desiredStateDigest({ engine, releases: planReleases })
   const content = `aicr-content-${digest.slice(7, 39)}`
   const plan: Plan = {
-    apiVersion: "operator.aicr.run/v1alpha1", kind: "Plan", runtimeUID, createdAt: new Date().toISOString().replace(/\.\d+Z$/u, "Z"), source: "Resolution",
+    apiVersion: "operator.aicr.run/v1alpha1", kind: "Plan", runtimeUID, createdAt: toConditionTime(Date.now()), source: "Resolution",
     desiredStateDigest: digest, flags: [], engine, releases: planReleases, content: [{ key: "values.json", configMap: content, digest: sha256(valuesJson) }],
   }
   await applyManifests(info, [
@@ -117,14 +118,14 @@ export const applyStatusAs = async (info: HarnessInfo, manager: string, status: 
 export const setApproved = async (info: HarnessInfo, name: string, status: "True" | "False", reason: string, message: string) => {
   const r = await get(info, `${ROLLOUTS}/${name}`)
   await applyStatusAs(info, "aicr-approval-guard", {
-    conditions: [{ type: "Approved", status, reason, message, observedGeneration: r.metadata.generation, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/u, "Z") }],
+    conditions: [{ type: "Approved", status, reason, message, observedGeneration: r.metadata.generation, lastTransitionTime: toConditionTime(Date.now()) }],
   }, { kind: "RuntimeRollout", name })
 }
 
 /** Creates an approved rollout from → to with these steps (Approved=True as the guard reports it). */
 export const createRollout = async (info: HarnessInfo, o: { name: string; runtimeUID: string; from?: Plan; to: Plan; steps: ReadonlyArray<RolloutStep> }) => {
   const now = Date.now()
-  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/u, "Z")
+  const iso = toConditionTime
   const kind = o.from === undefined ? "Install" : "Upgrade"
   expectOk(
     await kubeRequest(info, {
