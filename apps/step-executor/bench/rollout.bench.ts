@@ -100,9 +100,11 @@ try {
   const log = openSync(join(work, "step-executor.log"), "a")
   const MiB = 1024 * 1024
   const procStatus = (field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${child!.pid}/status`, "utf8"))![1]) * 1024
-  // As `up` runs it (hack/local-operator.ts): the bundle with --enable-source-maps, nothing else.
+  // As `up` runs it (hack/local-operator.ts): the bundle with --enable-source-maps, nothing else. BENCH_NODE_FLAGS
+  // replaces those flags, to measure alternatives (e.g. no source maps, a bounded heap).
+  const nodeFlags = (process.env["BENCH_NODE_FLAGS"] ?? "--enable-source-maps").split(" ").filter(Boolean)
   const startExecutor = () => {
-    child = spawn(process.execPath, ["--enable-source-maps", built.entry, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
+    child = spawn(process.execPath, [...nodeFlags, built.entry, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
   }
   const kill = async () => {
     const c = child!
@@ -167,7 +169,7 @@ try {
     executorApiWritesPerStep: +(reqInstall.writes / N).toFixed(1), executorApiReadsPerStep: +(reqInstall.reads / N).toFixed(1), executorWatchesStarted: reqInstall.watches,
   }
   if (process.argv.includes("--idle-only")) {
-    console.log(JSON.stringify({ what: `step-executor bundle after a ${N}-release install (--idle-only)`, bundle: built.entry, install: installFigures, idleAfterInstall: idle }))
+    console.log(JSON.stringify({ what: `step-executor bundle after a ${N}-release install (--idle-only)`, bundle: built.entry, nodeFlags, install: installFigures, idleAfterInstall: idle }))
     child!.kill("SIGKILL")
     throw new Done()
   }
@@ -213,6 +215,7 @@ try {
   const common = {
     what: `step-executor bundle (own process) with Argo CD ${argo.info.version}, ${N} releases on kwok nodes`,
     bundle: built.entry,
+    nodeFlags,
     install: installFigures,
     idleAfterInstall: idle,
     suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
