@@ -122,18 +122,34 @@ describe("helm lint and template", () => {
 })
 
 describe("values the chart refuses", () => {
-  const base = () => join(CI, "eks-values.yaml")
+  /** `helm install --dry-run=client` of the seed's EKS values plus `extra` (a values file, as a user would add one). */
+  const install = (extra?: Record<string, unknown>) => {
+    const files = ["-f", join(CI, "eks-values.yaml")]
+    if (extra) {
+      const file = join(work, `extra-${Math.random().toString(36).slice(2)}.yaml`)
+      writeFileSync(file, stringify(extra))
+      files.push("-f", file)
+    }
+    return helmResult("install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE, ...files)
+  }
+  const components = (edit: (c: Array<Record<string, unknown>>) => void) => {
+    const list = (parseManifests(readFileSync(join(CI, "eks-values.yaml"), "utf8"))[0] as { namespaces: { components: Array<Record<string, unknown>> } }).namespaces.components
+    edit(list)
+    return { namespaces: { components: list } }
+  }
+
   it.each([
-    { name: "a registry that is not oci://", set: ["registry.repository=https://ecr.example.com/aicr"], says: "/registry/repository" },
-    { name: "an unknown auth provider", set: ["registry.auth.provider=gcp"], says: "/registry/auth/provider" },
-    { name: "an unknown Pod Security level", set: ["namespaces.components[1].podSecurity=open"], says: "/namespaces/components/1/podSecurity" },
-    { name: "a digest that is not sha256", set: ["controllers.planner.image.digest=sha256:abc"], says: "/controllers/planner/image/digest" },
-    { name: "negative replicas", set: ["controllers.resolver.replicas=-1"], says: "/controllers/resolver/replicas" },
-    { name: "an unknown log level", set: ["operator.logLevel=loud"], says: "/operator/logLevel" },
-    { name: "a value the chart does not have (no image pull Secret value)", set: ["operator.imagePullSecrets[0]=ecr"], says: "imagePullSecrets" },
-    { name: "a duration that is not one", set: ["planner.stabilizationWindow=soon"], says: "/planner/stabilizationWindow" },
-  ])("refuses $name, naming the value", async ({ set, says }) => {
-    const res = await helmResult("install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE, "-f", base(), ...set.flatMap((s) => ["--set", s]))
+    { name: "a registry that is not oci://", extra: { registry: { repository: "https://ecr.example.com/aicr" } }, says: "at '/registry/repository'" },
+    { name: "an unknown auth provider", extra: { registry: { auth: { provider: "gcp" } } }, says: "at '/registry/auth/provider': value must be one of 'aws', 'static'" },
+    { name: "an unknown Pod Security level", extra: components((c) => (c[1]!["podSecurity"] = "open")), says: "at '/namespaces/components/1/podSecurity'" },
+    { name: "a component namespace without a name", extra: components((c) => delete c[2]!["name"]), says: "at '/namespaces/components/2': missing property 'name'" },
+    { name: "a digest that is not sha256", extra: { controllers: { planner: { image: { digest: "sha256:abc" } } } }, says: "at '/controllers/planner/image/digest'" },
+    { name: "negative replicas", extra: { controllers: { resolver: { replicas: -1 } } }, says: "at '/controllers/resolver/replicas'" },
+    { name: "an unknown log level", extra: { operator: { logLevel: "loud" } }, says: "at '/operator/logLevel'" },
+    { name: "a value the chart does not have (there is no image pull Secret value)", extra: { operator: { imagePullSecrets: ["ecr"] } }, says: "at '/operator': additional properties 'imagePullSecrets' not allowed" },
+    { name: "a duration that is not one", extra: { planner: { stabilizationWindow: "soon" } }, says: "at '/planner/stabilizationWindow'" },
+  ])("refuses $name, naming the value", async ({ extra, says }) => {
+    const res = await install(extra)
     expect(res.ok).toBe(false)
     if (!res.ok) expect(res.err).toContain(says)
   })
@@ -142,26 +158,28 @@ describe("values the chart refuses", () => {
     const res = await helmResult("install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE)
     expect(res.ok).toBe(false)
     if (!res.ok) {
-      expect(res.err).toContain("/registry/repository")
-      expect(res.err).toContain("/namespaces/components")
+      expect(res.err).toContain("at '/registry/repository'")
+      expect(res.err).toContain("at '/namespaces/components': minItems: got 0, want 1")
     }
   })
 
   it.each([
-    { name: "a signing key without validation", set: ["validation.signingKey=awskms:///alias/aicr-evidence", "validation.enabled=false"], says: "validation.signingKey is set but validation.enabled is false" },
-    { name: "a signing key with an AICR that cannot sign", set: ["validation.signingKey=awskms:///alias/aicr-evidence", "aicr.version=v1.0.3"], says: "validation.signingKey needs AICR v1.1.0 or later, but aicr.version is v1.0.3" },
-    { name: "a prerelease AICR without allowPrerelease", set: ["aicr.version=v1.2.0-rc0"], says: "aicr.version v1.2.0-rc0 is a prerelease: set aicr.allowPrerelease: true" },
-    { name: "a component namespace listed twice", set: ["namespaces.components[1].name=gpu-operator"], says: "namespaces.components lists gpu-operator twice" },
-    { name: "the release namespace as a component namespace", set: [`namespaces.components[1].name=${NAMESPACE}`], says: `namespaces.components may not list ${NAMESPACE}` },
-  ])("helm install fails on $name with a clear message", async ({ set, says }) => {
-    const res = await helmResult("install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE, "-f", base(), ...set.flatMap((s) => ["--set", s]))
+    { name: "a signing key without validation", extra: { validation: { enabled: false, signingKey: "awskms:///alias/aicr-evidence" } }, says: "validation.signingKey is set but validation.enabled is false" },
+    { name: "a signing key with an AICR that cannot sign", extra: { aicr: { version: "v1.0.3" }, validation: { signingKey: "awskms:///alias/aicr-evidence" } }, says: "validation.signingKey needs AICR v1.1.0 or later, but aicr.version is v1.0.3" },
+    { name: "a prerelease AICR without allowPrerelease", extra: { aicr: { version: "v1.2.0-rc0" } }, says: "aicr.version v1.2.0-rc0 is a prerelease: set aicr.allowPrerelease: true" },
+    { name: "a component namespace listed twice", extra: components((c) => (c[1]!["name"] = "gpu-operator")), says: "namespaces.components lists gpu-operator twice" },
+    { name: "the release namespace as a component namespace", extra: components((c) => (c[1]!["name"] = NAMESPACE)), says: `namespaces.components may not list ${NAMESPACE}` },
+  ])("helm install fails on $name with a clear message", async ({ extra, says }) => {
+    const res = await install(extra)
     expect(res.ok).toBe(false)
     if (!res.ok) expect(res.err).toContain(says)
   })
 
-  it("accepts the EKS guide's signing values once the AICR can sign", async () => {
-    const res = await helmResult("install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE, "-f", join(CI, "signing-values.yaml"))
-    expect(res.ok ? "ok" : res.err).toBe("ok")
+  it("accepts the seed's values verbatim, and the EKS guide's signing values once the AICR can sign", async () => {
+    for (const file of ["overview-values", "eks-values", "signing-values"]) {
+      const res = await helmResult("install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE, "-f", join(CI, `${file}.yaml`))
+      expect(res.ok ? "ok" : res.err, file).toBe("ok")
+    }
   })
 })
 

@@ -32,8 +32,9 @@ A controller's image: operator.image when set (one image for every controller), 
 at its digest, else at its tag (default the chart's appVersion). Argument: dict root, c (the controller's values).
 */}}
 {{- define "aicr-operator.image" -}}
-{{- if .root.Values.operator.image -}}
-{{- .root.Values.operator.image -}}
+{{- $operator := .root.Values.operator | default dict -}}
+{{- if $operator.image -}}
+{{- $operator.image -}}
 {{- else if .c.image.digest -}}
 {{- printf "%s@%s" .c.image.repository .c.image.digest -}}
 {{- else -}}
