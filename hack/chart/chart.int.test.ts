@@ -59,8 +59,11 @@ const objectsOf = (yaml: string): Obj[] => (parseManifests(yaml) as Obj[]).filte
 /** The argoproj and monitoring.coreos.com CRDs the chart's AppProject, ServiceMonitor and PrometheusRule need: Argo CD's own, and the Prometheus Operator's from the real kube-prometheus-stack chart. */
 const installForeignCrds = async () => {
   await applyManifests(info, join(dirname(toolPath("argocd")), "crds", "appproject-crd.yaml"))
-  const chart = join(CHART_DIR, "..", "..", "..", "shared", "third-party", "charts", "kube-prometheus-stack-82.8.0.tgz")
-  const archive = existsSync(chart) ? chart : join(process.env.AICR_THIRD_PARTY_DIR ?? "", "charts", "kube-prometheus-stack-82.8.0.tgz")
+  // The third-party directory as hack/build-tools.sh finds it: $AICR_THIRD_PARTY_DIR, or ../shared beside the checkout.
+  const root = join(CHART_DIR, "..", "..")
+  const dirs = [process.env.AICR_THIRD_PARTY_DIR, join(root, "..", "shared", "third-party"), join(root, "..", "..", "shared", "third-party")]
+  const archive = dirs.flatMap((d) => (d ? [join(d, "charts", "kube-prometheus-stack-82.8.0.tgz")] : [])).find((f) => existsSync(f))
+  if (archive === undefined) throw new Error(`kube-prometheus-stack-82.8.0.tgz not found in ${dirs.filter(Boolean).join(", ")}: set AICR_THIRD_PARTY_DIR`)
   for (const crd of ["crd-servicemonitors.yaml", "crd-prometheusrules.yaml"]) {
     const { stdout } = await run("tar", ["-xzOf", archive, `kube-prometheus-stack/charts/crds/crds/${crd}`], { maxBuffer: 32 * 1024 * 1024 })
     await applyManifests(info, parseManifests(stdout))
