@@ -14,7 +14,8 @@ import { kubeRequest, type KubeTarget } from "@aicr/testing/harness"
 
 type Json = { [k: string]: unknown }
 
-const strict = (node: unknown): unknown => {
+/** An OpenAPI schema as kubeconform's `-strict` schema sets have it: unknown fields refused, `nullable` as JSON Schema. */
+export const strict = (node: unknown): unknown => {
   if (Array.isArray(node)) return node.map(strict)
   if (node === null || typeof node !== "object") return node
   const o = Object.fromEntries(Object.entries(node as Json).map(([k, v]) => [k, k === "enum" || k === "default" || k === "example" ? v : strict(v)])) as Json
