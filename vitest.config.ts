@@ -26,7 +26,7 @@ export default defineConfig({
       {
         test: {
           name: "int",
-          include: ["packages/*/test/**/*.int.test.ts", "apps/*/test/**/*.int.test.ts"],
+          include: ["packages/*/test/**/*.int.test.ts", "apps/*/test/**/*.int.test.ts", "hack/**/*.int.test.ts"],
           globalSetup: ["packages/testing/src/harness/global-setup.ts"],
           fileParallelism: false,
           testTimeout: 120_000,

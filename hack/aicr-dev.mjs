@@ -5,9 +5,10 @@
 //   npx -y node@24 hack/aicr-dev.mjs test   # run every test tier (what .ci/run runs)
 //
 // Plain JavaScript with no dependencies: it runs before `npm ci`.
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { constants } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -56,13 +57,22 @@ const bin = (name) => join(root, "node_modules", ".bin", name)
 const buildTools = () => must("bash", [join(root, "hack/build-tools.sh")], "real components (build or cache)")
 const tsx = (args) => run(bin("tsx"), args)
 
+// Runs a long-lived child and passes on the signals a terminal or a process manager sends this process (SIGINT,
+// SIGTERM, SIGHUP), so the child stops what it started; exits with the child's status. (spawnSync would leave this
+// process blocked and the child running when only this process gets the signal.)
+function forwardSignals(cmd, args) {
+  const child = spawn(cmd, args, { cwd: root, stdio: "inherit", env })
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal))
+  child.on("error", (e) => fail(`${cmd} could not start: ${e.message}`))
+  child.on("exit", (code, signal) => process.exit(code ?? 128 + (constants.signals[signal] ?? 1)))
+}
+
 function up(rest) {
   ensureDeps()
   buildTools()
   // The controllers run as they ship: one esbuild bundle each.
   must(bin("tsx"), ["hack/build-apps.ts"], "controller bundles (dist/apps)")
-  const r = tsx(["hack/up.ts", ...rest])
-  process.exit(r.code)
+  forwardSignals(bin("tsx"), ["hack/up.ts", ...rest])
 }
 
 function down() {

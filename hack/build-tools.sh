@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto]
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform]
 #        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 # Go builds run under `nice` so they leave room for whatever else runs on the machine.
@@ -106,6 +106,12 @@ build_aicr_version() { # OUT VERSION
 build_aicr_current() { build_aicr_version "$1" "$AICR_VERSION"; }
 build_aicr_previous() { build_aicr_version "$1" "$AICR_PREVIOUS_VERSION"; }
 
+# kubeconform, for the chart's tests: it validates rendered objects against JSON schemas taken from the local API
+# server's OpenAPI (hack/chart/openapi-schemas.ts), never against downloaded ones.
+build_kubeconform() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
+}
+
 # Helm v3 only for Argo CD's repo-server (the version Argo CD pins): in v3 `helm pull oci://` falls back to plain
 # HTTP, which the runtime registry on loopback needs, because Argo CD never passes --plain-http. Everything else
 # uses helm v4.
@@ -194,7 +200,7 @@ build_moto() {
     "moto==$MOTO_VERSION" "flask==$MOTO_FLASK_VERSION" "flask-cors==$MOTO_FLASK_CORS_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto)
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -211,6 +217,7 @@ for t in "${want[@]}"; do
     registry) ensure_registry ;;
     redis) ensure_redis ;;
     moto) done_or_build moto "$MOTO_VERSION" build_moto ;;
+    kubeconform) done_or_build kubeconform "$KUBECONFORM_VERSION" build_kubeconform ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

@@ -5,8 +5,8 @@
  * nodes, and an OCI registry; installs the operator's API (crds/) and its admission policies and approver roles
  * (policies/); starts the local chart upstream and every controller built so far as its own process, and Argo CD
  * (redis, repo-server, application-controller); applies the sample ClusterRuntime of the EKS guide and shows what
- * the controllers report. In the foreground until Ctrl-C, which stops everything; `--detach` leaves it all running (stop
- * it with `aicr-dev down`).
+ * the controllers report. In the foreground until Ctrl-C, SIGTERM or SIGHUP, which stop everything; `--detach`
+ * leaves it all running (stop it with `aicr-dev down`).
  */
 import { spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
@@ -29,9 +29,28 @@ const aws = process.argv.includes("--aws") || process.env.AICR_UP_AWS === "1"
 const stateDir = process.env.AICR_LOCAL_DIR ?? join(root, ".aicr", "local")
 const say = (msg: string) => process.stderr.write(`[aicr-dev] ${msg}\n`)
 
+// SIGINT (Ctrl-C), SIGTERM and SIGHUP (a process manager, a closed terminal) stop everything started so far, at any
+// point of the start-up too; a repeated signal (a terminal sends SIGINT to the whole process group, and aicr-dev
+// passes it on as well) does not interrupt the stop. Attached components would also go with this process (their
+// watchdogs), but a stop in order is quicker and leaves no half-written state.
+const stoppers: Array<{ readonly name: string; readonly stop: () => Promise<unknown> }> = []
+let stopping = false
+const stopAll = async (signal: string) => {
+  if (stopping) return
+  stopping = true
+  say(`${signal}: stopping the operator and the local control plane`)
+  for (const s of stoppers.reverse()) {
+    await s.stop().catch((e: unknown) => say(`stopping ${s.name}: ${e instanceof Error ? e.message : String(e)}`))
+  }
+  // A stop on request is a clean end: exit 0, as before (a process manager counts it a success).
+  process.exit(0)
+}
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void stopAll(signal))
+
 const started = Date.now()
 // Reuses a healthy plane already recorded in stateDir (e.g. from `up --detach`).
 const plane = await startControlPlane({ dir: stateDir, attached: !detach })
+stoppers.push({ name: "the control plane", stop: () => plane.stop() })
 const { info } = plane
 say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${info.server}`)
 
@@ -40,8 +59,8 @@ await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { n
 // The admission policies and approver roles the chart ships (policies/): a spec edit must name its editor.
 await applyManifests(info, join(root, "policies"))
 const [operator, argocd] = await Promise.all([
-  startLocalOperator(info, { dir: stateDir, attached: !detach, aws }),
-  startArgoCd(info, { attached: !detach }),
+  startLocalOperator(info, { dir: stateDir, attached: !detach, aws }).then((o) => (stoppers.push({ name: "the operator", stop: () => o.stop() }), o)),
+  startArgoCd(info, { attached: !detach }).then((a) => (stoppers.push({ name: "Argo CD", stop: () => a.stop() }), a)),
 ])
 say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1)}s: ${argocd.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
@@ -139,14 +158,5 @@ if (detach) {
   process.exit(0)
 }
 
-process.stdout.write("Running; press Ctrl-C to stop everything.\n")
-const stop = async () => {
-  say("stopping the operator and the local control plane")
-  await operator.stop()
-  await argocd.stop()
-  await plane.stop()
-  process.exit(0)
-}
-process.once("SIGINT", () => void stop())
-process.once("SIGTERM", () => void stop())
+process.stdout.write("Running; press Ctrl-C (or send SIGTERM) to stop everything.\n")
 setInterval(() => {}, 1 << 30)

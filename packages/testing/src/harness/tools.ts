@@ -18,6 +18,8 @@ export interface ToolVersions {
   readonly argocd: string
   /** moto (PyPI), the local AWS emulator; a venv, see aws.ts. */
   readonly moto?: string | undefined
+  /** kubeconform, for the chart's tests. */
+  readonly kubeconform?: string | undefined
 }
 
 /** The monorepo root: the first ancestor of this file that holds hack/tools/versions.env. */
@@ -53,6 +55,7 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     helm3: need("HELM3_VERSION"),
     argocd: need("ARGOCD_VERSION"),
     moto: env["MOTO_VERSION"],
+    kubeconform: env["KUBECONFORM_VERSION"],
   }
 }
 
@@ -69,6 +72,7 @@ export type ToolName =
   | "helm"
   | "helm3"
   | "argocd"
+  | "kubeconform"
   | "docker-registry"
   | "htpasswd"
   | "redis-server"
@@ -88,6 +92,7 @@ const built: Record<
   helm: { dir: "helm", arg: "helm" },
   helm3: { dir: "helm3", cache: "helm", file: "helm", arg: "helm3" },
   argocd: { dir: "argocd", arg: "argocd" },
+  kubeconform: { dir: "kubeconform", arg: "kubeconform" },
 }
 
 const onPath = (name: string): string | undefined => {
