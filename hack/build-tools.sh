@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto]
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [oras]
 #        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 # Go builds run under `nice` so they leave room for whatever else runs on the machine.
@@ -106,6 +106,11 @@ build_aicr_version() { # OUT VERSION
 build_aicr_current() { build_aicr_version "$1" "$AICR_VERSION"; }
 build_aicr_previous() { build_aicr_version "$1" "$AICR_PREVIOUS_VERSION"; }
 
+# The oras CLI: tests check pushed images with it, as a user would (`oras manifest fetch`, `oras copy`).
+build_oras() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "oras.land/oras/cmd/oras@$ORAS_VERSION"
+}
+
 # Helm v3 only for Argo CD's repo-server (the version Argo CD pins): in v3 `helm pull oci://` falls back to plain
 # HTTP, which the runtime registry on loopback needs, because Argo CD never passes --plain-http. Everything else
 # uses helm v4.
@@ -194,7 +199,7 @@ build_moto() {
     "moto==$MOTO_VERSION" "flask==$MOTO_FLASK_VERSION" "flask-cors==$MOTO_FLASK_CORS_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto)
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto oras)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -211,6 +216,7 @@ for t in "${want[@]}"; do
     registry) ensure_registry ;;
     redis) ensure_redis ;;
     moto) done_or_build moto "$MOTO_VERSION" build_moto ;;
+    oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

@@ -18,6 +18,8 @@ export interface ToolVersions {
   readonly argocd: string
   /** moto (PyPI), the local AWS emulator; a venv, see aws.ts. */
   readonly moto?: string | undefined
+  /** The oras CLI, to check pushed images the way a user would (`oras manifest fetch`, `oras copy`). */
+  readonly oras: string
 }
 
 /** The monorepo root: the first ancestor of this file that holds hack/tools/versions.env. */
@@ -53,6 +55,7 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     helm3: need("HELM3_VERSION"),
     argocd: need("ARGOCD_VERSION"),
     moto: env["MOTO_VERSION"],
+    oras: need("ORAS_VERSION"),
   }
 }
 
@@ -72,6 +75,7 @@ export type ToolName =
   | "docker-registry"
   | "htpasswd"
   | "redis-server"
+  | "oras"
 
 // dir: the ToolVersions key whose version names the cache directory; cache: that directory's tool prefix (default
 // the key); file: the binary's name in it (default the tool name); arg: the build-tools.sh argument that builds it.
@@ -88,6 +92,7 @@ const built: Record<
   helm: { dir: "helm", arg: "helm" },
   helm3: { dir: "helm3", cache: "helm", file: "helm", arg: "helm3" },
   argocd: { dir: "argocd", arg: "argocd" },
+  oras: { dir: "oras", arg: "oras" },
 }
 
 const onPath = (name: string): string | undefined => {
