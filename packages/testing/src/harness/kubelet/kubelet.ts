@@ -193,7 +193,7 @@ export const startKubelet = async (opts: KubeletOptions) => {
           return
         }
         entry.containers.set(c.name, rc)
-        log(`${key}: started ${c.name} (pid ${rc.proc.pid}${pulled[c.name] ? `, image ${pulled[c.name]!.imageID}` : ""}) on ${pod.spec.nodeName}${restarts ? `, restart ${restarts}` : ""}`)
+        log(`${key}: running ${c.name} (pid ${rc.proc.pid}) on ${pod.spec.nodeName}${pulled[c.name] ? ` from image ${pulled[c.name]!.imageID}` : ""}${restarts ? ` (restart ${restarts})` : ""}`)
         const probing = new AbortController()
         const state = (patch: Partial<LiveContainer>) => {
           live[c.name] = { ...live[c.name]!, ...patch }
