@@ -1,5 +1,6 @@
 /**
- * `npx tsx hack/build-images.ts [--push <registry>/<prefix>] [--platform amd64,arm64] [--no-cache] [--only <name>…]`:
+ * `npx tsx hack/build-images.ts [--push <registry>/<prefix>] [--platform amd64,arm64] [--no-cache] [--only <name>…]`
+ * (`--dispatcher <file>` only writes the `aicr-operator` entry script, for the Dockerfile):
  * builds the project's OCI images without a container engine (packages/image, docs/adr/20261203-daemonless-images.md)
  * into `dist/images/<name>/` (OCI image layouts):
  *
@@ -15,10 +16,10 @@
  * Also a library: `buildProjectImages` for tests, benchmarks and the local control plane.
  */
 import { execFileSync } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { aicrImage, aicrValidatorImage, type Arch, ARCHES, buildImage, type BuiltImage, controllerImage, imageSize, type ImageSpec, operatorImage, pushImage } from "@aicr/image"
+import { aicrImage, aicrValidatorImage, type Arch, ARCHES, buildImage, DISPATCHER, type BuiltImage, controllerImage, imageSize, type ImageSpec, operatorImage, pushImage } from "@aicr/image"
 import { OciClient } from "@aicr/oras"
 import { apps, buildApp } from "./build-apps"
 
@@ -107,6 +108,11 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   const flag = (name: string) => {
     const i = args.indexOf(name)
     return i >= 0 ? args[i + 1] : undefined
+  }
+  const dispatcher = flag("--dispatcher")
+  if (dispatcher) {
+    writeFileSync(dispatcher, DISPATCHER)
+    process.exit(0)
   }
   const platforms = (flag("--platform")?.split(",") ?? ARCHES) as Arch[]
   const only = args.flatMap((a, i) => (args[i - 1] === "--only" ? [a] : []))

@@ -27,7 +27,13 @@ export type LayerRecipe =
   | { readonly kind: "shell" }
   | { readonly kind: "node" }
   /** Files copied into the image: `to` (absolute, in the image) ← `from` (a file or directory on disk). */
-  | { readonly kind: "files"; readonly comment: string; readonly files: ReadonlyArray<{ readonly from: string | Buffer; readonly to: string; readonly mode?: number }>; readonly owners?: ReadonlyArray<OwnerRule> }
+  | {
+      readonly kind: "files"
+      readonly comment: string
+      /** `exclude`: paths (relative to a directory `from`) left out. */
+      readonly files: ReadonlyArray<{ readonly from: string | Buffer; readonly to: string; readonly mode?: number; readonly exclude?: RegExp }>
+      readonly owners?: ReadonlyArray<OwnerRule>
+    }
 
 /** The image's run configuration (the OCI config's `config`). */
 export interface RunConfig {
@@ -73,11 +79,11 @@ const sha256 = (b: Buffer | string) => `sha256:${createHash("sha256").update(b).
 /** Canonical JSON of what we build: keys in insertion order, which the builders fix. */
 const json = (v: unknown) => Buffer.from(JSON.stringify(v))
 
-const hashFiles = (h: ReturnType<typeof createHash>, from: string | Buffer) => {
+const hashFiles = (h: ReturnType<typeof createHash>, from: string | Buffer, exclude?: RegExp) => {
   if (Buffer.isBuffer(from)) return void h.update(from)
   const st = statSync(from)
   if (st.isFile()) return void h.update(readFileSync(from)).update(String(st.mode & 0o777))
-  for (const e of entriesOf(from)) {
+  for (const e of entriesOf(from).filter((x) => !exclude?.test(x.path))) {
     h.update(`${e.path}\0${e.type}\0${e.mode}\0${e.target ?? ""}\0`)
     if (e.type === "file") h.update(readFileSync(e.source as string))
   }
@@ -91,8 +97,8 @@ const layerKey = (recipe: LayerRecipe, arch: Arch): string => {
   if (recipe.kind === "files") {
     h.update(JSON.stringify(recipe.owners ?? []))
     for (const f of recipe.files) {
-      h.update(`${f.to}\0${f.mode ?? ""}\0`)
-      hashFiles(h, f.from)
+      h.update(`${f.to}\0${f.mode ?? ""}\0${f.exclude?.source ?? ""}\0`)
+      hashFiles(h, f.from, f.exclude)
     }
   }
   return h.digest("hex")
@@ -120,7 +126,7 @@ const filesEntries = (recipe: Extract<LayerRecipe, { kind: "files" }>): LayerEnt
       continue
     }
     add({ path: to, type: "directory", mode: 0o755, uid: 0, gid: 0 })
-    for (const e of entriesOf(f.from)) add({ ...e, path: `${to}/${e.path}` })
+    for (const e of entriesOf(f.from)) if (!f.exclude?.test(e.path)) add({ ...e, path: `${to}/${e.path}` })
   }
   const owners = recipe.owners ?? []
   return [...byPath.values()]

@@ -40,9 +40,11 @@ const annotations = (title: string, description: string, meta: ImageMeta, licens
 })
 
 const nodeEnv = [`${PATH}:/${NODE_DIR}/bin`, "NODE_ENV=production", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"]
-const bundleFiles = (dir: string) => ({ from: dir, to: "/app" })
+/** What does not ship: esbuild's metafile (for bundle analysis only). */
+const NOT_SHIPPED = /^meta\.json$/
+const bundleFiles = (dir: string) => ({ from: dir, to: "/app", exclude: NOT_SHIPPED })
 
-/** Skips what does not ship: esbuild's metafile. */
+/** A controller's bundle directory (dist/apps/<name>), checked to hold its entry. */
 const shippedBundle = (bundleDir: string) => {
   if (!existsSync(join(bundleDir, "main.mjs"))) throw new Error(`${bundleDir}/main.mjs is missing: build the app first (npx tsx hack/build-apps.ts)`)
   return bundleDir
@@ -70,7 +72,7 @@ export const operatorImage = (bundles: Readonly<Record<string, string>>, meta: I
   const app: LayerRecipe = {
     kind: "files",
     comment: `controllers: ${names.join(", ")}`,
-    files: [{ from: Buffer.from(DISPATCHER), to: "/app/aicr-operator.mjs" }, ...names.map((n) => ({ from: shippedBundle(bundles[n]!), to: `/app/${n}` }))],
+    files: [{ from: Buffer.from(DISPATCHER), to: "/app/aicr-operator.mjs" }, ...names.map((n) => ({ from: shippedBundle(bundles[n]!), to: `/app/${n}`, exclude: NOT_SHIPPED }))],
   }
   return {
     name: "aicr-operator",
