@@ -168,16 +168,23 @@ const pull = async (client: OciClient, ref: string, imagesDir: string): Promise<
   const rootfs = join(dir, "rootfs")
   const configFile = join(dir, "config.json")
   if (!existsSync(join(dir, ".complete"))) {
-    rmSync(dir, { recursive: true, force: true })
-    const tmp = `${dir}.partial-${process.pid}`
-    rmSync(tmp, { recursive: true, force: true })
+    // Unpacked beside its place and renamed into it: two pulls of one digest (a tag and the digest) never share a
+    // half-written root, and the one that loses the rename drops its copy.
+    const tmp = `${dir}.partial-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
     mkdirSync(join(tmp, "rootfs"), { recursive: true })
-    const config = await client.fetchBlob(repo, { digest: manifest.config.digest, size: manifest.config.size })
-    for (const l of manifest.layers) await applyLayer(join(tmp, "rootfs"), await client.pullBlob(repo, { digest: l.digest, size: l.size }))
-    writeFileSync(join(tmp, "config.json"), config)
-    writeFileSync(join(tmp, ".complete"), "")
-    mkdirSync(dirname(dir), { recursive: true })
-    renameSync(tmp, dir)
+    try {
+      const config = await client.fetchBlob(repo, { digest: manifest.config.digest, size: manifest.config.size })
+      for (const l of manifest.layers) await applyLayer(join(tmp, "rootfs"), await client.pullBlob(repo, { digest: l.digest, size: l.size }))
+      writeFileSync(join(tmp, "config.json"), config)
+      writeFileSync(join(tmp, ".complete"), "")
+      mkdirSync(dirname(dir), { recursive: true })
+      if (!existsSync(join(dir, ".complete"))) {
+        rmSync(dir, { recursive: true, force: true })
+        renameSync(tmp, dir)
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true })
+    }
   }
   const config = (JSON.parse(readFileSync(configFile, "utf8")) as { config?: ImageConfig }).config ?? {}
   return { ref, digest, imageID, rootfs, config }
