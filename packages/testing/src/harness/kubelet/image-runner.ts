@@ -15,7 +15,9 @@ import { type Mount, type RunningContainer, STAGE_DIR } from "./runner"
 
 // $1 hostname, $2 working dir, $3 mount table, $4 image rootfs (lower), $5 upper, $6 work, $7 merged root, $8 uid,
 // $9 gid, ${10} read-only root (true/false), then the command. Table targets are paths inside the container.
+// The script's own tools come from this machine's system directories; the container's PATH is restored for the exec.
 const IMAGE_INIT = `set -e
+cpath=$PATH; PATH=/usr/sbin:/usr/bin:/sbin:/bin; u=$(command -v unshare)
 hn=$1; cwd=$2; table=$3; lower=$4; upper=$5; work=$6; root=$7; uid=$8; gid=$9; shift 9; ro=$1; shift
 hostname "$hn" 2>/dev/null || true
 mkdir -p "$upper" "$work" "$root"
@@ -46,8 +48,9 @@ while IFS="$tab" read -r src dst mode; do
   if [ "$mode" = ro ]; then mount -o remount,bind,ro "$t"; fi
 done < "$table"
 if [ "$ro" = true ]; then mount -o remount,ro "$root"; fi
-if [ "$uid" = 0 ] && [ "$gid" = 0 ]; then exec unshare --root="$root" --wd="$cwd" -- "$@"; fi
-exec unshare --root="$root" --wd="$cwd" --setgid "$gid" --setuid "$uid" -- "$@"`
+export PATH="$cpath"
+if [ "$uid" = 0 ] && [ "$gid" = 0 ]; then exec "$u" --root="$root" --wd="$cwd" -- "$@"; fi
+exec "$u" --root="$root" --wd="$cwd" --setgid "$gid" --setuid "$uid" -- "$@"`
 
 const UNSHARE = ["/usr/bin/unshare", "/bin/unshare"].find(existsSync) ?? "unshare"
 
