@@ -79,8 +79,10 @@ export const baseRootfs = async (root: string, arch: Arch, lock: DebianLock = de
   dir(root, "home/nonroot", 0o700)
 }
 
-/** The shell layer's root filesystem (SHELL_PACKAGES), with /bin/sh pointing at dash as dash's scripts would do. */
+/** The shell layer's root filesystem (SHELL_PACKAGES), with /bin/sh pointing at dash. */
 export const shellRootfs = async (root: string, arch: Arch, lock: DebianLock = debianLock(), cache: string = imageCache()) => {
   await unpackPackages(root, SHELL_PACKAGES, arch, lock, cache)
+  // dash ships /bin/sh → dash itself in bookworm; make sure of it either way.
+  rmSync(join(root, "bin/sh"), { force: true })
   symlinkSync("dash", join(root, "bin/sh"))
 }
