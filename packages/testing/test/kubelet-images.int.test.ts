@@ -50,6 +50,8 @@ const deployment = (name: string, overrides: { readinessPath?: string; livenessP
               { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
             ],
             ports: [{ name: "health", containerPort: 8081 }, { name: "metrics", containerPort: 8080 }],
+            // Liveness waits for the start (a loaded machine takes seconds to load a bundle), as a chart would say.
+            startupProbe: { httpGet: { path: "/healthz", port: "health" }, periodSeconds: 1, failureThreshold: 120 },
             readinessProbe: { httpGet: { path: overrides.readinessPath ?? "/readyz", port: "health" }, periodSeconds: 1 },
             livenessProbe: { httpGet: { path: "/healthz", port: overrides.livenessPort ?? 8081 }, periodSeconds: 1, failureThreshold: 3 },
             securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
