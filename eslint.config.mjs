@@ -36,8 +36,9 @@ const testOnlyCycles = [
   ...libs.flatMap((a) => libs.filter((b) => a !== b && !(["api", "contracts"].includes(a) && ["api", "contracts"].includes(b))).map((b) => [a, b])),
 ]
 
-// Tests and benchmarks build apps as they ship, with hack/build-apps.ts (no project: a relative import).
-const buildApps = "^(\\.\\./)+hack/build-apps$"
+// Tests and benchmarks build apps, images and the plugin binaries as they ship, with hack/build-{apps,images,plugin}.ts
+// (no project: a relative import).
+const buildApps = "^(\\.\\./)+hack/build-(apps|images|plugin)$"
 
 const boundaries = (forTests) => ({
   enforceBuildableLibDependency: false,

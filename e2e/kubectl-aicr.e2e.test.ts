@@ -2,11 +2,13 @@
  * The approver's story with the `kubectl aicr` plugin, through kubectl's own plugin mechanism (the one-file
  * executable on PATH) against the real API server, with the admission policies installed and the approval-guard
  * running from its shipped bundle. A rollout is created as the planner would create it; the seed's command lines run
- * verbatim in bash: list, describe, approve with --expires 2h, then acknowledge, revoke and reproduce.
+ * verbatim in bash: list, describe, approve with --expires 2h, then acknowledge, revoke and reproduce. The approval
+ * lines run once more with the standalone linux-amd64 binary (a Node single executable application) on a PATH
+ * that has no node.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process"
 import { once } from "node:events"
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
@@ -17,6 +19,7 @@ import { samplePlan } from "@aicr/api/samples"
 import { applyManifests, eventually, expectOk, installApprovalPolicies, kubeconfigFor, kubeRequest, removeApprovalPolicies } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp, buildCli } from "../hack/build-apps"
+import { buildPlugin } from "../hack/build-plugin"
 
 const info = inject("harness")
 const sh = promisify(execFile)
@@ -28,6 +31,8 @@ const CONTENT = plan.content[0]!.configMap
 let work = ""
 let guard: ChildProcess | undefined
 let env: NodeJS.ProcessEnv = {}
+/** PATH with the standalone binary as the plugin and no node anywhere on it. */
+let nodelessPath = ""
 let uid = ""
 let seq = 0
 
@@ -76,6 +81,17 @@ beforeAll(async () => {
   symlinkSync(built.file, join(pluginDir, "kubectl_complete-aicr"))
   // kubectl finds plugins on PATH; the plugin's shebang finds this Node (24).
   env = { ...process.env, PATH: [pluginDir, dirname(info.bin.kubectl!), dirname(process.execPath), process.env.PATH].join(":") }
+
+  // The standalone binary, and a PATH of the system's tools without node, nodejs, npm, npx or corepack.
+  const sea = await buildPlugin(join(work, "sea"), { targets: ["linux-amd64"] })
+  const seaDir = join(work, "sea-bin")
+  const tools = join(work, "tools-without-node")
+  mkdirSync(seaDir)
+  mkdirSync(tools)
+  symlinkSync(sea.files[0]!.binary, join(seaDir, "kubectl-aicr"))
+  const noNode = new Set(["node", "nodejs", "npm", "npx", "corepack"])
+  for (const d of ["/usr/bin", "/bin"]) for (const f of readdirSync(d)) if (!noNode.has(f) && !existsSync(join(tools, f))) symlinkSync(join(d, f), join(tools, f))
+  nodelessPath = [seaDir, dirname(info.bin.kubectl!), tools].join(":")
 
   await installApprovalPolicies(info)
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
@@ -148,6 +164,22 @@ describe("kubectl aicr, as the approver uses it", () => {
     expect(JSON.parse(again.stdout).rollout.status.conditions.find((c: { type: string }) => c.type === "Approved").reason).toBe("ApprovedByUser")
     const twice = await bash(`kubectl aicr approve "${name}" --reason "again"`)
     expect([twice.code, twice.stderr]).toEqual([1, `Error: rollout ${name} is already approved by approver (approvals are set once)\n`])
+  })
+
+  it("the standalone linux-amd64 binary runs the same lines on a PATH without node", async () => {
+    const name = await createRollout()
+    await eventually(async () => (await approvedReason(name)) === "AwaitingApproval", { what: "the guard's AwaitingApproval" })
+    const r = await bash([
+      "! command -v node",
+      "kubectl plugin list 2>/dev/null | grep -x \"$(command -v kubectl-aicr)\"",
+      `ROLLOUT="${name}"`,
+      'kubectl aicr describe "${ROLLOUT}"',
+      'kubectl aicr approve "${ROLLOUT}" --expires 2h --reason "Maintenance window"',
+    ].join("\n"), "approver", { PATH: nodelessPath })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(new RegExp(`Name: +${name}`))
+    expect(r.stdout).toMatch(/approved by approver until \S+/)
+    await eventually(async () => (await approvedReason(name)) === "ApprovedByUser", { what: "the guard's ApprovedByUser after the binary's approval" })
   })
 
   it("acknowledges the step waiting for it, then revokes", async () => {

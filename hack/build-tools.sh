@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform]
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform] [oras]
 #        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 # Go builds run under `nice` so they leave room for whatever else runs on the machine.
@@ -111,6 +111,10 @@ build_aicr_previous() { build_aicr_version "$1" "$AICR_PREVIOUS_VERSION"; }
 build_kubeconform() {
   GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"
 }
+# The oras CLI: tests check pushed images with it, as a user would (`oras manifest fetch`, `oras copy`).
+build_oras() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "oras.land/oras/cmd/oras@$ORAS_VERSION"
+}
 
 # Helm v3 only for Argo CD's repo-server (the version Argo CD pins): in v3 `helm pull oci://` falls back to plain
 # HTTP, which the runtime registry on loopback needs, because Argo CD never passes --plain-http. Everything else
@@ -200,7 +204,7 @@ build_moto() {
     "moto==$MOTO_VERSION" "flask==$MOTO_FLASK_VERSION" "flask-cors==$MOTO_FLASK_CORS_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform)
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform oras)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -218,6 +222,7 @@ for t in "${want[@]}"; do
     redis) ensure_redis ;;
     moto) done_or_build moto "$MOTO_VERSION" build_moto ;;
     kubeconform) done_or_build kubeconform "$KUBECONFORM_VERSION" build_kubeconform ;;
+    oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

@@ -108,11 +108,13 @@ export interface KubeletContext extends ComponentContext {
   readonly apiPort: number
   /** The nodes' kubelet port (kwok publishes 127.0.0.1:<it> as every fake node's kubelet endpoint). */
   readonly kubeletPort: number
+  /** `<registry>/<prefix>` holding AICR's images (kubelet/aicr-images.ts); without it AICR's Jobs run the local binaries. */
+  readonly aicrMirror?: string
 }
 
 const tsxLoader = () => createRequire(import.meta.url).resolve("tsx")
 
-/** The process kubelet (kubelet/kubelet.ts): runs AICR's images for real on the kwok nodes. */
+/** The process kubelet (kubelet/kubelet.ts): runs the local registry's images and AICR's for real on the kwok nodes. */
 export const startProcessKubelet = async (c: KubeletContext): Promise<Proc> => {
   const dir = ensureDir(join(c.dir, "kubelet"))
   const config = join(dir, "config.json")
@@ -120,7 +122,7 @@ export const startProcessKubelet = async (c: KubeletContext): Promise<Proc> => {
   const pki = join(c.dir, "pki")
   writeFileSync(
     config,
-    JSON.stringify({ server: c.server, caFile: c.caFile, token: c.token, dir, apiHost: "127.0.0.1", apiPort: c.apiPort, logsPort: c.kubeletPort, certFile: join(pki, "apiserver.crt"), keyFile: join(pki, "apiserver.key") }),
+    JSON.stringify({ server: c.server, caFile: c.caFile, token: c.token, dir, apiHost: "127.0.0.1", apiPort: c.apiPort, logsPort: c.kubeletPort, certFile: join(pki, "apiserver.crt"), keyFile: join(pki, "apiserver.key"), ...(c.aicrMirror ? { aicrMirror: c.aicrMirror } : {}) }),
     { mode: 0o600 },
   )
   const proc = await spawnProc({

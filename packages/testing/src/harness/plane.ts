@@ -12,6 +12,7 @@ import { startControllerManager, startKwok, startProcessKubelet, startScheduler 
 import { eventually, kubeRequest } from "./kube"
 import { addNodes, DEFAULT_NODES } from "./nodes"
 import { adoptProc, ensureDir, freePort, HarnessError, pidAlive, type Proc, procError } from "./proc"
+import { pushAicrImages } from "./kubelet/aicr-images"
 import { type Registry, startRegistry } from "./registry"
 import { readVersions, resolveTools, type ToolName } from "./tools"
 import type { HarnessInfo } from "./types"
@@ -23,6 +24,11 @@ export interface ControlPlaneOptions {
   readonly kwok?: boolean
   /** Run the process kubelet, which runs AICR's images for real on the kwok nodes (default: with kwok). */
   readonly kubelet?: boolean
+  /**
+   * Build AICR's images from the local AICR builds and push them to the registry, so the kubelet runs AICR's Jobs
+   * from their image (default true). false: it runs them as the local binaries on the build machine's root.
+   */
+  readonly aicrImages?: boolean
   /** Create the default fake nodes (default true; needs kwok). */
   readonly nodes?: boolean
   /** Never reuse a running plane recorded in dir: kill it and start afresh (default false). */
@@ -229,8 +235,13 @@ const startLocked = async (dir: string, opts: ControlPlaneOptions): Promise<Cont
     await allStarted(starting)
     const [etcd, registry] = [await starting[0], await starting[1]]
     mark("etcd+registry")
+    const withKubelet = withKwok && (opts.kubelet ?? true)
+    const aicrImages = withKubelet && (opts.aicrImages ?? true) ? pushAicrImages(registry.address, [versions.aicr, versions.aicrPrevious], join(dir, "kubelet", "aicr-images")) : undefined
+    aicrImages?.catch(() => undefined)
     const api = record<ApiServer>(await startApiServer({ etcd: etcd.url, dir, attached }))
     mark("kube-apiserver")
+    const aicrMirror = aicrImages ? (await aicrImages).mirror : undefined
+    mark("aicr-images")
     const kubeconfig = writeKubeconfig(
       join(dir, "kubeconfig"),
       api.url,
@@ -240,13 +251,12 @@ const startLocked = async (dir: string, opts: ControlPlaneOptions): Promise<Cont
     const ctx = (name: string) => ({ dir, server: api.url, caFile: api.caFile, saKey: api.auth.saKey, token: api.auth.components[name]!.token, attached })
     const procs = new Map<string, Proc>()
     const wrap = (proc: Proc) => (procs.set(proc.name, proc), record({ proc }))
-    const withKubelet = withKwok && (opts.kubelet ?? true)
     const kubeletPort = withKubelet ? await freePort() : undefined
     await allStarted([
       startControllerManager(ctx("kube-controller-manager")).then(wrap),
       startScheduler(ctx("kube-scheduler")).then(wrap),
       ...(withKwok ? [startKwok({ ...ctx("kwok"), kubeletPort }).then(wrap)] : []),
-      ...(withKubelet ? [startProcessKubelet({ ...ctx("kubelet"), apiPort: api.port, kubeletPort: kubeletPort! }).then(wrap)] : []),
+      ...(withKubelet ? [startProcessKubelet({ ...ctx("kubelet"), apiPort: api.port, kubeletPort: kubeletPort!, ...(aicrMirror ? { aicrMirror } : {}) }).then(wrap)] : []),
     ])
     const info: HarnessInfo = {
       dir,

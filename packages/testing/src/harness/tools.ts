@@ -20,6 +20,8 @@ export interface ToolVersions {
   readonly moto?: string | undefined
   /** kubeconform, for the chart's tests. */
   readonly kubeconform?: string | undefined
+  /** The oras CLI, to check pushed images the way a user would (`oras manifest fetch`, `oras copy`). */
+  readonly oras: string
 }
 
 /** The monorepo root: the first ancestor of this file that holds hack/tools/versions.env. */
@@ -56,6 +58,7 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     argocd: need("ARGOCD_VERSION"),
     moto: env["MOTO_VERSION"],
     kubeconform: env["KUBECONFORM_VERSION"],
+    oras: need("ORAS_VERSION"),
   }
 }
 
@@ -76,6 +79,7 @@ export type ToolName =
   | "docker-registry"
   | "htpasswd"
   | "redis-server"
+  | "oras"
 
 // dir: the ToolVersions key whose version names the cache directory; cache: that directory's tool prefix (default
 // the key); file: the binary's name in it (default the tool name); arg: the build-tools.sh argument that builds it.
@@ -93,6 +97,7 @@ const built: Record<
   helm3: { dir: "helm3", cache: "helm", file: "helm", arg: "helm3" },
   argocd: { dir: "argocd", arg: "argocd" },
   kubeconform: { dir: "kubeconform", arg: "kubeconform" },
+  oras: { dir: "oras", arg: "oras" },
 }
 
 const onPath = (name: string): string | undefined => {

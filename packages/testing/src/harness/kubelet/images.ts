@@ -1,5 +1,7 @@
-// Which container images the process kubelet runs for real, and with what: AICR's own images map to the binaries
-// hack/build-tools.sh built for that version. The map is open: the operator's own images join it later.
+// Which container images the process kubelet runs for real, and with what: images in a registry on loopback (the
+// local control plane's) are pulled and run from their root filesystem; AICR's own images are pulled from the local
+// copies hack/build-images.ts pushes (`aicrImages(mirror)`, as a node's registry mirror would serve them), or, without
+// a mirror, map to the binaries hack/build-tools.sh built for that version, run on the build machine's root.
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { toolsCache } from "../tools"
@@ -12,6 +14,8 @@ export interface ImageRuntime {
   readonly path: readonly string[]
   /** The image's WORKDIR. */
   readonly workdir?: string
+  /** Pull this reference and run the container from its image (entrypoint, env and workdir then come from it). */
+  readonly pull?: string
 }
 
 export interface ImageRule {
@@ -32,7 +36,17 @@ const notBuilt = (version: string) => ({
   error: `no local build of AICR ${version} (${aicrDir(version)}): add it to hack/tools/versions.env and run 'bash hack/build-tools.sh aicr'`,
 })
 
-/** AICR's CLI image (snapshot agent, recipe, bundle, validate) and its deployment validator image. */
+/**
+ * AICR's images pulled from local copies under `mirror` (`<registry>/<prefix>`: `<mirror>/nvidia/aicr:<version>`,
+ * `<mirror>/nvidia/aicr-validators/deployment:<version>`, built from the same sources by hack/build-images.ts).
+ * A pinned upstream digest cannot match a local build, so the copy is pulled by tag.
+ */
+export const aicrImages = (mirror: string): readonly ImageRule[] => [
+  { repository: "ghcr.io/nvidia/aicr", resolve: (v) => ({ entrypoint: [], path: [], pull: `${mirror}/nvidia/aicr:${v}` }) },
+  { repository: "ghcr.io/nvidia/aicr-validators/deployment", resolve: (v) => ({ entrypoint: [], path: [], pull: `${mirror}/nvidia/aicr-validators/deployment:${v}` }) },
+]
+
+/** AICR's CLI image (snapshot agent, recipe, bundle, validate) and its deployment validator image, as local binaries. */
 export const AICR_IMAGES: readonly ImageRule[] = [
   {
     repository: "ghcr.io/nvidia/aicr",
@@ -60,9 +74,13 @@ export const CLAIMED_REPOSITORIES: readonly string[] = ["ghcr.io/nvidia/aicr", "
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")
 
+/** Images in a registry on loopback (the local control plane's): pulled and run from their own root filesystem. */
+const LOOPBACK_IMAGE = "(127\\.[0-9]+\\.[0-9]+\\.[0-9]+|localhost)(:[0-9]+)?/"
+export const isLoopbackImage = (image: string): boolean => new RegExp(`^${LOOPBACK_IMAGE}`).test(image)
+
 /** A regular expression (source) matching every image the kubelet claims; kwok's pod stages exclude these. */
 export const claimedImagePattern = (rules: readonly ImageRule[] = AICR_IMAGES, claimed: readonly string[] = CLAIMED_REPOSITORIES): string =>
-  `^(${[...rules.map((r) => escape(r.repository)), ...claimed.map((c) => c.replaceAll(".", "\\."))].join("|")})[:@]`
+  `^((${[...rules.map((r) => escape(r.repository)), ...claimed.map((c) => c.replaceAll(".", "\\."))].join("|")})[:@]|${LOOPBACK_IMAGE})`
 
 export type ImageLookup =
   | { readonly kind: "unclaimed" }
@@ -73,6 +91,10 @@ const TAG = /^:(v\d+\.\d+\.\d+)(@sha256:[a-f0-9]{64})?$/
 
 /** What the kubelet does with a container image. */
 export const lookupImage = (image: string, rules: readonly ImageRule[] = AICR_IMAGES, claimed: readonly string[] = CLAIMED_REPOSITORIES): ImageLookup => {
+  if (isLoopbackImage(image)) {
+    const m = /^(.+?)(?::([^:/@]+))?(@sha256:[a-f0-9]{64})?$/.exec(image)!
+    return { kind: "runnable", repository: m[1]!, version: m[2] ?? m[3]?.slice(1) ?? "latest", runtime: { entrypoint: [], path: [], pull: image } }
+  }
   for (const rule of rules) {
     if (!image.startsWith(rule.repository) || !/^[:@]/.test(image.slice(rule.repository.length))) continue
     const tag = TAG.exec(image.slice(rule.repository.length))

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest"
 import { defaultHostFor, h100Host, hostFiles, hostProfileOf, HOST_PROFILE_ANNOTATION, nvidiaSmiXml, osRelease, systemHost } from "./hosts"
-import { claimedImagePattern, type ImageRule, lookupImage } from "./images"
+import { aicrImages, claimedImagePattern, type ImageRule, lookupImage } from "./images"
+import { containerUser, imageCommandLine, imageEnv } from "./image-config"
 import { podRuntimes } from "./kubelet"
-import { commandLine, containerEnv, exitCodeOf, expand, fieldValue, finishedStatus, type PodSources, terminationMessage, volumeContent } from "./pod"
+import { commandLine, containerEnv, exitCodeOf, expand, fieldValue, finishedStatus, type PodSources, runningStatus, terminationMessage, volumeContent } from "./pod"
 import { claimedExpression, patchStages } from "./stages"
 
 const rules: ImageRule[] = [
@@ -205,5 +206,63 @@ describe("process kubelet: containerLogs", () => {
     expect(selectLog("a\nb\nc\n", { tailLines: 0 })).toBe("")
     expect(selectLog("a\nb\nc\n", { tailLines: 2, limitBytes: 3 })).toBe("b\nc")
     expect(selectLog("abc", {})).toBe("abc")
+  })
+})
+
+describe("process kubelet: images from the local registry", () => {
+  it("claims and pulls images on a loopback registry, by tag or digest", () => {
+    const digest = `sha256:${"b".repeat(64)}`
+    expect(lookupImage(`127.0.0.1:5000/aicr/aicr-operator:v0.1.0@${digest}`, rules)).toMatchObject({ kind: "runnable", runtime: { pull: `127.0.0.1:5000/aicr/aicr-operator:v0.1.0@${digest}` } })
+    expect(lookupImage("localhost:5000/x@" + digest, rules)).toMatchObject({ kind: "runnable", version: digest })
+    expect(lookupImage("registry.example.com:5000/x:v1", rules).kind).toBe("unclaimed")
+    const re = new RegExp(claimedImagePattern(rules))
+    expect(re.test("127.0.0.1:40123/images-test/aicr-operator:v1")).toBe(true)
+    expect(re.test("127.0.0.1.example.com/x:v1")).toBe(false)
+  })
+
+  it("AICR's images come from the local copies under the mirror, by tag", () => {
+    expect(lookupImage(`ghcr.io/nvidia/aicr:v0.11.1@sha256:${"a".repeat(64)}`, aicrImages("127.0.0.1:5000/aicr-images"))).toMatchObject({
+      kind: "runnable",
+      runtime: { pull: "127.0.0.1:5000/aicr-images/nvidia/aicr:v0.11.1" },
+    })
+    expect(lookupImage("ghcr.io/nvidia/aicr-validators/deployment:v0.10.16", aicrImages("r/p"))).toMatchObject({ runtime: { pull: "r/p/nvidia/aicr-validators/deployment:v0.10.16" } })
+  })
+})
+
+describe("process kubelet: image config", () => {
+  const config = { User: "65532:65532", Env: ["PATH=/usr/bin:/nodejs/bin", "NODE_ENV=production"], Entrypoint: ["/nodejs/bin/node", "/app/main.mjs"], Cmd: ["--default"], WorkingDir: "/app" }
+  const files = { passwd: "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n", group: "root:x:0:\nnonroot:x:65532:\n" }
+
+  it("follows Kubernetes' rules for command and args over Entrypoint and Cmd", () => {
+    expect(imageCommandLine({}, config, {})).toEqual(["/nodejs/bin/node", "/app/main.mjs", "--default"])
+    expect(imageCommandLine({ args: ["planner", "--x=$(A)"] }, config, { A: "1" })).toEqual(["/nodejs/bin/node", "/app/main.mjs", "planner", "--x=1"])
+    expect(imageCommandLine({ command: ["/bin/sh", "-c"] }, config, {})).toEqual(["/bin/sh", "-c"])
+    expect(imageCommandLine({ command: ["$(A)"], args: ["b"] }, config, { A: "a" })).toEqual(["a", "b"])
+  })
+
+  it("the pod's variables win over the image's", () => {
+    expect(imageEnv(config, { NODE_ENV: "test", POD_NAME: "p" })).toEqual({ PATH: "/usr/bin:/nodejs/bin", NODE_ENV: "test", POD_NAME: "p" })
+  })
+
+  it("runs as the image's user unless the securityContext says otherwise; names come from the image's passwd", () => {
+    const p = pod([])
+    expect(containerUser(p, {}, config, files)).toEqual({ uid: 65532, gid: 65532, home: "/home/nonroot" })
+    expect(containerUser(p, {}, { User: "nonroot" }, files)).toEqual({ uid: 65532, gid: 65532, home: "/home/nonroot" })
+    expect(containerUser(p, {}, {}, files)).toEqual({ uid: 0, gid: 0, home: "/root" })
+    expect(containerUser(p, { securityContext: { runAsUser: 1000, runAsGroup: 2000 } }, config, files)).toEqual({ uid: 1000, gid: 2000, home: "/" })
+    expect(containerUser({ ...p, spec: { ...p.spec, securityContext: { runAsUser: 65532 } } }, {}, {}, files)).toMatchObject({ uid: 65532, gid: 65532 })
+    expect(() => containerUser(p, { name: "c", securityContext: { runAsNonRoot: true } }, {}, files)).toThrow(/runAsNonRoot and image will run as root/)
+    expect(() => containerUser(p, { name: "c" }, { User: "ghost" }, files)).toThrow(/ghost is not in the image's \/etc\/passwd/)
+  })
+
+  it("a pod with restarts reports each container's readiness, restart count and last termination", () => {
+    const p = pod([{ name: "a", image: "i" }, { name: "b", image: "i" }])
+    const t = { exitCode: 137, signal: "SIGKILL", reason: "Error", startedAt: "s", finishedAt: "f", containerID: "harness://old" }
+    const st = runningStatus(p, { hostIP: "127.0.0.1", podIP: "127.20.1.2", now: "now", containers: { a: { containerID: "harness://a", startedAt: "s", ready: true, restartCount: 0 }, b: { containerID: "harness://b", startedAt: "s2", ready: false, restartCount: 1, lastTerminated: t } } }).status
+    expect(st.podIP).toBe("127.20.1.2")
+    expect(st.conditions.find((c: { type: string }) => c.type === "Ready")).toMatchObject({ status: "False", reason: "ContainersNotReady" })
+    expect(st.containerStatuses[1]).toMatchObject({ ready: false, restartCount: 1, state: { running: { startedAt: "s2" } }, lastState: { terminated: { exitCode: 137, signal: 9 } } })
+    const ready = runningStatus(p, { hostIP: "h", podIP: "i", now: "now", containers: { a: { containerID: "x", startedAt: "s", ready: true, restartCount: 0 }, b: { containerID: "y", startedAt: "s", ready: true, restartCount: 0 } } }).status
+    expect(ready.conditions.find((c: { type: string }) => c.type === "Ready")?.status).toBe("True")
   })
 })

@@ -1,8 +1,11 @@
-// The process kubelet: for pods bound to kwok nodes whose containers use an image it claims (AICR's), it does what
-// the node's kubelet would: runs the containers as local processes (runner.ts) and writes the pod's status — Running,
-// then Succeeded/Failed with each container's exit code, termination message and times. It honours graceful
-// deletion (SIGTERM, the grace period, SIGKILL) and then removes the pod. kwok's pod stages leave these pods alone
-// (see stages.ts), so none of them "completes" without running. Every other pod keeps kwok's fake lifecycle.
+// The process kubelet: for pods bound to kwok nodes whose containers use an image it claims (images in the local
+// registry, AICR's), it does what the node's kubelet would: pulls the image and runs each container from its root
+// filesystem (image-runner.ts; AICR's images without a local copy run as the local binaries, runner.ts), with a pod
+// IP of its own (a loopback address), probes deciding readiness and liveness, restarts by the pod's restartPolicy,
+// and writes the pod's status — Running (Ready when every container is), then Succeeded/Failed with each container's
+// exit code, termination message and times. It honours graceful deletion (SIGTERM, the grace period, SIGKILL) and
+// then removes the pod. kwok's pod stages leave these pods alone (see stages.ts), so none of them "completes" or
+// turns Ready without running. Every other pod keeps kwok's fake lifecycle.
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -11,8 +14,12 @@ import { agentFor, kubeRequest } from "../kube"
 import type { KubeTarget } from "../types"
 import { hostProfileOf } from "./hosts"
 import { AICR_IMAGES, type ImageRule, type ImageRuntime, lookupImage } from "./images"
-import { finishedStatus, type Pod, PodConfigError, type PodSources, runningStatus, type Terminated, waitingStatus } from "./pod"
+import { OciClient } from "@aicr/oras"
+import { startImageContainer } from "./image-runner"
+import { type Container, finishedStatus, type LiveContainer, type Pod, PodConfigError, type PodSources, runningStatus, type Terminated, waitingStatus } from "./pod"
 import { serveContainerLogs } from "./logs"
+import { runProber } from "./probes"
+import { pullImage, type PulledImage } from "./pull"
 import { preparePod, type RunningContainer, startContainer } from "./runner"
 
 export const KUBELET_FIELD_MANAGER = "aicr-harness-kubelet"
@@ -37,7 +44,10 @@ interface PodRun {
   readonly uid: string
   readonly namespace: string
   readonly name: string
-  containers: RunningContainer[]
+  /** The current process of each container (replaced on restart). */
+  readonly containers: Map<string, RunningContainer>
+  /** Aborted when the pod stops: wakes pull and restart back-offs. */
+  readonly abort: AbortController
   stopping: boolean
   finished: boolean
   done: Promise<void>
@@ -101,35 +111,146 @@ export const startKubelet = async (opts: KubeletOptions) => {
     },
   }
 
-  const run = async (pod: Pod, runtimes: Record<string, ImageRuntime>): Promise<void> => {
-    const key = `${pod.metadata.namespace}/${pod.metadata.name}`
-    const nodeRes = await api("GET", `/api/v1/nodes/${pod.spec.nodeName}`)
-    if (nodeRes.status !== 200) throw new Error(`node ${pod.spec.nodeName}: HTTP ${nodeRes.status}`)
+  const client = new OciClient({ userAgent: "aicr-harness-kubelet" })
+  const imagesDir = join(opts.dir, "images")
+  const podIPs = new Map<string, string>()
+
+  /** A loopback address of the pod's own (127.16.0.0–127.250.255.255, random: several kubelets share the machine). */
+  const allocateIP = (uid: string): string => {
+    const used = new Set(podIPs.values())
+    for (;;) {
+      const ip = `127.${16 + Math.floor(Math.random() * 235)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`
+      if (!used.has(ip)) {
+        podIPs.set(uid, ip)
+        return ip
+      }
+    }
+  }
+
+  const run = async (original: Pod, runtimes: Record<string, ImageRuntime>): Promise<void> => {
+    const key = `${original.metadata.namespace}/${original.metadata.name}`
+    const nodeRes = await api("GET", `/api/v1/nodes/${original.spec.nodeName}`)
+    if (nodeRes.status !== 200) throw new Error(`node ${original.spec.nodeName}: HTTP ${nodeRes.status}`)
     const node = nodeRes.body
     const host = hostProfileOf(node)
     const hostIP = (node.status?.addresses ?? []).find((a: { type: string }) => a.type === "InternalIP")?.address ?? "127.0.0.1"
-    const entry = runs.get(pod.metadata.uid)!
-    try {
-      const { podDir, hostRoot, volumes } = await preparePod(pod, opts.dir, host, src)
-      for (const c of pod.spec.containers) {
-        if (entry.stopping) break
-        entry.containers.push(await startContainer({ pod, container: c, runtime: runtimes[c.name]!, podDir, hostRoot, volumes, host, src, api: opts.api }))
+    const entry = runs.get(original.metadata.uid)!
+    const podIP = original.spec.hostNetwork ? hostIP : allocateIP(original.metadata.uid)
+    // The pod as its containers see it (the downward API's status.podIP and status.hostIP).
+    const pod: Pod = { ...original, status: { ...original.status, podIP, hostIP } }
+
+    const pulled: Record<string, PulledImage> = {}
+    for (const c of pod.spec.containers as Container[]) {
+      const ref = runtimes[c.name]!.pull
+      for (let attempt = 0; ref && !pulled[c.name]; attempt++) {
+        if (entry.stopping) return
+        try {
+          pulled[c.name] = await pullImage(client, ref, imagesDir)
+        } catch (e) {
+          const message = `Failed to pull image "${ref}": ${e instanceof Error ? e.message : String(e)}`
+          log(`${key}: ${message}`)
+          await patchStatus(pod, waitingStatus(pod, attempt === 0 ? "ErrImagePull" : "ImagePullBackOff", message))
+          await sleep(Math.min(10_000 * 2 ** attempt, 60_000), undefined, { signal: entry.abort.signal }).catch(() => undefined)
+        }
       }
-    } catch (e) {
-      for (const c of entry.containers) c.proc.kill("SIGKILL")
-      if (e instanceof PodConfigError) {
-        log(`${key}: cannot start: ${e.message}`)
-        await patchStatus(pod, waitingStatus(pod, e.reason, e.message))
-        return
-      }
-      throw e
     }
-    log(`${key}: running ${entry.containers.map((c) => `${c.name} (pid ${c.proc.pid})`).join(", ")} on ${pod.spec.nodeName}`)
-    await patchStatus(pod, runningStatus(pod, hostIP, new Date().toISOString(), Object.fromEntries(entry.containers.map((c) => [c.name, c.containerID]))))
-    const ended: Record<string, Terminated> = {}
-    for (const c of entry.containers) ended[c.name] = await c.ended
-    log(`${key}: ended ${Object.entries(ended).map(([n, t]) => `${n}=${t.exitCode}`).join(", ")}`)
-    await patchStatus(pod, finishedStatus(pod, new Date().toISOString(), ended))
+
+    let prepared: Awaited<ReturnType<typeof preparePod>>
+    try {
+      prepared = await preparePod(pod, opts.dir, host, src)
+    } catch (e) {
+      if (!(e instanceof PodConfigError)) throw e
+      log(`${key}: cannot start: ${e.message}`)
+      await patchStatus(pod, waitingStatus(pod, e.reason, e.message))
+      return
+    }
+    const { podDir, hostRoot, volumes } = prepared
+    const live: Record<string, LiveContainer> = {}
+    const final: Record<string, Terminated> = {}
+    let reporting = Promise.resolve()
+    const report = () => {
+      reporting = reporting.then(() => (Object.keys(final).length === pod.spec.containers.length ? undefined : patchStatus(pod, runningStatus(pod, { hostIP, podIP, now: new Date().toISOString(), containers: live }))))
+      return reporting
+    }
+    const restartPolicy: string = pod.spec.restartPolicy ?? "Always"
+
+    const supervise = async (c: Container): Promise<void> => {
+      let restarts = 0
+      let last: Terminated | undefined
+      for (;;) {
+        if (entry.stopping) return
+        let rc: RunningContainer
+        try {
+          const image = pulled[c.name]
+          rc = image
+            ? await startImageContainer({ pod, container: c, image, podDir, hostRoot, volumes, host, src, api: opts.api, attempt: restarts })
+            : await startContainer({ pod, container: c, runtime: runtimes[c.name]!, podDir, hostRoot, volumes, host, src, api: opts.api })
+        } catch (e) {
+          if (!(e instanceof PodConfigError)) throw e
+          log(`${key}: container ${c.name} cannot start: ${e.message}`)
+          live[c.name] = { containerID: "", ready: false, restartCount: restarts, ...(last ? { lastTerminated: last } : {}), waiting: { reason: e.reason, message: e.message } }
+          await report()
+          return
+        }
+        entry.containers.set(c.name, rc)
+        log(`${key}: running ${c.name} (pid ${rc.proc.pid}) on ${pod.spec.nodeName}${pulled[c.name] ? ` from image ${pulled[c.name]!.imageID}` : ""}${restarts ? ` (restart ${restarts})` : ""}`)
+        const probing = new AbortController()
+        const state = (patch: Partial<LiveContainer>) => {
+          live[c.name] = { ...live[c.name]!, ...patch }
+          void report()
+        }
+        live[c.name] = { containerID: rc.containerID, imageID: pulled[c.name]?.imageID ?? "", startedAt: rc.startedAt, ready: !c.readinessProbe, restartCount: restarts, ...(last ? { lastTerminated: last } : {}) }
+        await report()
+        const target = () => ({ podIP, container: c, pid: rc.proc.pid, uid: rc.user?.uid ?? 0, gid: rc.user?.gid ?? 0 })
+        const kill = (why: string) => {
+          log(`${key}: container ${c.name} ${why}; killing it to restart`)
+          rc.proc.kill("SIGTERM")
+          setTimeout(() => rc.proc.kill("SIGKILL"), (pod.spec.terminationGracePeriodSeconds ?? 30) * 1000).unref()
+        }
+        void (async () => {
+          if (c.startupProbe) {
+            let started = false
+            const startup = new AbortController()
+            probing.signal.addEventListener("abort", () => startup.abort())
+            await runProber(c.startupProbe, target, (ok, message) => {
+              started = ok
+              startup.abort()
+              if (!ok) kill(`failed startup probe: ${message ?? ""}`)
+            }, startup.signal, false)
+            if (!started) return
+          }
+          await Promise.all([
+            c.readinessProbe ? runProber(c.readinessProbe, target, (ok) => state({ ready: ok }), probing.signal, false) : undefined,
+            c.livenessProbe ? runProber(c.livenessProbe, target, (ok, message) => void (ok || kill(`failed liveness probe: ${message ?? ""}`)), probing.signal, true) : undefined,
+          ])
+        })().catch((e) => log(`${key}: probes of ${c.name}: ${e instanceof Error ? e.message : String(e)}`))
+        const t = await rc.ended
+        probing.abort()
+        if (entry.stopping || restartPolicy === "Never" || (restartPolicy === "OnFailure" && t.exitCode === 0)) {
+          final[c.name] = t
+          return
+        }
+        last = t
+        restarts++
+        // The first restart is immediate, then 10 s doubling to 5 min (the kubelet's crash-loop back-off).
+        const backoff = restarts === 1 ? 0 : Math.min(10 * 2 ** (restarts - 2), 300)
+        log(`${key}: container ${c.name} exited ${t.exitCode}; restarting in ${backoff} s`)
+        live[c.name] = { containerID: t.containerID, ready: false, restartCount: restarts, lastTerminated: t, ...(backoff ? { waiting: { reason: "CrashLoopBackOff", message: `back-off ${backoff}s restarting failed container=${c.name} pod=${pod.metadata.name}` } } : {}) }
+        await report()
+        await sleep(backoff * 1000, undefined, { signal: entry.abort.signal }).catch(() => undefined)
+      }
+    }
+
+    try {
+      await Promise.all((pod.spec.containers as Container[]).map(supervise))
+    } finally {
+      podIPs.delete(pod.metadata.uid)
+    }
+    if (Object.keys(final).length === pod.spec.containers.length) {
+      log(`${key}: ended ${Object.entries(final).map(([n, t]) => `${n}=${t.exitCode}`).join(", ")}`)
+      await reporting
+      await patchStatus(pod, finishedStatus(pod, new Date().toISOString(), final))
+    }
   }
 
   /** Graceful stop: SIGTERM, then SIGKILL after the grace period (what deletion asks of a kubelet). */
@@ -137,12 +258,14 @@ export const startKubelet = async (opts: KubeletOptions) => {
     const entry = runs.get(uid)
     if (!entry || entry.stopping) return entry?.done
     entry.stopping = true
-    for (const c of entry.containers) c.proc.kill("SIGTERM")
-    const all = Promise.all(entry.containers.map((c) => c.ended))
+    entry.abort.abort()
+    const current = [...entry.containers.values()]
+    for (const c of current) c.proc.kill("SIGTERM")
+    const all = Promise.all(current.map((c) => c.ended))
     const timer = new AbortController()
     const inTime = await Promise.race([all.then(() => true), sleep(graceSeconds * 1000, false, { signal: timer.signal }).catch(() => false)])
     timer.abort()
-    if (!inTime) for (const c of entry.containers) c.proc.kill("SIGKILL")
+    if (!inTime) for (const c of current) c.proc.kill("SIGKILL")
     await entry.done
   }
 
@@ -195,7 +318,7 @@ export const startKubelet = async (opts: KubeletOptions) => {
       await patchStatus(pod, waitingStatus(pod, "ErrImagePull", decision.message))
       return
     }
-    const entry: PodRun = { uid, namespace: pod.metadata.namespace, name: pod.metadata.name, containers: [], stopping: false, finished: false, done: Promise.resolve() }
+    const entry: PodRun = { uid, namespace: pod.metadata.namespace, name: pod.metadata.name, containers: new Map(), abort: new AbortController(), stopping: false, finished: false, done: Promise.resolve() }
     runs.set(uid, entry)
     entry.done = run(pod, decision.runtimes)
       .catch((e) => log(`${pod.metadata.namespace}/${pod.metadata.name}: ${e instanceof Error ? e.stack : String(e)}`))
@@ -260,6 +383,7 @@ export const startKubelet = async (opts: KubeletOptions) => {
       abort.abort()
       await Promise.all([...runs.keys()].map((uid) => terminate(uid, 2)))
       await done.catch(() => undefined)
+      await client.close()
       logServer?.closeAllConnections()
       await new Promise((resolve) => (logServer ? logServer.close(resolve) : resolve(undefined)))
     },

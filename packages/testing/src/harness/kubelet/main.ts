@@ -1,7 +1,9 @@
 // The process kubelet as its own process (started by the control plane next to kwok; see kubelet.ts):
 //   node --import tsx kubelet/main.ts <config.json>
-// config.json: { server, caFile, token, dir, apiHost, apiPort, logsPort, certFile, keyFile }. SIGTERM stops every pod process, then exits.
+// config.json: { server, caFile, token, dir, apiHost, apiPort, logsPort, certFile, keyFile, aicrMirror? }. SIGTERM stops every pod process, then exits.
+// aicrMirror (`<registry>/<prefix>`): run AICR's images from the copies pushed there instead of the local binaries.
 import { readFileSync } from "node:fs"
+import { aicrImages } from "./images"
 import { startKubelet } from "./kubelet"
 
 interface Config {
@@ -14,6 +16,7 @@ interface Config {
   readonly logsPort: number
   readonly certFile: string
   readonly keyFile: string
+  readonly aicrMirror?: string
 }
 
 const config = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Config
@@ -23,6 +26,7 @@ const kubelet = await startKubelet({
   dir: config.dir,
   api: { host: config.apiHost, port: config.apiPort },
   logs: { port: config.logsPort, certFile: config.certFile, keyFile: config.keyFile },
+  ...(config.aicrMirror ? { images: aicrImages(config.aicrMirror) } : {}),
 })
 const stop = async () => {
   await kubelet.stop()

@@ -229,33 +229,63 @@ const condition = (type: string, status: boolean, now: string, reason?: string) 
   ...(reason ? { reason } : {}),
 })
 
-/** The status patch (strategic merge) once the containers started. */
-export const runningStatus = (pod: Pod, hostIP: string, now: string, containerIDs: Record<string, string>) => ({
-  status: {
-    phase: "Running",
-    hostIP,
-    hostIPs: [{ ip: hostIP }],
-    podIP: hostIP,
-    podIPs: [{ ip: hostIP }],
-    startTime: pod.status?.startTime ?? now,
-    conditions: [
-      condition("PodReadyToStartContainers", true, now),
-      condition("Initialized", true, now),
-      condition("Ready", true, now),
-      condition("ContainersReady", true, now),
-    ],
-    containerStatuses: pod.spec.containers.map((c: Container) => ({
-      name: c.name,
-      image: c.image,
-      imageID: "",
-      containerID: containerIDs[c.name] ?? "",
-      ready: true,
-      started: true,
-      restartCount: 0,
-      state: { running: { startedAt: now } },
-    })),
-  },
+/** What the kubelet knows of one running (or restarting) container. */
+export interface LiveContainer {
+  readonly containerID: string
+  /** The image the container runs, `<repository>@<digest>` (empty for images mapped to local binaries). */
+  readonly imageID?: string
+  /** Running since; absent while it waits to be restarted (`waiting`). */
+  readonly startedAt?: string
+  readonly ready: boolean
+  readonly restartCount: number
+  readonly lastTerminated?: Terminated
+  readonly waiting?: { readonly reason: string; readonly message?: string }
+}
+
+const terminatedState = (t: Terminated) => ({
+  exitCode: t.exitCode,
+  ...(t.signal ? { signal: signalNumber(t.signal) } : {}),
+  reason: t.reason,
+  ...(t.message ? { message: t.message } : {}),
+  startedAt: t.startedAt,
+  finishedAt: t.finishedAt,
+  containerID: t.containerID,
 })
+
+/** The status patch (strategic merge) while the pod runs: Ready when every container is ready. */
+export const runningStatus = (pod: Pod, s: { hostIP: string; podIP: string; now: string; containers: Record<string, LiveContainer> }) => {
+  const ready = pod.spec.containers.every((c: Container) => s.containers[c.name]?.ready === true)
+  return {
+    status: {
+      phase: "Running",
+      hostIP: s.hostIP,
+      hostIPs: [{ ip: s.hostIP }],
+      podIP: s.podIP,
+      podIPs: [{ ip: s.podIP }],
+      startTime: pod.status?.startTime ?? s.now,
+      conditions: [
+        condition("PodReadyToStartContainers", true, s.now),
+        condition("Initialized", true, s.now),
+        condition("Ready", ready, s.now, ready ? undefined : "ContainersNotReady"),
+        condition("ContainersReady", ready, s.now, ready ? undefined : "ContainersNotReady"),
+      ],
+      containerStatuses: pod.spec.containers.map((c: Container) => {
+        const l = s.containers[c.name]
+        return {
+          name: c.name,
+          image: c.image,
+          imageID: l?.imageID ?? "",
+          containerID: l?.containerID ?? "",
+          ready: l?.ready ?? false,
+          started: l?.startedAt !== undefined,
+          restartCount: l?.restartCount ?? 0,
+          state: l?.startedAt !== undefined ? { running: { startedAt: l.startedAt } } : { waiting: { reason: l?.waiting?.reason ?? "ContainerCreating", ...(l?.waiting?.message ? { message: l.waiting.message } : {}) } },
+          ...(l?.lastTerminated ? { lastState: { terminated: terminatedState(l.lastTerminated) } } : {}),
+        }
+      }),
+    },
+  }
+}
 
 /** The status patch once every container ended (restartPolicy Never): Succeeded when all exited 0. */
 export const finishedStatus = (pod: Pod, now: string, ended: Record<string, Terminated>) => {

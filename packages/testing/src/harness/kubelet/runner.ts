@@ -55,6 +55,8 @@ export interface RunningContainer {
   readonly containerID: string
   /** Resolves once the process ended, with what the kubelet reports. */
   readonly ended: Promise<Terminated>
+  /** The user it runs as (image containers; a local-binary container runs as the kubelet's user). */
+  readonly user?: { readonly uid: number; readonly gid: number }
 }
 
 const safe = (p: string) => p.replace(/^\/+/, "")

@@ -1,0 +1,136 @@
+/**
+ * `npx tsx packages/image/bench/images.bench.ts [--idle <seconds>]`: each controller's RSS running from the
+ * `aicr-operator` image on the local control plane, as the process kubelet runs it (its own root filesystem, the
+ * pod's ServiceAccount, in-cluster config). Builds the bundles and the image (linux on this machine's architecture),
+ * pushes it to the plane's registry, runs one Deployment per controller (by digest, readiness on /readyz), waits for
+ * every rollout, lets them idle, then reads each container process's VmRSS and VmHWM from /proc. Measured, never
+ * asserted; written to .aicr/bench/images-rss.json.
+ */
+import { execFile } from "node:child_process"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { promisify } from "node:util"
+import { OciClient } from "@aicr/oras"
+import { applyManifests, argoCdCrdsDir, expectOk, kubeRequest, repoRoot, startControlPlane, toolPath } from "@aicr/testing/harness"
+import { apps, buildApp } from "../../../hack/build-apps"
+import { buildImage, imageSize, operatorImage, pushImage } from "../src/index"
+
+const run = promisify(execFile)
+const root = repoRoot()
+const idle = Number(process.argv[process.argv.indexOf("--idle") + 1] ?? 20) || 20
+const NS = "aicr-system"
+
+/** Each controller's own flags on the local control plane (as hack/local-operator.ts starts them). */
+const flags = (app: string, registry: string): string[] => {
+  const prefix = `oci://${registry}/aicr/cluster`
+  switch (app) {
+    case "registry-mirror":
+      return ["--registry", prefix, "--operator-namespace", NS]
+    case "planner":
+      return ["--operator-namespace", NS, "--engine-namespace", "argocd", "--stabilization-window", "15s"]
+    case "ecr-credential-refresher":
+      return ["--registry", prefix, "--operator-namespace", NS, "--engine-namespace", "argocd", "--auth-provider", "static"]
+    case "resolver":
+      return ["--registry", prefix, "--operator-namespace", NS, "--component-namespaces", "gpu-operator"]
+    case "step-executor":
+      return ["--operator-namespace", NS, "--engine-namespace", "argocd", "--engine-project", "aicr"]
+    default:
+      return ["--operator-namespace", NS]
+  }
+}
+
+const main = async () => {
+  const plane = await startControlPlane({ fresh: true })
+  const client = new OciClient()
+  try {
+    const info = plane.info
+    await applyManifests(info, join(root, "crds"))
+    await applyManifests(info, argoCdCrdsDir())
+    await applyManifests(info, [
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } },
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } },
+    ])
+    const controllers = apps()
+    const bundles: Record<string, string> = {}
+    for (const a of controllers) bundles[a] = (await buildApp(a, join(info.dir, "bench-apps", a))).outdir
+    const arch = process.arch === "arm64" ? "arm64" : "amd64"
+    const built = await buildImage(operatorImage(bundles, { version: "0.0.0-bench" }, [arch]), { outDir: join(info.dir, "bench-images") })
+    const ref = await pushImage(client, built, `${info.registry}/bench/aicr-operator`, "v0.0.0-bench")
+    const image = ref.replace(/:v0\.0\.0-bench@/, "@")
+    for (const a of controllers) {
+      const sa = `aicr-${a}`
+      await applyManifests(info, [
+        { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: NS } },
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: `${sa}-bench` },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+          subjects: [{ kind: "ServiceAccount", name: sa, namespace: NS }],
+        },
+        {
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          metadata: { name: a, namespace: NS },
+          spec: {
+            replicas: 1,
+            selector: { matchLabels: { app: a } },
+            template: {
+              metadata: { labels: { app: a } },
+              spec: {
+                serviceAccountName: sa,
+                containers: [
+                  {
+                    name: "controller",
+                    image,
+                    args: [a, ...flags(a, info.registry), "--health-probe-bind-address", "$(POD_IP):8081", "--metrics-bind-address", "$(POD_IP):8080", "--log-level", "warn"],
+                    env: [
+                      { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+                      { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+                      { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+                    ],
+                    readinessProbe: { httpGet: { path: "/readyz", port: 8081 }, periodSeconds: 1 },
+                  },
+                ],
+              },
+            },
+          },
+        },
+      ])
+    }
+    const rollout: Record<string, string> = {}
+    for (const a of controllers) {
+      const t0 = performance.now()
+      try {
+        await run(toolPath("kubectl"), ["--kubeconfig", info.kubeconfig, "-n", NS, "rollout", "status", `deployment/${a}`, "--timeout=180s"])
+        rollout[a] = `${((performance.now() - t0) / 1000).toFixed(1)} s`
+      } catch (e) {
+        rollout[a] = `not ready: ${e instanceof Error ? e.message.split("\n").slice(-2).join(" ") : String(e)}`
+      }
+    }
+    await sleep(idle * 1000)
+    const pods = expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${NS}/pods` }), "pods").items as {
+      metadata: { labels: { app: string } }
+      status: { containerStatuses?: { containerID?: string; ready: boolean }[] }
+    }[]
+    const rss: Record<string, unknown> = {}
+    for (const p of pods) {
+      const cs = p.status.containerStatuses?.[0]
+      const pid = Number(cs?.containerID?.split("/").pop())
+      const status = Number.isFinite(pid) ? readFileSync(`/proc/${pid}/status`, "utf8") : ""
+      const kib = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN)
+      rss[p.metadata.labels.app] = { ready: cs?.ready ?? false, rssMiB: +(kib("VmRSS") / 1024).toFixed(1), peakMiB: +(kib("VmHWM") / 1024).toFixed(1), rollout: rollout[p.metadata.labels.app] }
+    }
+    const size = imageSize(built, arch)
+    const result = { image, arch, compressedMiB: +(size.compressed / 2 ** 20).toFixed(1), uncompressedMiB: +(size.uncompressed / 2 ** 20).toFixed(1), idleSeconds: idle, controllers: rss }
+    mkdirSync(join(root, ".aicr", "bench"), { recursive: true })
+    writeFileSync(join(root, ".aicr", "bench", "images-rss.json"), `${JSON.stringify(result, null, 2)}\n`)
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+  } finally {
+    await client.close()
+    await plane.stop()
+  }
+}
+
+await main()
