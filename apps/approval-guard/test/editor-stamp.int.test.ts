@@ -106,7 +106,7 @@ describe("with the editor stamp (MutatingAdmissionPolicy served)", () => {
 
   it("overwrites an editor annotation naming someone else with the requester's own name", async () => {
     const edited = await bash(
-      `sed -e 's/intent: training/intent: inference/' -e 's/^  name: cluster$/  name: cluster\\n  annotations: {${ANNOTATION_EDITED_BY}: alice}/' clusterruntime.yaml > carol.yaml\nkubectl apply -f carol.yaml`,
+      `sed -e 's|intent: training|intent: inference|' -e 's|^  name: cluster$|  name: cluster\\n  annotations: {${ANNOTATION_EDITED_BY}: alice}|' clusterruntime.yaml > carol.yaml\nkubectl apply -f carol.yaml`,
       "carol",
     )
     expect(edited, edited.stderr).toMatchObject({ code: 0, stdout: "clusterruntime.operator.aicr.run/cluster configured\n" })
@@ -120,6 +120,7 @@ describe("with the editor stamp (MutatingAdmissionPolicy served)", () => {
   })
 
   it("does not stamp the operator's identities: they still may change only their cleanup finalizer", async () => {
+    expect((await runtime()).spec.intent).toBe("inference")
     const res = await kubeRequest(target, { method: "PATCH", path: RUNTIME, user: "planner", body: { spec: { intent: "training" } } })
     expect(res.status).toBe(403)
     expect(res.body.message).toContain(`the operator's identity ${planner} may change only its finalizer operator.aicr.run/cleanup of ClusterRuntime cluster (and its status)`)
