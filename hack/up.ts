@@ -14,6 +14,7 @@ import {
   applyManifests,
   ARGOCD_NAMESPACE,
   eventually,
+  installApprovalPolicies,
   kubeRequest,
   loadManifests,
   runtimeRepositories,
@@ -56,8 +57,9 @@ say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${
 
 await applyManifests(info, join(root, "crds"))
 await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: OPERATOR_NAMESPACE } }])
-// The admission policies and approver roles the chart ships (policies/): a spec edit must name its editor.
-await applyManifests(info, join(root, "policies"))
+// The admission policies and approver roles the chart ships (policies/), with the editor stamp this API server
+// serves (it records who made each spec change), applied and in force before the sample is.
+await installApprovalPolicies(info, { editorStamp: true })
 const [operator, argocd] = await Promise.all([
   startLocalOperator(info, { dir: stateDir, attached: !detach, aws }).then((o) => (stoppers.push({ name: "the operator", stop: () => o.stop() }), o)),
   startArgoCd(info, { attached: !detach }).then((a) => (stoppers.push({ name: "Argo CD", stop: () => a.stop() }), a)),
@@ -66,17 +68,10 @@ say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`)
 say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1)}s: ${argocd.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 // The AppProject the operator's chart creates (the step-executor reports ProjectMissing without it).
 await installEngineProject(info)
-// Applied as admin, so the editor annotation names admin (the policy refuses any other name). Deployment validation
-// is set Disabled here until the validation gate exists (the EKS guide's sample requires it).
-const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ metadata: { annotations?: Record<string, string> }; spec?: Record<string, unknown> }>
-await applyManifests(
-  info,
-  sample.map((o) => ({
-    ...o,
-    metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } },
-    spec: { ...o.spec, validation: { deployment: "Disabled" } },
-  })),
-)
+// Applied as admin (the editor stamp records admin as the editor). Deployment validation is set Disabled here until
+// the validation gate exists (the EKS guide's sample requires it).
+const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ spec?: Record<string, unknown> }>
+await applyManifests(info, sample.map((o) => ({ ...o, spec: { ...o.spec, validation: { deployment: "Disabled" } } })))
 
 // Wait for the resolution (real AICR snapshot, recipe and bundle Jobs), its mirror and the plan, or for a condition
 // that says why not: a False reason other than the in-progress ones. Then for the rollout the planner creates.

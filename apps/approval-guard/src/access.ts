@@ -3,8 +3,8 @@
  * says who may approve) and the authorizer's answer for one approver (a SubjectAccessReview of the custom verb
  * `approve` on this rollout, the same question admission asked when the approval was written).
  */
-import { Rbac, Reviews, type KubeObject } from "@aicr/api"
-import { Kube, type KubeError } from "@aicr/kube"
+import { keyOf, LABEL_OUTCOME, type ObjectKey, Rbac, Reviews, type KubeObject, type RuntimeRollout } from "@aicr/api"
+import { type InformerEvent, Kube, type KubeError } from "@aicr/kube"
 import { Context, Effect } from "effect"
 
 export interface Approvers {
@@ -20,7 +20,7 @@ export interface AccessShape {
 
 export class Access extends Context.Service<Access, AccessShape>()("@aicr/approval-guard/Access") {}
 
-type Binding = KubeObject & { readonly roleRef?: { readonly kind?: string; readonly name?: string }; readonly subjects?: ReadonlyArray<{ readonly kind: string; readonly name: string; readonly namespace?: string }> }
+export type Binding = KubeObject & { readonly roleRef?: { readonly kind?: string; readonly name?: string }; readonly subjects?: ReadonlyArray<{ readonly kind: string; readonly name: string; readonly namespace?: string }> }
 
 const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort()
 
@@ -33,6 +33,19 @@ export const approversOf = (bindings: ReadonlyArray<Binding>, role: string): App
     serviceAccounts: sorted(subjects.filter((s) => s.kind === "ServiceAccount").map((s) => `${s.namespace ?? "default"}/${s.name}`)),
   }
 }
+
+const bindsRole = (b: Binding, role: string) => b.roleRef?.kind === "ClusterRole" && b.roleRef.name === role
+
+/**
+ * Whether a ClusterRoleBinding event can change who may approve (pure): it binds the approver role, before or after.
+ * RoleBindings never can: rollouts are cluster-scoped, and a namespaced binding grants nothing on them.
+ */
+export const bindingChangesApprovers = (e: InformerEvent<Binding>, role: string): boolean =>
+  bindsRole(e.object, role) || (e.type === "update" && bindsRole(e.old, role))
+
+/** The rollouts whose `Approved` may still change: those the planner has not closed with an outcome label (pure). */
+export const openRollouts = (rollouts: ReadonlyArray<RuntimeRollout>): ReadonlyArray<ObjectKey> =>
+  rollouts.filter((r) => r.metadata.labels?.[LABEL_OUTCOME] === undefined).map(keyOf)
 
 /** The live access checks: a list of ClusterRoleBindings and one SubjectAccessReview per approval. */
 export const liveAccess = Effect.gen(function* () {

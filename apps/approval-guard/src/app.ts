@@ -1,12 +1,14 @@
 /**
- * approval-guard's composition: settings, informers (every RuntimeRollout), the live access checks and the
- * controller, as an `AppSpec` the runtime runs (logging, leader election, health and metrics, graceful shutdown).
- * `main.ts` runs it as the process; tests run it in-process with `runApp`. No logic here.
+ * approval-guard's composition: settings, informers (every RuntimeRollout; every ClusterRoleBinding, whose changes to
+ * the approver role re-decide the open rollouts), the live access checks and the controller, as an `AppSpec` the
+ * runtime runs (logging, leader election, health and metrics, graceful shutdown). `main.ts` runs it as the process;
+ * tests run it in-process with `runApp`. No logic here.
  */
-import { RuntimeRolloutKind } from "@aicr/api"
+import { kindKey, Rbac, RuntimeRolloutKind } from "@aicr/api"
+import type { InformerEvent } from "@aicr/kube"
 import { type AppSpec, appSettings, informersFor } from "@aicr/runtime"
 import { Effect } from "effect"
-import { Access, liveAccess } from "./access"
+import { Access, type Binding, bindingChangesApprovers, liveAccess } from "./access"
 import { GuardConfig, parseSettings } from "./config"
 import { contract } from "./contract"
 import { reconcile } from "./reconcile"
@@ -18,7 +20,12 @@ export const approvalGuardApp: AppSpec<Error> = {
       const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
       yield* Effect.logInfo("Starting approval-guard", { approverRole: settings.approverRole, operatorNamespaces: settings.operatorNamespaces.join(",") })
       const access = yield* liveAccess
-      const { sources } = yield* informersFor(contract)
+      // A ClusterRoleBinding event re-decides the open rollouts only when it binds (or bound) the approver role.
+      const { sources } = yield* informersFor(contract, (w) =>
+        kindKey(w.kind) === kindKey(Rbac.ClusterRoleBinding)
+          ? { ignore: (e) => !bindingChangesApprovers(e as InformerEvent<Binding>, settings.approverRole) }
+          : {},
+      )
       return [
         {
           name: contract.controller,

@@ -261,14 +261,17 @@ describe("refusal 5: tenants reaching admin resources", () => {
 })
 
 describe("the API server these policies rely on", () => {
-  it("serves ValidatingAdmissionPolicy (GA) but no MutatingAdmissionPolicy by default, so requestedBy cannot be stamped by mutation", async () => {
+  it("serves ValidatingAdmissionPolicy (GA) and, with the harness's feature gate, MutatingAdmissionPolicy v1beta1 (the editor stamp; not installed in this file)", async () => {
     const group = expectOk(await kubeRequest(info, { method: "GET", path: "/apis/admissionregistration.k8s.io" }), "discovery")
     const resources: string[] = []
     for (const v of group.versions as Array<{ groupVersion: string }>) {
       resources.push(...(expectOk(await kubeRequest(info, { method: "GET", path: `/apis/${v.groupVersion}` }), v.groupVersion).resources as Array<{ name: string }>).map((r) => `${v.groupVersion}/${r.name}`))
     }
     expect(resources).toContain("admissionregistration.k8s.io/v1/validatingadmissionpolicies")
-    expect(resources.filter((r) => r.includes("mutatingadmissionpolicies"))).toEqual([])
+    // 1.35: beta only (v1 comes with 1.36), so the harness installs policies/editor-stamp/v1beta1.yaml.
+    expect(resources.filter((r) => /mutatingadmissionpolicies$/.test(r))).toEqual(["admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies"])
+    const stamps = expectOk(await kubeRequest(info, { method: "GET", path: "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies" }), "list").items as unknown[]
+    expect(stamps).toEqual([])
   })
 })
 

@@ -1,6 +1,6 @@
 // The whole controller (runApp: informer, work queue, driver, SSA, SubjectAccessReviews) on the real kube-apiserver
 // of the local control plane, with the admission policies of policies/ installed and approvals written by the
-// harness users as `kubectl aicr` writes them: waiting (with and without approvers), approval, expiry at the
+// harness users as `kubectl aicr` writes them: waiting (with and without approvers, and as bindings change), approval, expiry at the
 // approval's expiresAt and at the deadline, revocation, acknowledgements; then the bundle as it ships.
 import { spawn } from "node:child_process"
 import { once } from "node:events"
@@ -152,6 +152,33 @@ describe("approval-guard on the local control plane", () => {
       const name = await create()
       const c = await until(name, "AwaitingApproval")
       expect(c.message).toMatch(new RegExp(`^No approver is configured: bind the ClusterRole ${APPROVER_ROLE} to users or groups \\(chart values approvers.users, approvers.groups\\)`))
+    } finally {
+      await bindApprovers()
+    }
+  })
+
+  it("follows the bindings as they change: a rollout created with no approver names the approvers once a binding appears, and refuses the approval once it goes", async () => {
+    await kubeRequest(info, { method: "DELETE", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/guard-approvers" })
+    let name = ""
+    try {
+      name = await create()
+      const none = await until(name, "AwaitingApproval")
+      expect(none.message).toMatch(/^No approver is configured/)
+    } finally {
+      await bindApprovers()
+    }
+    // Nothing touches the rollout: only the binding's watch event can change the message (no polling; the next
+    // scheduled pass is the deadline, an hour away).
+    const named = await eventually(async () => { const c = await approved(name); return c?.message.includes("May approve: groups aicr-approvers") ? c : undefined }, { timeoutMs: 15_000, what: `${name}: the approvers named after the binding appeared` })
+    expect(named).toMatchObject({ status: "False", reason: "AwaitingApproval" })
+    expect(named.message).not.toContain("No approver is configured")
+    // An approval counts while the binding holds, and stops counting when it is removed (the authorizer's answer).
+    await approveAs(name)
+    await until(name, "ApprovedByUser")
+    await kubeRequest(info, { method: "DELETE", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/guard-approvers" })
+    try {
+      const refused = await until(name, "ApprovalRefused", 15_000)
+      expect(refused.status).toBe("False")
     } finally {
       await bindApprovers()
     }

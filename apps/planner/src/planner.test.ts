@@ -310,16 +310,25 @@ describe("planner: suspendEngine in Ready and Stalled (from the step-executor's 
 })
 
 describe("planner: status.plans", () => {
-  it("names the rollout's step only once it is approved", async () => {
-    const { runtimeStatus } = await import("./status")
+  it("names the rollout's step only while one has started, not while it awaits approval at the gate", () => {
     const target = planOf(V0_11)
     const o = observed({ plans: new Map([planRead(target)]) })
-    const waiting = { ...rollout("cluster-aaaaaaaaaaaa-1", target.desiredStateDigest), status: { steps: { total: 4, done: 0, current: "1/4 cert-manager (Install)" } } } as RuntimeRollout
-    const d = { ...decide(o), open: waiting }
-    expect(runtimeStatus(o, d).plans).toMatchObject({ rollout: { name: "cluster-aaaaaaaaaaaa-1" } })
-    expect((runtimeStatus(o, d).plans as { rollout: { step?: string } }).rollout.step).toBeUndefined()
-    const approved = { ...waiting, spec: { ...waiting.spec, approval: { approvedBy: "bob", reason: "ok", approvedAt: "t", expiresAt: "t", toDigest: target.desiredStateDigest } } } as RuntimeRollout
-    expect((runtimeStatus(o, { ...d, open: approved }).plans as { rollout: { step?: string } }).rollout.step).toBe("1/4 cert-manager (Install)")
+    const item = (state: string) => ({ index: 1, release: "cert-manager", namespace: "cert-manager", action: "Install", state })
+    // What the step executor writes while the gate holds: the first step named, Pending.
+    const steps = (state: string) => ({ steps: { total: 4, done: 0, current: "1/4 cert-manager (Install)", items: [item(state)] } })
+    const waiting = { ...rollout("cluster-aaaaaaaaaaaa-1", target.desiredStateDigest), status: steps("Pending") } as RuntimeRollout
+    const approval = { approvedBy: "bob", reason: "ok", approvedAt: "t", expiresAt: "t", toDigest: target.desiredStateDigest }
+    const approved = { ...waiting, spec: { ...waiting.spec, approval } } as RuntimeRollout
+    const d = decide(o)
+    const stepOf = (open: RuntimeRollout) => (runtimeStatus(o, { ...d, open }).plans as { rollout: { name: string; step?: string } }).rollout
+    expect(stepOf(waiting)).toEqual({ name: "cluster-aaaaaaaaaaaa-1" })
+    // An approval written but not (yet) counted by the guard: still nothing runs.
+    expect(stepOf(approved)).toEqual({ name: "cluster-aaaaaaaaaaaa-1" })
+    expect(readyCondition(o, { ...d, open: approved }).message).not.toContain("step 1/4")
+    for (const state of ["Applying", "WaitingForReady", "AwaitingAcknowledgement", "Failed"]) {
+      expect(stepOf({ ...approved, status: steps(state) } as RuntimeRollout).step, state).toBe("1/4 cert-manager (Install)")
+    }
+    expect(readyCondition(o, { ...d, open: { ...approved, status: steps("WaitingForReady") } as RuntimeRollout }).message).toBe("rollout cluster-aaaaaaaaaaaa-1: step 1/4 cert-manager (Install)")
   })
 })
 

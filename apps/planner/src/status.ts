@@ -30,13 +30,21 @@ export const plannedCondition = (d: Decision): ConditionIntent<"Planned"> => {
   }
 }
 
-const stepOf = (r: RuntimeRollout): string | undefined => r.status?.steps?.current
+const STARTED: ReadonlySet<string> = new Set(["Applying", "WaitingForReady", "AwaitingAcknowledgement", "Failed"])
+
+/**
+ * The step in flight, as the step executor labels it (`1/15 cert-manager (Install)`), only while one has started:
+ * the executor also names the next step while it waits at the gate (no approval yet, an approval that does not
+ * count, paused), and nothing runs then.
+ */
+export const stepInFlight = (r: RuntimeRollout): string | undefined =>
+  r.status?.steps?.items?.some((i) => STARTED.has(i.state)) ? r.status.steps.current : undefined
 
 /** Where the open rollout is: awaiting approval, its step, or what the step executor says. */
 const rolloutProgress = (open: RuntimeRollout): string => {
   const name = open.metadata.name
   if (open.spec.approval === undefined) return `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…")`
-  const step = stepOf(open)
+  const step = stepInFlight(open)
   if (step !== undefined) return `rollout ${name}: step ${step}`
   const progressing = current(open, Progressing)
   return `rollout ${name}: ${progressing.status === "Unknown" ? "approved, waiting for the step executor" : progressing.message}`
@@ -102,8 +110,7 @@ export const runtimeStatus = (o: Observed, d: Decision): StatusWrite => {
     now: o.now,
   })
   const open = d.open
-  // The step counts only once someone approved: before that the executor may name the first step, which is not running.
-  const step = open && open.spec.approval !== undefined ? stepOf(open) : undefined
+  const step = open !== undefined ? stepInFlight(open) : undefined
   const plans = {
     ...(d.active !== undefined ? { active: d.active } : {}),
     ...(d.target !== undefined ? { target: d.target } : {}),

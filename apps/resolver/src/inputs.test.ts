@@ -46,6 +46,15 @@ describe("bundleRequest and inputDigest", () => {
     expect(bundleRequest({ ...spec, overrides: [{ path: "gpuoperator:driver.enabled", value: "false" }] })).toMatchObject({ acceleratedNodeSelector: { pool: "gpu" }, set: [{ path: "gpuoperator:driver.enabled", value: "false" }] })
     expect(bundleRequest({ ...spec, placement: { accelerated: { nodeSelector: { pool: "gpu" }, tolerations: [{ key: "x", operator: "Exists" }] } } })).toMatchObject({ reason: "InvalidPlacement" })
   })
+  it("an Equal toleration without a value (AICR would read key:effect as Exists) is InvalidPlacement naming it", () => {
+    const withTolerations = (tolerations: ReadonlyArray<Record<string, string>>) => bundleRequest({ ...spec, placement: { accelerated: { nodeSelector: { pool: "gpu" }, tolerations } } } as typeof spec)
+    expect(withTolerations([{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }, { key: "x", operator: "Equal", effect: "NoSchedule" }])).toEqual({
+      reason: "InvalidPlacement",
+      message: "AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); spec.placement.accelerated.tolerations[1] lack a key, an effect or the value of an Equal",
+    })
+    expect(withTolerations([{ key: "x", effect: "NoSchedule" }])).toMatchObject({ reason: "InvalidPlacement" })
+    expect(withTolerations([{ key: "x", value: "y", effect: "NoSchedule" }])).toMatchObject({ acceleratedTolerations: [{ key: "x", value: "y", effect: "NoSchedule" }] })
+  })
   it("changes with every input, and only with inputs", () => {
     const base = { aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" }, spec, criteria: { accelerator: "h100" }, facts: {}, allowedNamespaces: undefined }
     const d = inputDigestOf(base)

@@ -2,7 +2,7 @@
  * The resolution's inputs, pure: criteria checked against what the pinned AICR accepts, confirmed by the snapshot,
  * mapped onto recipe and bundle flags, and `inputDigest` over all of them (operator.md §3.4, §4.3).
  */
-import type { ClusterRuntimeSpec } from "@aicr/api"
+import type { ClusterRuntimeSpec, Toleration } from "@aicr/api"
 import { type BundleRequest, type Capabilities, type CriteriaValues, digestOf, type RecipeRequest } from "@aicr/aicr"
 import { listOf } from "@aicr/conditions"
 import type { GroupFacts } from "./discovery"
@@ -70,14 +70,18 @@ export const recipeRequest = (spec: ClusterRuntimeSpec, criteria: ObservedCriter
   platform: spec.platform,
 })
 
-/** The placement and overrides as bundle flags; a toleration AICR cannot express is `InvalidPlacement`. */
+/**
+ * The placement and overrides as bundle flags; a toleration AICR cannot express is `InvalidPlacement`: no key or no
+ * effect, or Equal without a value (AICR reads `key:effect` as Exists; admission refuses it too, this catches a
+ * runtime admitted before that rule).
+ */
 export const bundleRequest = (spec: ClusterRuntimeSpec): BundleRequest | InputProblem => {
   const p = spec.placement
-  const bad = (["system", "accelerated"] as const).flatMap((g) =>
-    (p?.[g]?.tolerations ?? []).flatMap((t, i) => (t.key === undefined || t.key === "" || (t.effect ?? "") === "" ? [`spec.placement.${g}.tolerations[${i}]`] : [])),
-  )
+  const inexpressible = (t: Toleration) =>
+    t.key === undefined || t.key === "" || (t.effect ?? "") === "" || (t.operator !== "Exists" && (t.value ?? "") === "")
+  const bad = (["system", "accelerated"] as const).flatMap((g) => (p?.[g]?.tolerations ?? []).flatMap((t, i) => (inexpressible(t) ? [`spec.placement.${g}.tolerations[${i}]`] : [])))
   if (bad.length > 0) {
-    return { reason: "InvalidPlacement", message: `AICR takes tolerations as key[=value]:effect; ${listOf(bad)} lack a key or an effect` }
+    return { reason: "InvalidPlacement", message: `AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); ${listOf(bad)} lack a key, an effect or the value of an Equal` }
   }
   return {
     systemNodeSelector: p?.system?.nodeSelector,

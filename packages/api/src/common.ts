@@ -87,6 +87,11 @@ export const Toleration = Schema.Struct({
   ...cel(
     { rule: "!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''", message: "a toleration with operator Exists must not set a value" },
     { rule: "(has(self.key) && self.key != '') || (has(self.operator) && self.operator == 'Exists')", message: "a toleration without a key must use operator Exists" },
+    // Core allows Equal with an empty value; AICR's flags (key=value:effect, key:effect) would read it as Exists.
+    {
+      rule: "(has(self.operator) && self.operator == 'Exists') || (has(self.value) && self.value != '')",
+      message: "a toleration with operator Equal (the default when operator is omitted) must set a value: to tolerate any value of the key, use operator Exists",
+    },
     { rule: "!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')", message: "tolerationSeconds is only allowed with effect NoExecute" },
   ),
 })

@@ -21,6 +21,7 @@ const main = (): void => {
   }
   mkdirSync(POLICIES_DIR, { recursive: true })
   for (const { file, yaml } of renderPolicies()) {
+    mkdirSync(dirname(`${POLICIES_DIR}${file}`), { recursive: true })
     writeFileSync(`${POLICIES_DIR}${file}`, yaml)
     process.stdout.write(`Wrote policies/${file}\n`)
   }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { parseAllDocuments } from "yaml"
 import { describe, expect, it } from "vitest"
-import { APPROVER_ROLE, DEFAULT_POLICY_OPTIONS, operatorIdentityCel, policyObjects, renderPolicies, roles } from "./policies"
+import { APPROVER_ROLE, DEFAULT_POLICY_OPTIONS, EDITOR_STAMP_VERSIONS, editorStampFile, editorStampObjects, operatorIdentityCel, policyObjects, renderPolicies, roles, runtimeEditsPolicy } from "./policies"
 
 const DIR = new URL("../../../policies/", import.meta.url)
 const REGENERATE = "policies/ is out of date with packages/api: run `npx tsx packages/api/src/generate-crds.ts` (or `npm run crds`) and commit the result"
@@ -22,6 +22,7 @@ describe("generated admission policies and roles (golden)", () => {
     expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
       ...policyObjects().map((o) => `${o.kind}/${o.metadata.name}`),
       ...roles(DEFAULT_POLICY_OPTIONS).map((o) => `${o.kind}/${o.metadata.name}`),
+      ...EDITOR_STAMP_VERSIONS.flatMap((v) => editorStampObjects(v).map((o) => `${o.kind}/${o.metadata.name}`)),
     ])
   })
 })
@@ -46,5 +47,27 @@ describe("policy shape", () => {
     const withVerbs = rs.filter((r) => r.rules.some((x) => x.verbs.includes("approve")))
     expect(withVerbs.map((r) => r.metadata.name)).toEqual([APPROVER_ROLE])
     expect(rs.flatMap((r) => Object.keys(r.metadata.labels)).filter((k) => k.includes("aggregate-to"))).toEqual([])
+  })
+})
+
+describe("editor stamp (MutatingAdmissionPolicy)", () => {
+  it("is rendered once per API version that serves it, each file holding the policy and its binding", () => {
+    expect(EDITOR_STAMP_VERSIONS.map(editorStampFile)).toEqual(["editor-stamp/v1beta1.yaml", "editor-stamp/v1.yaml"])
+    for (const v of EDITOR_STAMP_VERSIONS) {
+      expect(editorStampObjects(v).map((o) => `${o.apiVersion} ${o.kind}`)).toEqual([`admissionregistration.k8s.io/${v} MutatingAdmissionPolicy`, `admissionregistration.k8s.io/${v} MutatingAdmissionPolicyBinding`])
+    }
+  })
+
+  it("sets only the editor annotation, to the API server's name, and skips the operator's identities", () => {
+    const [policy] = editorStampObjects("v1beta1")
+    const spec = (policy as { spec: { matchConditions: Array<{ expression: string }>; mutations: Array<{ applyConfiguration: { expression: string } }> } }).spec
+    expect(spec.mutations.map((m) => m.applyConfiguration.expression)).toEqual(["Object{metadata: Object.metadata{annotations: {'operator.aicr.run/edited-by': request.userInfo.username}}}"])
+    expect(spec.matchConditions[0]!.expression).toBe(`!(${operatorIdentityCel(DEFAULT_POLICY_OPTIONS)})`)
+  })
+
+  it("leaves the validating rule in place, whose refusal names the stamp and the command to run", () => {
+    const msg = (runtimeEditsPolicy(DEFAULT_POLICY_OPTIONS).spec as unknown as { validations: Array<{ messageExpression: string }> }).validations[0]!.messageExpression
+    expect(msg).toContain("MutatingAdmissionPolicy aicr-runtime-editor-stamp is not installed")
+    expect(msg).toContain("kubectl annotate --local --overwrite -o yaml -f clusterruntime.yaml operator.aicr.run/edited-by=' + request.userInfo.username + ' | kubectl apply -f -")
   })
 })

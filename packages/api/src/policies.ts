@@ -1,8 +1,11 @@
 /**
  * The refusals the API server enforces around approvals (operator.md §5.3; ADR 20261202-approval-admission):
  * ValidatingAdmissionPolicies with CEL and their bindings, and the approver/viewer RBAC roles with the custom verbs
- * `approve`, `revoke` and `acknowledge` on `runtimerollouts`. No webhooks, no mutation. `renderPolicies` writes them
- * to `policies/` (golden-tested); the umbrella chart ships the same objects.
+ * `approve`, `revoke` and `acknowledge` on `runtimerollouts`. No webhooks. One optional MutatingAdmissionPolicy
+ * (`policies/editor-stamp/`, for API servers that serve it) records the editor of a runtime spec change, so a plain
+ * `kubectl apply -f clusterruntime.yaml` is admitted; the validating policy still checks that record, with or without
+ * it (ADR 20261203-runtime-editor-stamp). `renderPolicies` writes them to `policies/` (golden-tested); the umbrella
+ * chart ships the same objects.
  *
  * Gotchas: a policy is enforced a moment after it is created (the API server's policy informer); `oldObject` is
  * null on CREATE, so every rule that reads it is guarded by the operation or lives in a CREATE-only policy.
@@ -17,6 +20,17 @@ import { GROUP, SINGLETON_NAME, VERSION } from "./resource"
 export const POLICY_ROLLOUT_DECISIONS = "aicr-rollout-decisions"
 export const POLICY_ROLLOUT_CREATION = "aicr-rollout-creation"
 export const POLICY_RUNTIME_EDITS = "aicr-runtime-edits"
+export const POLICY_EDITOR_STAMP = "aicr-runtime-editor-stamp"
+
+/**
+ * The API versions that serve MutatingAdmissionPolicy: `v1beta1` on Kubernetes 1.34 and 1.35 with the feature gate
+ * `MutatingAdmissionPolicy=true` and `--runtime-config=admissionregistration.k8s.io/v1beta1=true` (both off by
+ * default); `v1` from 1.36 (GA, on by default).
+ */
+export const EDITOR_STAMP_VERSIONS = ["v1beta1", "v1"] as const
+export type EditorStampVersion = (typeof EDITOR_STAMP_VERSIONS)[number]
+/** File under `policies/` holding the editor stamp for one API version. */
+export const editorStampFile = (v: EditorStampVersion) => `editor-stamp/${v}.yaml`
 
 export interface PolicyOptions {
   /** Where the operator runs (chart release namespace): its ServiceAccounts are operator identities. */
@@ -185,9 +199,13 @@ export const runtimeEditsPolicy = (o: PolicyOptions) => {
     validations: [
       {
         expression: `variables.operator || variables.unchanged || variables.editedBy == ${me}`,
+        // Reached only where the editor stamp is not installed: the message gives the command to run. On UPDATE,
+        // annotating first works because kubectl apply/edit/patch keep an annotation the change does not mention.
         messageExpression:
           `'a change to the spec of ClusterRuntime ' + object.metadata.name + ' must set metadata.annotations["${ANNOTATION_EDITED_BY}"] to your user name "' + ${me} + '" in the same request ` +
-          `(it becomes spec.requestedBy of the rollout it produces, which you may not approve)'`,
+          `(it becomes spec.requestedBy of the rollout it produces, which you may not approve), and this cluster does not record it for you (MutatingAdmissionPolicy ${POLICY_EDITOR_STAMP} is not installed). ' + ` +
+          `(request.operation == 'CREATE' ? 'Run: kubectl annotate --local --overwrite -o yaml -f clusterruntime.yaml ${ANNOTATION_EDITED_BY}=' + ${me} + ' | kubectl apply -f - (with your file in place of clusterruntime.yaml)' : ` +
+          `'Run: kubectl annotate --overwrite clusterruntime ' + object.metadata.name + ' ${ANNOTATION_EDITED_BY}=' + ${me} + ' and then your command again')`,
         reason: "Forbidden",
       },
       {
@@ -201,6 +219,53 @@ export const runtimeEditsPolicy = (o: PolicyOptions) => {
     ],
   })
 }
+
+/**
+ * The editor stamp (MutatingAdmissionPolicy, CEL, in the API server; no webhook): on a ClusterRuntime CREATE, or an
+ * UPDATE that changes `spec` or the editor annotation, by anyone but an operator identity, it sets the annotation
+ * `operator.aicr.run/edited-by` to `request.userInfo.username`, overwriting whatever the client sent. Mutation runs
+ * before validation, so `aicr-runtime-edits` then sees the API server's name and admits the change; it stays the
+ * rule, so a cluster without this policy refuses instead (with the command to run). Operator identities are not
+ * stamped: the validating policy refuses their spec and annotation changes.
+ */
+export const editorStampPolicy = (o: PolicyOptions, version: EditorStampVersion) => {
+  const oldEditor = `(${annotationOf("oldObject", ANNOTATION_EDITED_BY)})`
+  const newEditor = `(${annotationOf("object", ANNOTATION_EDITED_BY)})`
+  return {
+    apiVersion: `admissionregistration.k8s.io/${version}`,
+    kind: "MutatingAdmissionPolicy",
+    metadata: {
+      name: POLICY_EDITOR_STAMP,
+      labels: { "app.kubernetes.io/part-of": "aicr-operator" },
+      annotations: { "operator.aicr.run/description": "Records the API server's name for the editor of a ClusterRuntime spec change (it becomes the rollout's requestedBy)" },
+    },
+    spec: {
+      failurePolicy: "Fail",
+      reinvocationPolicy: "Never",
+      matchConstraints: rules("clusterruntimes", ["CREATE", "UPDATE"]),
+      matchConditions: [
+        { name: "not-operator", expression: `!(${operatorIdentityCel(o)})` },
+        { name: "spec-or-editor-changed", expression: `request.operation == 'CREATE' || object.spec != oldObject.spec || ${newEditor} != ${oldEditor}` },
+      ],
+      mutations: [
+        {
+          patchType: "ApplyConfiguration",
+          applyConfiguration: { expression: `Object{metadata: Object.metadata{annotations: {${quote(ANNOTATION_EDITED_BY)}: request.userInfo.username}}}` },
+        },
+      ],
+    },
+  }
+}
+
+export const editorStampBinding = (version: EditorStampVersion) => ({
+  apiVersion: `admissionregistration.k8s.io/${version}`,
+  kind: "MutatingAdmissionPolicyBinding",
+  metadata: { name: POLICY_EDITOR_STAMP, labels: { "app.kubernetes.io/part-of": "aicr-operator" } },
+  spec: { policyName: POLICY_EDITOR_STAMP },
+})
+
+/** The editor stamp and its binding for one API version (policy before binding). */
+export const editorStampObjects = (version: EditorStampVersion, o: PolicyOptions = DEFAULT_POLICY_OPTIONS) => [editorStampPolicy(o, version), editorStampBinding(version)]
 
 const clusterRole = (name: string, description: string, rules: ReadonlyArray<Record<string, unknown>>) => ({
   apiVersion: "rbac.authorization.k8s.io/v1",
@@ -244,4 +309,5 @@ const yamlOf = (objs: ReadonlyArray<unknown>) => GENERATED_HEADER + objs.map((x)
 export const renderPolicies = (o: PolicyOptions = DEFAULT_POLICY_OPTIONS): ReadonlyArray<{ readonly file: string; readonly yaml: string }> => [
   { file: "admission-policies.yaml", yaml: yamlOf(policyObjects(o)) },
   { file: "approver-roles.yaml", yaml: yamlOf(roles(o)) },
+  ...EDITOR_STAMP_VERSIONS.map((v) => ({ file: editorStampFile(v), yaml: yamlOf(editorStampObjects(v, o)) })),
 ]

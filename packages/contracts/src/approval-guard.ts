@@ -4,13 +4,17 @@ import { Contract, Watch } from "./contract"
 /**
  * approval-guard: decides whether a rollout may proceed now (approval, expiry, revocation, acknowledgements).
  * It reads the approver ClusterRoleBindings at each pass (for "who may approve") and asks the API server's authorizer
- * with a SubjectAccessReview (create, not stored) whether the approver holds the `approve` verb.
+ * with a SubjectAccessReview (create, not stored) whether the approver holds the `approve` verb; a change of a binding
+ * to the approver role re-decides every open rollout, so both answers follow the bindings as they change.
  */
 export const approvalGuard = Contract.make({
   controller: "approval-guard",
   fieldManager: "aicr-approval-guard",
   reconciles: RuntimeRolloutKind,
-  watches: [Watch.self(RuntimeRolloutKind)],
+  watches: [
+    Watch.self(RuntimeRolloutKind),
+    Watch.mapped(Rbac.ClusterRoleBinding, "open-rollouts", "a binding to the approver ClusterRole appears, changes or goes: who may approve, and whether an approval still counts"),
+  ],
   reads: { conditions: [], kinds: [Rbac.ClusterRoleBinding] },
   writes: [{ kind: RuntimeRolloutKind, conditions: [Approved], statusKeys: ["approval"] }],
   creates: [],

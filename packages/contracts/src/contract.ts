@@ -24,9 +24,10 @@ export type Controller = (typeof CONTROLLERS)[number]
  * - `self`: the root object's own events;
  * - `singleton`: every event maps to the ClusterRuntime named `cluster`;
  * - `rollouts-of-runtime`: a ClusterRuntime event maps to every RuntimeRollout whose spec.runtimeUID is its UID;
- * - `rollout-label`: the object's `operator.aicr.run/rollout` label names the rollout.
+ * - `rollout-label`: the object's `operator.aicr.run/rollout` label names the rollout;
+ * - `open-rollouts`: an event maps to every RuntimeRollout without an outcome label (e.g. who may approve changed).
  */
-export type WatchMapping = "self" | "singleton" | "rollouts-of-runtime" | "rollout-label"
+export type WatchMapping = "self" | "singleton" | "rollouts-of-runtime" | "rollout-label" | "open-rollouts"
 
 export interface Watch {
   readonly kind: ResourceKind

@@ -15,7 +15,7 @@
  *   the controller waits for a change) or defect (`InternalError`, the detail in the log); one Warning Event per
  *   transition into a failure, none while it persists.
  */
-import { keyOf, type KubeObject, LABEL_ROLLOUT, type ObjectKey, type ResourceKind, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
+import { keyOf, type KubeObject, LABEL_OUTCOME, LABEL_ROLLOUT, type ObjectKey, type ResourceKind, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
 import type { Contract, Watch } from "@aicr/contracts"
 import { EventRecorder, type Informer, type InformerEvent, type Kube, type KubeError, makeInformer } from "@aicr/kube"
 import { Effect, Option, type Scope } from "effect"
@@ -81,6 +81,8 @@ export const informersFor = (
           })
         case "rollouts-of-runtime":
           return mapped(informer, (o, e) => (ignore?.(e) === true ? [] : root().list().filter((r) => o.metadata.uid !== undefined && r.spec.runtimeUID === o.metadata.uid).map(keyOf)))
+        case "open-rollouts":
+          return mapped(informer, (_o, e) => (ignore?.(e) === true ? [] : root().list().filter((r) => r.metadata.labels?.[LABEL_OUTCOME] === undefined).map(keyOf)))
       }
     })
     return { all, of, one, sources }

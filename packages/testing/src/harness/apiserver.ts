@@ -148,6 +148,10 @@ const startApiServerOnce = async (opts: ApiServerOptions): Promise<ApiServer> =>
       "--audit-log-mode=blocking",
       "--audit-log-maxbackup=0",
       "--profiling=false",
+      // MutatingAdmissionPolicy is beta and off by default in 1.34/1.35 (GA in 1.36): the operator's editor stamp
+      // (policies/editor-stamp/) needs both the gate and the v1beta1 API, as on a user's cluster of these versions.
+      "--feature-gates=MutatingAdmissionPolicy=true",
+      "--runtime-config=admissionregistration.k8s.io/v1beta1=true",
       ...(opts.extraArgs ?? []),
     ],
   })

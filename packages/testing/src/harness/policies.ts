@@ -2,6 +2,10 @@
 // apiserver: install them and wait until the API server enforces them, or remove them and wait until it stops.
 // Tests that need them install them in beforeAll and remove them in afterAll (int and e2e files run one at a time),
 // so tests of the bare CRDs keep writing approvals as admin.
+//
+// The editor stamp (`policies/editor-stamp/v1beta1.yaml`, a MutatingAdmissionPolicy the harness apiserver serves
+// with its feature gate on) is installed only on request: without it a spec edit must carry the editor annotation,
+// which is what a cluster without MutatingAdmissionPolicy enforces, and what most tests write by hand.
 import { join } from "node:path"
 import { applyManifests, eventually, kubeRequest } from "./kube"
 import { loadManifests } from "./manifests"
@@ -9,25 +13,50 @@ import { repoRoot } from "./tools"
 import type { KubeTarget } from "./types"
 
 export const POLICIES_DIR = (): string => join(repoRoot(), "policies")
+/** The editor stamp for the harness apiserver (Kubernetes 1.35: admissionregistration.k8s.io/v1beta1). */
+export const EDITOR_STAMP_FILE = (): string => join(POLICIES_DIR(), "editor-stamp", "v1beta1.yaml")
 
-// A dry-run create of an unannotated ClusterRuntime: refused (403) by aicr-runtime-edits only while it is enforced.
-const probe = async (info: KubeTarget): Promise<boolean> => {
+const EDITED_BY = "operator.aicr.run/edited-by"
+const MAP_BASE = "/apis/admissionregistration.k8s.io/v1beta1"
+
+// A dry-run create of an unannotated ClusterRuntime as admin: refused (403) by aicr-runtime-edits while it is
+// enforced without the stamp; with the stamp in force it passes admission, with the annotation naming admin (or
+// reaches storage's AlreadyExists when a runtime exists: admission runs first, so it was stamped too).
+const probe = async (info: KubeTarget): Promise<"refused" | "admitted" | "unstamped"> => {
   const res = await kubeRequest(info, {
     method: "POST",
     path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes?dryRun=All",
     body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow" } },
   })
-  return res.status === 403 && String(res.body?.message ?? "").includes("operator.aicr.run/edited-by")
+  if (res.status === 403 && String(res.body?.message ?? "").includes(EDITED_BY)) return "refused"
+  if (res.status === 201 && res.body?.metadata?.annotations?.[EDITED_BY] !== info.users.admin!.user) return "unstamped"
+  return "admitted"
+}
+
+export interface PolicyInstallOptions {
+  /** Also install the editor stamp (MutatingAdmissionPolicy): spec edits then need no annotation. Default false. */
+  readonly editorStamp?: boolean
 }
 
 /** Applies every object of policies/ and waits until the policies are enforced (the API server loads them lazily). */
-export const installApprovalPolicies = async (info: KubeTarget): Promise<void> => {
+export const installApprovalPolicies = async (info: KubeTarget, o: PolicyInstallOptions = {}): Promise<void> => {
   await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "aicr-system" } }])
   await applyManifests(info, POLICIES_DIR())
-  await eventually(() => probe(info), { timeoutMs: 30_000, what: "the admission policies of policies/ to be enforced" })
+  await eventually(async () => (await probe(info)) === "refused", { timeoutMs: 30_000, what: "the admission policies of policies/ to be enforced" })
+  if (!o.editorStamp) return
+  // The validating policy is in force: from here, an unannotated create that passes admission was stamped.
+  await applyManifests(info, EDITOR_STAMP_FILE())
+  await eventually(async () => (await probe(info)) === "admitted", { timeoutMs: 30_000, what: "the editor stamp to be applied" })
 }
 
-/** Deletes every object of policies/ and waits until the API server no longer enforces them. */
+/** Removes the editor stamp alone (the validating policies stay) and waits until edits are refused again. */
+export const removeEditorStamp = async (info: KubeTarget): Promise<void> => {
+  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicybindings/aicr-runtime-editor-stamp` })
+  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicies/aicr-runtime-editor-stamp` })
+  await eventually(async () => (await probe(info)) === "refused", { timeoutMs: 30_000, what: "the editor stamp to stop being applied" })
+}
+
+/** Deletes every object of policies/ (the editor stamp too) and waits until the API server no longer enforces them. */
 export const removeApprovalPolicies = async (info: KubeTarget): Promise<void> => {
   const objs = loadManifests(POLICIES_DIR()) as Array<{ kind: string; metadata: { name: string; namespace?: string } }>
   const base: Record<string, string> = {
@@ -35,9 +64,11 @@ export const removeApprovalPolicies = async (info: KubeTarget): Promise<void> =>
     ValidatingAdmissionPolicyBinding: "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
     ClusterRole: "/apis/rbac.authorization.k8s.io/v1/clusterroles",
   }
+  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicybindings/aicr-runtime-editor-stamp` })
+  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicies/aicr-runtime-editor-stamp` })
   for (const o of objs) {
     const path = o.kind === "Role" ? `/apis/rbac.authorization.k8s.io/v1/namespaces/${o.metadata.namespace}/roles` : base[o.kind]
     if (path) await kubeRequest(info, { method: "DELETE", path: `${path}/${o.metadata.name}` })
   }
-  await eventually(async () => !(await probe(info)), { timeoutMs: 30_000, what: "the admission policies to stop being enforced" })
+  await eventually(async () => (await probe(info)) !== "refused", { timeoutMs: 30_000, what: "the admission policies to stop being enforced" })
 }
