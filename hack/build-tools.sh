@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto]
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [oras] [moto]
 #        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 # Go builds run under `nice` so they leave room for whatever else runs on the machine.
@@ -114,6 +114,13 @@ build_helm3() {
     "helm.sh/helm/v3/cmd/helm@$HELM3_VERSION"
 }
 
+# The oras CLI (the install guide's `oras pull` of the bundle); its version is in its source, the ldflag marks the tree.
+build_oras() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w -X oras.land/oras/internal/version.GitTreeState=clean" \
+    "oras.land/oras/cmd/oras@$ORAS_VERSION"
+  "$1/oras" version | grep -q "^Version: *${ORAS_VERSION#v}$" || { log "oras $ORAS_VERSION reports: $("$1/oras" version)"; return 1; }
+}
+
 # Argo CD's module on the proxy lacks its nested gitops-engine module (module zips leave nested modules out), so the
 # source tree is the proxy's module plus that folder. Here the folder comes from a checked archive in the
 # third-party directory ($AICR_THIRD_PARTY_DIR, or ../shared/third-party beside the checkout). Elsewhere the whole
@@ -194,7 +201,7 @@ build_moto() {
     "moto==$MOTO_VERSION" "flask==$MOTO_FLASK_VERSION" "flask-cors==$MOTO_FLASK_CORS_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto)
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr oras moto)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -207,6 +214,7 @@ for t in "${want[@]}"; do
       done_or_build aicr "$AICR_PREVIOUS_VERSION" build_aicr_previous
       ;;
     helm3) done_or_build helm "$HELM3_VERSION" build_helm3 ;;
+    oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
     argocd) done_or_build argocd "$ARGOCD_VERSION" build_argocd ;;
     registry) ensure_registry ;;
     redis) ensure_redis ;;

@@ -63,6 +63,7 @@ const TOOLS: readonly ToolName[] = [
   "kubectl",
   "kwok",
   "helm",
+  "oras",
   "docker-registry",
   "htpasswd",
 ]

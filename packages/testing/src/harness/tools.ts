@@ -16,6 +16,8 @@ export interface ToolVersions {
   /** Helm v3 for Argo CD's repo-server only (the version Argo CD pins). */
   readonly helm3: string
   readonly argocd: string
+  /** The oras CLI (the install guide's `oras pull`). */
+  readonly oras: string
   /** moto (PyPI), the local AWS emulator; a venv, see aws.ts. */
   readonly moto?: string | undefined
 }
@@ -52,6 +54,7 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     aicrPrevious: need("AICR_PREVIOUS_VERSION"),
     helm3: need("HELM3_VERSION"),
     argocd: need("ARGOCD_VERSION"),
+    oras: need("ORAS_VERSION"),
     moto: env["MOTO_VERSION"],
   }
 }
@@ -69,6 +72,7 @@ export type ToolName =
   | "helm"
   | "helm3"
   | "argocd"
+  | "oras"
   | "docker-registry"
   | "htpasswd"
   | "redis-server"
@@ -88,6 +92,7 @@ const built: Record<
   helm: { dir: "helm", arg: "helm" },
   helm3: { dir: "helm3", cache: "helm", file: "helm", arg: "helm3" },
   argocd: { dir: "argocd", arg: "argocd" },
+  oras: { dir: "oras", arg: "oras" },
 }
 
 const onPath = (name: string): string | undefined => {
