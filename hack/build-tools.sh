@@ -114,10 +114,9 @@ build_helm3() {
     "helm.sh/helm/v3/cmd/helm@$HELM3_VERSION"
 }
 
-# The oras CLI (the install guide's `oras pull` of the bundle); its version is in its source, the ldflag marks the tree.
+# The oras CLI (the install guide's `oras pull` of the bundle); its version is in its source (internal/version).
 build_oras() {
-  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w -X oras.land/oras/internal/version.GitTreeState=clean" \
-    "oras.land/oras/cmd/oras@$ORAS_VERSION"
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "oras.land/oras/cmd/oras@$ORAS_VERSION"
   "$1/oras" version | grep -q "^Version: *${ORAS_VERSION#v}$" || { log "oras $ORAS_VERSION reports: $("$1/oras" version)"; return 1; }
 }
 
