@@ -166,18 +166,29 @@ const findPlan = (kube: KubeShape, ns: string, wanted: string | undefined): Effe
     return { digest: read.success.desiredStateDigest, active, plan: read.success }
   })
 
-/** The plan's bundle flags without those the reproduction sets itself (`bundle`, `--recipe`, `--output`). */
+/** Flags of the recorded argv that say where the recipe comes from and where the bundle goes, with whether they take a value. */
+const LOCATION_FLAGS: Readonly<Record<string, boolean>> = {
+  "--recipe": true, "-r": true, "--output": true, "-o": true, "--image-refs": true, "--kubeconfig": true, "-k": true, "--plain-http": false, "--insecure-tls": false,
+}
+
+/**
+ * The plan's bundle flags (the argv the resolver's bundle Job ran, `plan.flags`) without those the reproduction sets
+ * itself or that only say where things are: `bundle`, `--recipe`, `--output`, `--image-refs`, `--kubeconfig`,
+ * `--plain-http`, `--insecure-tls`. What is left (deployer, node selectors and tolerations, `--set`) decides the content.
+ */
 export const planFlags = (flags: ReadonlyArray<string>): string[] => {
   const out: string[] = []
   for (let i = 0; i < flags.length; i++) {
     const f = flags[i]!
     if (i === 0 && f === "bundle") continue
-    if (f === "--recipe" || f === "--output" || f === "-r" || f === "-o") {
-      i++
+    const eq = f.indexOf("=")
+    const name = f.startsWith("-") && eq > 0 ? f.slice(0, eq) : f
+    const takesValue = LOCATION_FLAGS[name]
+    if (takesValue === undefined) {
+      out.push(f)
       continue
     }
-    if (/^--(recipe|output)=/u.test(f)) continue
-    out.push(f)
+    if (takesValue && name === f) i++
   }
   return out
 }
@@ -199,6 +210,8 @@ export const reproduce = (io: Io, _name: string | undefined, flags: Flags): Effe
     const image = plan.aicr?.image
     const bundle = plan.bundle?.ref
     const pf = planFlags(plan.flags)
+    // The operator pushed over plain HTTP (a registry on loopback): oras needs the same to pull (it assumes it only for localhost).
+    const plainHttp = plan.flags.some((f) => f === "--plain-http" || f === "--plain-http=true")
     const doc = { plan: digest, active, aicrImage: image ?? null, planFlags: pf, bundle: bundle ?? null, recipe: file }
     const text = [
       `Plan:       ${digest}${active ? " (active)" : ""}`,
@@ -212,7 +225,7 @@ export const reproduce = (io: Io, _name: string | undefined, flags: Flags): Effe
       `  PLAN_FLAGS=(${pf.map(shellQuote).join(" ")})`,
       `  BUNDLE=${shellQuote(bundle ?? "<registry>/bundles/cluster@sha256:<digest>")}`,
       `  docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/${flags.dir}:/work" -w /work "\${AICR_IMAGE}" bundle --recipe recipe.json "\${PLAN_FLAGS[@]}" --output cli-bundle`,
-      `  oras pull "\${BUNDLE}" -o ${flags.dir}/operator-bundle`,
+      `  oras pull${plainHttp ? " --plain-http" : ""} "\${BUNDLE}" -o ${flags.dir}/operator-bundle`,
       `  diff -r ${flags.dir}/operator-bundle ${flags.dir}/cli-bundle && echo "zero diff"`,
       "",
     ].join("\n")

@@ -54,6 +54,23 @@ describe("planFlags", () => {
   it("drops what the reproduction sets itself", () => {
     expect(planFlags(["bundle", "--recipe", "recipe.json", "--deployer", "helm", "--output=out", "--readiness-hooks"])).toEqual(["--deployer", "helm", "--readiness-hooks"])
   })
+
+  it("keeps the placement and overrides of the resolver's bundle Job argv, and drops where the recipe came from and the bundle went", () => {
+    const job = [
+      "bundle", "--recipe", "cm://aicr-system/aicr-recipe-0123456789ab", "--deployer", "helm",
+      "--system-node-selector", "pool=system", "--system-node-toleration", "dedicated=system:NoSchedule",
+      "--accelerated-node-selector", "nvidia.com/gpu.present=true", "--accelerated-node-toleration", "nvidia.com/gpu:NoSchedule",
+      "--set", "gpu-operator:driver.version=580.105.08",
+      "--output", "oci://127.0.0.1:5000/aicr/cluster/bundles/cluster:aicr-0123", "--plain-http", "--image-refs", "/dev/termination-log",
+    ]
+    expect(planFlags(job)).toEqual([
+      "--deployer", "helm",
+      "--system-node-selector", "pool=system", "--system-node-toleration", "dedicated=system:NoSchedule",
+      "--accelerated-node-selector", "nvidia.com/gpu.present=true", "--accelerated-node-toleration", "nvidia.com/gpu:NoSchedule",
+      "--set", "gpu-operator:driver.version=580.105.08",
+    ])
+    expect(planFlags(["bundle", "-r", "x", "--kubeconfig=/k", "--insecure-tls", "-o", "y", "--deployer=helm"])).toEqual(["--deployer=helm"])
+  })
 })
 
 describe("describe before the step executor reports", () => {

@@ -1,11 +1,14 @@
 // The mirror executor against real registries (Debian's distribution) and the local chart upstream (HTTP Helm
 // repositories + an OCI registry), checked with the real helm v4 CLI.
-import { mkdir, readFile, readdir } from "node:fs/promises"
-import { join } from "node:path"
+import { execFile } from "node:child_process"
+import { mkdir, mkdtemp, readFile, readdir, rm, stat } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join, relative } from "node:path"
+import { promisify } from "node:util"
 import { gunzipSync } from "node:zlib"
 import { type ChartUpstream, fixtureBundle, FIXTURE_CHARTS, fixtureRecipe, packageChart, startChartUpstream } from "@aicr/chart-upstream"
 import { digestOf, OciClient, parseReference, staticCredentials } from "@aicr/oras"
-import { isolatedHelm, type IsolatedHelm, type Registry, startRegistry } from "@aicr/testing/harness"
+import { isolatedHelm, type IsolatedHelm, type Registry, startRegistry, toolPath } from "@aicr/testing/harness"
 import { parseAllDocuments } from "yaml"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chartArtifact } from "../src/artifacts"
@@ -111,12 +114,12 @@ describe("mirroring the fixture recipe", () => {
     }
   })
 
-  it("pushes the bundle as one layer oras unpacks into bundle/, byte for byte", async () => {
+  it("pushes the bundle as one layer oras unpacks at the output root, byte for byte", async () => {
     const { manifest } = await client.fetchManifest(first.bundle.ref)
     if (!("layers" in manifest)) throw new Error("bundle is an index")
     expect(manifest.artifactType).toBe("application/vnd.aicr.bundle.v1")
     const layer = manifest.layers[0]!
-    expect(layer.annotations).toMatchObject({ "org.opencontainers.image.title": "bundle", "io.deis.oras.content.unpack": "true" })
+    expect(layer.annotations).toMatchObject({ "org.opencontainers.image.title": ".", "io.deis.oras.content.unpack": "true" })
     const tar = gunzipSync(await client.fetchBlob(first.bundle.ref, layer, { maxBytes: 16 * 1024 * 1024 }))
     const files: Record<string, string> = {}
     for (let off = 0; off + 512 <= tar.length; ) {
@@ -125,10 +128,36 @@ describe("mirroring the fixture recipe", () => {
       const name = h.subarray(0, 100).toString("utf8").replace(/\0.*$/su, "")
       const pfx = h.subarray(345, 500).toString("utf8").replace(/\0.*$/su, "")
       const size = parseInt(h.subarray(124, 136).toString("utf8"), 8)
-      files[pfx ? `${pfx}/${name}` : name] = tar.subarray(off + 512, off + 512 + size).toString("utf8")
+      if (h[156] === 0x30) files[pfx ? `${pfx}/${name}` : name] = tar.subarray(off + 512, off + 512 + size).toString("utf8")
       off += 512 + Math.ceil(size / 512) * 512
     }
-    expect(files).toEqual(Object.fromEntries(Object.entries(fixtureBundle().files).map(([p, t]) => [`bundle/${p}`, t])))
+    expect(files).toEqual(fixtureBundle().files)
+  })
+
+  it("the real oras CLI pulls it into -o's root: every file, byte for byte, 0644 or 0755", async () => {
+    const out = await mkdtemp(join(tmpdir(), "mirror-oras-"))
+    try {
+      await promisify(execFile)(toolPath("oras"), ["pull", "--plain-http", first.bundle.ref, "-o", join(out, "operator-bundle")], { cwd: out })
+      const files: Record<string, string> = {}
+      const modes: Record<string, number> = {}
+      const walk = async (d: string) => {
+        for (const e of await readdir(d, { withFileTypes: true })) {
+          const p = join(d, e.name)
+          if (e.isDirectory()) await walk(p)
+          else {
+            const key = relative(join(out, "operator-bundle"), p)
+            files[key] = await readFile(p, "utf8")
+            modes[key] = (await stat(p)).mode & 0o777
+          }
+        }
+      }
+      await walk(join(out, "operator-bundle"))
+      const want = fixtureBundle()
+      expect(files).toEqual(want.files)
+      expect(modes).toEqual(Object.fromEntries(Object.keys(want.files).map((p) => [p, (want.modes[p] ?? 0) & 0o111 ? 0o755 : 0o644])))
+    } finally {
+      await rm(out, { recursive: true, force: true })
+    }
   })
 })
 

@@ -10,7 +10,7 @@
  *                           └ recipe Job ─ bundle Job ─ pull ─ checks ─ content ConfigMap ─► Resolved=True
  */
 import {
-  bundleDocument, bundleJob, capabilitiesOf, componentsInOrder, credentialSecret, invalidCriterionOf, jobName, outputConfigMap, parseAicrErrorText, parseBundle,
+  bundleArgs, bundleDocument, bundleJob, capabilitiesOf, componentsInOrder, credentialSecret, invalidCriterionOf, jobName, outputConfigMap, parseAicrErrorText, parseBundle,
   parseRecipe, parseSnapshot, parseText, recipeJob, type RecipeResult, snapshotFacts, snapshotJob,
 } from "@aicr/aicr"
 import { type ClusterRuntime, type ClusterRuntimeStatus, contentConfigMapName, Core, Discovered, LABEL_ROLE, type KubeObject, Resolved, ROLE_CONTENT } from "@aicr/api"
@@ -182,7 +182,13 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const snapshotYaml = snapshotText ?? (yield* latestSnapshotText(settings, d, pin))
     // The agent always writes YAML (aicr-cli.md §2.1); the content key is snapshot.json, so it is stored as JSON.
     const snapshotJson = snapshotYaml === undefined ? undefined : asJson(snapshotYaml)
-    const data: Record<string, string> = { "recipe.json": recipe.output!, "values.json": bundleDocument(pulled.success), ...(snapshotJson !== undefined ? { "snapshot.json": snapshotJson } : {}) }
+    // flags.json: the bundle Job's argv, which the planner copies into plan.flags for `kubectl aicr reproduce`.
+    const data: Record<string, string> = {
+      "recipe.json": recipe.output!,
+      "values.json": bundleDocument(pulled.success),
+      "flags.json": JSON.stringify(bundleArgs(settings.jobs, recipe.name, br, target)),
+      ...(snapshotJson !== undefined ? { "snapshot.json": snapshotJson } : {}),
+    }
     const size = Object.entries(data).reduce((n, [k, v]) => n + k.length + Buffer.byteLength(v, "utf8"), 0)
     if (size > MAX_CONTENT_BYTES) return stop("ContentTooLarge", `The content of input ${short} is ${size} bytes, more than a ConfigMap holds (${MAX_CONTENT_BYTES})`)
     const content: KubeObject & Record<string, unknown> = {

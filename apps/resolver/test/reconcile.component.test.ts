@@ -147,6 +147,8 @@ describe("resolver reconcile", () => {
       expect(content.immutable).toBe(true)
       expect(content.data["recipe.json"]).toBe(recipeJson)
       expect(JSON.parse(content.data["values.json"]!).files).toEqual(bundleTree.files)
+      // The bundle argv the Job ran, placement flags included, for the plan's record (`kubectl aicr reproduce`).
+      expect(JSON.parse(content.data["flags.json"]!)).toEqual(bundleJob.spec.template.spec.containers[0]!.args)
       t.fake.clearWrites()
       yield* t.run
       expect(t.fake.writes).toEqual([])

@@ -223,6 +223,22 @@ export interface BundleTarget {
   readonly plainHttp: boolean
 }
 
+/**
+ * The bundle Job's argv: the recipe from the recipe Job's output ConfigMap, the request's {@link bundleFlags}, the
+ * bundle pushed to `target`, its digest written to the termination message. The plan records it (`plan.flags`).
+ */
+export const bundleArgs = (s: Pick<AicrJobSettings, "namespace">, recipeConfigMap: string, b: BundleRequest, target: BundleTarget): string[] => [
+  "bundle",
+  "--recipe",
+  `cm://${s.namespace}/${recipeConfigMap}`,
+  ...bundleFlags(b),
+  "--output",
+  `oci://${target.reference}`,
+  ...(target.plainHttp ? ["--plain-http"] : []),
+  "--image-refs",
+  "/dev/termination-log",
+]
+
 /** The bundle Job: recipe from the recipe Job's output ConfigMap, the bundle pushed to the registry, its digest in the termination message. */
 export const bundleJob = (s: AicrJobSettings, inputDigest: string, recipeConfigMap: string, b: BundleRequest, target: BundleTarget): AicrObject => {
   const name = jobName("bundle", inputDigest)
@@ -232,17 +248,7 @@ export const bundleJob = (s: AicrJobSettings, inputDigest: string, recipeConfigM
     namespace: s.namespace,
     inputDigest,
     serviceAccount: s.serviceAccount,
-    args: [
-      "bundle",
-      "--recipe",
-      `cm://${s.namespace}/${recipeConfigMap}`,
-      ...bundleFlags(b),
-      "--output",
-      `oci://${target.reference}`,
-      ...(target.plainHttp ? ["--plain-http"] : []),
-      "--image-refs",
-      "/dev/termination-log",
-    ],
+    args: bundleArgs(s, recipeConfigMap, b, target),
     env: [
       { name: "DOCKER_CONFIG", value: "/var/run/aicr/registry" },
       { name: "HOME", value: BUNDLE_WORK_DIR },

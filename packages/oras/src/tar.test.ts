@@ -30,6 +30,21 @@ describe("tar writer and reader", () => {
     expect(() => writeTar([file(`${"d".repeat(200)}/x`, "")])).toThrow(/too long/)
   })
 
+  it("writes each directory's entry once, parents first, before its first file, only when asked", () => {
+    const files = [file("a/b/c.txt", "1"), file("a/d.txt", "2"), file("e.txt", "3")]
+    const tar = writeTar(files, { directories: true, modes: { "e.txt": 0o755 } })
+    const heads: string[] = []
+    for (let off = 0; off + 512 <= tar.length; ) {
+      const h = tar.subarray(off, off + 512)
+      if (h.every((b) => b === 0)) break
+      heads.push(`${String.fromCharCode(h[156]!)} ${h.subarray(100, 107).toString()} ${h.subarray(0, 100).toString().replace(/\0+$/, "")}`)
+      off += 512 + Math.ceil(parseInt(h.subarray(124, 135).toString(), 8) / 512) * 512
+    }
+    expect(heads).toEqual(["5 0000755 a/", "5 0000755 a/b/", "0 0000644 a/b/c.txt", "0 0000644 a/d.txt", "0 0000755 e.txt"])
+    expect([...readTar(tar)].map((e) => e.path)).toEqual(["a/b/c.txt", "a/d.txt", "e.txt"])
+    expect(writeTar(files).length).toBe(512 * 3 + 512 * 3 + 1024)
+  })
+
   it("refuses a truncated archive", () => {
     const tar = writeTar([file("a/b", "x".repeat(2000))])
     expect(() => [...readTar(tar.subarray(0, 1024))]).toThrow(/Truncated/)

@@ -3,8 +3,9 @@
  * the archives the operator pushes (wrapper charts, the bundle) and its fixture charts.
  *
  * Reader: ustar, with PAX and GNU long names. Writer: ustar (long paths split into prefix and name), uid/gid 0, a
- * fixed mtime, mode 0644 unless given, files in the order given, gzip at level 9 with a zero header mtime (Node's
- * zlib): the same files always give the same bytes, hence the same digests.
+ * fixed mtime, mode 0644 unless given, files in the order given (optionally with their directories' entries), gzip
+ * at level 9 with a zero header mtime (Node's zlib): the same files always give the same bytes, hence the same
+ * digests.
  */
 import { constants as zlibConstants, gunzipSync, gzipSync } from "node:zlib"
 
@@ -136,12 +137,18 @@ export interface TarWriteOptions {
   readonly mtime?: Date
   /** Modes by path (e.g. 0o755 for scripts); default 0o644. */
   readonly modes?: Readonly<Record<string, number>>
+  /**
+   * Write a directory entry (`dir/`, mode 0755) before the first file under each directory, parents first, as
+   * `tar -c` and `oras push <dir>` do: extractors that do not create missing parents (the `oras` CLI) need them.
+   * Default false (Helm's chart archives have none).
+   */
+  readonly directories?: boolean
 }
 
 const put = (h: Buffer, offset: number, length: number, value: string) => void h.write(value, offset, Math.min(length, Buffer.byteLength(value)), "utf8")
 const putOctal = (h: Buffer, offset: number, length: number, value: number) => put(h, offset, length, value.toString(8).padStart(length - 1, "0") + "\0")
 
-const header = (path: string, size: number, mode: number, mtime: Date): Buffer => {
+const header = (path: string, size: number, mode: number, mtime: Date, type: "0" | "5" = "0"): Buffer => {
   const h = Buffer.alloc(BLOCK)
   let name = path
   let prefix = ""
@@ -158,7 +165,7 @@ const header = (path: string, size: number, mode: number, mtime: Date): Buffer =
   putOctal(h, 124, 12, size)
   putOctal(h, 136, 12, Math.floor(mtime.getTime() / 1000))
   h.fill(0x20, 148, 156)
-  h[156] = 0x30
+  h[156] = type.charCodeAt(0)
   put(h, 257, 6, "ustar\0")
   put(h, 263, 2, "00")
   put(h, 345, 155, prefix)
@@ -168,11 +175,24 @@ const header = (path: string, size: number, mode: number, mtime: Date): Buffer =
   return h
 }
 
-/** An uncompressed ustar archive of regular files, in the order given. Throws on a path ustar cannot hold. */
+/**
+ * An uncompressed ustar archive of regular files, in the order given (with `directories`, each preceded by the
+ * entries of its directories not written yet). Throws on a path ustar cannot hold.
+ */
 export const writeTar = (files: readonly TarEntry[], options: TarWriteOptions = {}): Buffer => {
   const mtime = options.mtime ?? new Date(0)
   const blocks: Buffer[] = []
+  const written = new Set<string>()
   for (const f of files) {
+    if (options.directories === true) {
+      const parts = f.path.split("/").slice(0, -1)
+      for (let i = 1; i <= parts.length; i++) {
+        const dir = `${parts.slice(0, i).join("/")}/`
+        if (written.has(dir)) continue
+        written.add(dir)
+        blocks.push(header(dir, 0, 0o755, mtime, "5"))
+      }
+    }
     blocks.push(header(f.path, f.data.length, options.modes?.[f.path] ?? 0o644, mtime), f.data, Buffer.alloc((BLOCK - (f.data.length % BLOCK)) % BLOCK))
   }
   blocks.push(Buffer.alloc(BLOCK * 2))

@@ -69,6 +69,7 @@ const TOOLS: readonly ToolName[] = [
   "kubectl",
   "kwok",
   "helm",
+  "oras",
   "docker-registry",
   "htpasswd",
 ]

@@ -20,7 +20,7 @@ export interface ToolVersions {
   readonly moto?: string | undefined
   /** kubeconform, for the chart's tests. */
   readonly kubeconform?: string | undefined
-  /** The oras CLI, to check pushed images the way a user would (`oras manifest fetch`, `oras copy`). */
+  /** The oras CLI: the install guide's `oras pull`, and checks of pushed images the way a user would. */
   readonly oras: string
 }
 
@@ -76,10 +76,10 @@ export type ToolName =
   | "helm3"
   | "argocd"
   | "kubeconform"
+  | "oras"
   | "docker-registry"
   | "htpasswd"
   | "redis-server"
-  | "oras"
 
 // dir: the ToolVersions key whose version names the cache directory; cache: that directory's tool prefix (default
 // the key); file: the binary's name in it (default the tool name); arg: the build-tools.sh argument that builds it.
