@@ -194,7 +194,12 @@ build_moto() {
     "moto==$MOTO_VERSION" "flask==$MOTO_FLASK_VERSION" "flask-cors==$MOTO_FLASK_CORS_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto)
+# oras, the OCI CLI users check registry content with (`oras pull`, `oras discover`): tests run it the user's way.
+build_oras() {
+  GOBIN=$1 go install -trimpath -ldflags "-s -w" "oras.land/oras/cmd/oras@$ORAS_VERSION"
+}
+
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto oras)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -211,6 +216,7 @@ for t in "${want[@]}"; do
     registry) ensure_registry ;;
     redis) ensure_redis ;;
     moto) done_or_build moto "$MOTO_VERSION" build_moto ;;
+    oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done
