@@ -199,7 +199,12 @@ build_oras() {
   GOBIN=$1 go install -trimpath -ldflags "-s -w" "oras.land/oras/cmd/oras@$ORAS_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto oras)
+# cosign, the signature tool users verify signed evidence with (`cosign verify-blob --key <KMS public key>`).
+build_cosign() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/sigstore/cosign/v2/cmd/cosign@$COSIGN_VERSION"
+}
+
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto oras cosign)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -217,6 +222,7 @@ for t in "${want[@]}"; do
     redis) ensure_redis ;;
     moto) done_or_build moto "$MOTO_VERSION" build_moto ;;
     oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
+    cosign) done_or_build cosign "$COSIGN_VERSION" build_cosign ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

@@ -48,14 +48,13 @@ say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1
 // The AppProject the operator's chart creates (the step-executor reports ProjectMissing without it).
 await installEngineProject(info)
 // Applied as admin, so the editor annotation names admin (the policy refuses any other name). Deployment validation
-// is set Disabled here until the validation gate exists (the EKS guide's sample requires it).
+// stays the sample's default, Required: the validation gate runs AICR's deployment validator after the last step.
 const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ metadata: { annotations?: Record<string, string> }; spec?: Record<string, unknown> }>
 await applyManifests(
   info,
   sample.map((o) => ({
     ...o,
     metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, "operator.aicr.run/edited-by": "admin" } },
-    spec: { ...o.spec, validation: { deployment: "Disabled" } },
   })),
 )
 
@@ -119,8 +118,9 @@ process.stdout.write(
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
     "Controllers running: resolver, registry-mirror, planner (stabilization window 15s here; 10m is the chart's default),",
-    `approval-guard, step-executor (AppProject argocd/aicr installed as the chart would), ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
-    "Not built yet: validation-gate, so up applies the sample runtime with spec.validation.deployment: Disabled.",
+    `approval-guard, step-executor (AppProject argocd/aicr installed as the chart would), ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}),`,
+    "validation-gate (validation Required, the sample's default: after the last step the real aicr validate runs; evidence under <registry>/aicr/cluster/evidence/).",
+    "Validation Jobs: kubectl -n aicr-validation get jobs; kubectl get runtimerollouts -o jsonpath='{.items[*].status.validation}'",
     `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job`,
     ...(rollout
       ? [

@@ -192,10 +192,14 @@ export const runValidation = (o: Observed): Effect.Effect<RunOutcome, KubeError,
     })
     const signer = yield* Signer
     let signature: string | undefined
+    let unsigned: string | undefined
     if (signer !== undefined) {
       const signed = yield* signer.sign(binding).pipe(Effect.result)
-      if (Result.isFailure(signed)) return { _tag: "EvidenceFailed", error: signed.failure, room: counted }
-      signature = signed.success
+      if (Result.isFailure(signed)) {
+        // A transient failure is retried; any other leaves the evidence unsigned, which fails the rollout below.
+        if (signed.failure.transient) return { _tag: "EvidenceFailed", error: signed.failure, room: counted }
+        unsigned = signed.failure.message
+      } else signature = signed.success
     }
     const files = [
       { name: BINDING_FILE, mediaType: BINDING_MEDIA_TYPE, bytes: binding },
@@ -214,7 +218,7 @@ export const runValidation = (o: Observed): Effect.Effect<RunOutcome, KubeError,
     if (Result.isFailure(pushed)) return { _tag: "EvidenceFailed", error: pushed.failure, room: counted }
     const done: ValidationRoom = { ...counted, evidenceRef: pushed.success }
     if (s.signingKey !== undefined && signature === undefined) {
-      return notValidated("EvidenceUnsigned", `A signing key (${s.signingKey}) is configured but evidence ${pushed.success} carries no signature`, done)
+      return notValidated("EvidenceUnsigned", `A signing key (${s.signingKey}) is configured but evidence ${pushed.success} carries no valid signature${unsigned !== undefined ? `: ${unsigned}` : ""}`, done)
     }
     if (verdict._tag === "Passed") return { _tag: "Verdict", status: "True", reason: "ValidationPassed", message: `${verdict.message} (run ${runID}; evidence ${pushed.success})`, room: done }
     return { _tag: "Verdict", status: "False", reason: verdict.reason, message: `${verdict.message} (run ${runID}; evidence ${pushed.success})`, room: done }
