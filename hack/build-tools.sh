@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform] [oras]
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform] [oras] [cosign]
 #        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 # Go builds run under `nice` so they leave room for whatever else runs on the machine.
@@ -204,7 +204,12 @@ build_moto() {
     "moto==$MOTO_VERSION" "flask==$MOTO_FLASK_VERSION" "flask-cors==$MOTO_FLASK_CORS_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform oras)
+# cosign, the signature tool users verify signed evidence with (`cosign verify-blob --key <KMS public key>`).
+build_cosign() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/sigstore/cosign/v2/cmd/cosign@$COSIGN_VERSION"
+}
+
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform oras cosign)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -221,8 +226,7 @@ for t in "${want[@]}"; do
     registry) ensure_registry ;;
     redis) ensure_redis ;;
     moto) done_or_build moto "$MOTO_VERSION" build_moto ;;
-    kubeconform) done_or_build kubeconform "$KUBECONFORM_VERSION" build_kubeconform ;;
-    oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
+    cosign) done_or_build cosign "$COSIGN_VERSION" build_cosign ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

@@ -2,7 +2,8 @@
  * The operator's processes on the local control plane (`aicr-dev up`): the local chart upstream that stands in for
  * the public chart repositories (run from source), and every controller built so far, each as its own process from
  * its shipped bundle in dist/apps/, as in a cluster: registry-mirror, and the resolver (pinned AICR: the harness's
- * current version, or `AICR_VERSION`), whose AICR Jobs the process kubelet runs with the real binary.
+ * current version, or `AICR_VERSION`), whose AICR Jobs the process kubelet runs with the real binary; the
+ * validation-gate, with the validation launcher the chart's `validation.enabled` installs.
  *
  * Each runs in its own process group with its log in `<dir>/logs/<name>.log`. Attached (foreground `up`), a
  * watchdog stops them when `up` exits, even on SIGKILL; detached (`up --detach`), they are recorded in
@@ -41,6 +42,28 @@ export const installEngineProject = (info: HarnessInfo, namespaces: ReadonlyArra
         destinations: namespaces.map((namespace) => ({ server: "https://kubernetes.default.svc", namespace })),
         clusterResourceWhitelist: [{ group: "*", kind: "*" }],
       },
+    },
+  ])
+
+/** The validation namespace and launcher ServiceAccount (chart `namespaces.validation`, `validation.enabled`). */
+export const VALIDATION_NAMESPACE = "aicr-validation"
+export const VALIDATION_LAUNCHER = "aicr-validation"
+
+/**
+ * What the chart's `validation.enabled` installs for AICR < 1.1 (v0.11.1 here): the validation namespace and the
+ * launcher's ServiceAccount bound to cluster-admin (AICR then binds its `aicr-validator` per run). Its presence is
+ * what the validation gate's `ValidationReady` checks.
+ */
+export const installValidation = (info: HarnessInfo) =>
+  applyManifests(info, [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: VALIDATION_NAMESPACE, labels: { "app.kubernetes.io/name": "aicr", "app.kubernetes.io/component": "validation" } } },
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: VALIDATION_LAUNCHER, namespace: VALIDATION_NAMESPACE } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "aicr-validation-launcher" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ kind: "ServiceAccount", name: VALIDATION_LAUNCHER, namespace: VALIDATION_NAMESPACE }],
     },
   ])
 
@@ -155,7 +178,7 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     const served = await upstreamInfo(upstream)
 
     const kubeconfigs = Object.fromEntries(
-      await Promise.all(["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher", "step-executor"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
+      await Promise.all(["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher", "step-executor", "validation-gate"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
     )
     const runtimeFlags = (name: string) => [
       "--kubeconfig", kubeconfigs[name] ?? info.kubeconfig,
@@ -225,6 +248,21 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
       opts.attached,
     )
     procs.push(executor)
+    record()
+    await installValidation(info)
+    const gate = await startApp(
+      "validation-gate",
+      [
+        ...runtimeFlags("validation-gate"),
+        "--registry", registryPrefix(info),
+        "--operator-namespace", OPERATOR_NAMESPACE,
+        "--validation-namespace", VALIDATION_NAMESPACE,
+        "--launcher-service-account", VALIDATION_LAUNCHER,
+      ],
+      opts.dir,
+      opts.attached,
+    )
+    procs.push(gate)
     record()
     return { procs, upstream: served.httpUrl, stop: async () => void (await stopLocalOperator(opts.dir)) }
   } catch (e) {

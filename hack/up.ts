@@ -68,10 +68,9 @@ say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`)
 say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1)}s: ${argocd.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
 // The AppProject the operator's chart creates (the step-executor reports ProjectMissing without it).
 await installEngineProject(info)
-// Applied as admin (the editor stamp records admin as the editor). Deployment validation is set Disabled here until
-// the validation gate exists (the EKS guide's sample requires it).
-const sample = loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")) as Array<{ spec?: Record<string, unknown> }>
-await applyManifests(info, sample.map((o) => ({ ...o, spec: { ...o.spec, validation: { deployment: "Disabled" } } })))
+// Applied as admin (the editor stamp records admin as the editor), unchanged: deployment validation stays the sample's
+// default, Required, so the validation gate runs AICR's deployment validator after the last step.
+await applyManifests(info, loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")))
 
 // Wait for the resolution (real AICR snapshot, recipe and bundle Jobs), its mirror and the plan, or for a condition
 // that says why not: a False reason other than the in-progress ones. Then for the rollout the planner creates.
@@ -133,8 +132,9 @@ process.stdout.write(
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
     "Controllers running: resolver, registry-mirror, planner (stabilization window 15s here; 10m is the chart's default),",
-    `approval-guard, step-executor (AppProject argocd/aicr installed as the chart would), ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}).`,
-    "Not built yet: validation-gate, so up applies the sample runtime with spec.validation.deployment: Disabled.",
+    `approval-guard, step-executor (AppProject argocd/aicr installed as the chart would), ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}),`,
+    "validation-gate (validation Required, the sample's default: after the last step the real aicr validate runs; evidence under <registry>/aicr/cluster/evidence/).",
+    "Validation Jobs: kubectl -n aicr-validation get jobs; kubectl get runtimerollouts -o jsonpath='{.items[*].status.validation}'",
     `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job`,
     ...(rollout
       ? [

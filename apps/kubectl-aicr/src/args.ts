@@ -4,7 +4,7 @@
  * works on every command. Pure: parsing, help texts, durations.
  */
 
-export const COMMANDS = ["describe", "approve", "revoke", "acknowledge", "reproduce", "completion", "help"] as const
+export const COMMANDS = ["describe", "approve", "revoke", "acknowledge", "evidence", "reproduce", "completion", "help"] as const
 export type Command = (typeof COMMANDS)[number]
 
 export interface Flags {
@@ -44,7 +44,7 @@ export const HELP: Record<Command | "root", string> = {
   root: `kubectl aicr: review and decide AICR operator rollouts. Talks only to the API server.
 
 Usage:
-  kubectl aicr COMMAND ROLLOUT [flags]      # COMMAND: describe | approve | revoke | acknowledge
+  kubectl aicr COMMAND ROLLOUT [flags]      # COMMAND: describe | approve | revoke | acknowledge | evidence
   kubectl aicr reproduce [PLAN] [flags]
   kubectl aicr completion bash|zsh
   kubectl aicr help [COMMAND]
@@ -54,6 +54,7 @@ Commands:
   approve      approve a rollout in your own name (set once)
   revoke       revoke a rollout: the step in flight finishes, nothing new starts
   acknowledge  confirm the manual post-apply actions of a step were done
+  evidence     pull a rollout's validation evidence from the registry, check it and print every check
   reproduce    write a plan's recipe and print how to render and compare its bundle yourself
   completion   print a shell completion script
 
@@ -98,6 +99,16 @@ Usage:
 Command flags:
       --step RELEASE   the step (release name) to acknowledge; repeatable
       --reason TEXT    a note recorded with the acknowledgement (optional)
+
+${COMMON}`,
+  evidence: `Pull a rollout's validation evidence (status.validation.evidenceRef) from the registry, check that its report
+is the one its binding names (sha256) and whether it carries a signature, and print the binding (plan, bundle,
+approval, AICR and validator images, run) and every check with its output. Registry credentials come from the docker
+config ($DOCKER_CONFIG/config.json or ~/.docker/config.json); loopback registries are spoken to over plain HTTP.
+Needs get on runtimerollouts, and pull on <prefix>/evidence/ in the registry.
+
+Usage:
+  kubectl aicr evidence ROLLOUT [-o json|yaml]
 
 ${COMMON}`,
   reproduce: `Write a plan's recipe (default: the active plan) to DIR/recipe.json and print the AICR image the operator ran,
@@ -166,7 +177,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): Parsed => {
   const output = one("output")
   if (output !== undefined && output !== "json" && output !== "yaml") return { _tag: "Usage", message: `--output must be json or yaml, not ${output}` }
   const name = rest[0]
-  if (["describe", "approve", "revoke", "acknowledge"].includes(command) && name === undefined) return { _tag: "Usage", message: `${command} needs a rollout name: kubectl aicr ${command} ROLLOUT (kubectl get runtimerollouts lists them)` }
+  if (["describe", "approve", "revoke", "acknowledge", "evidence"].includes(command) && name === undefined) return { _tag: "Usage", message: `${command} needs a rollout name: kubectl aicr ${command} ROLLOUT (kubectl get runtimerollouts lists them)` }
   if (command === "completion" && name !== "bash" && name !== "zsh") return { _tag: "Usage", message: "completion needs a shell: bash or zsh" }
   const reason = one("reason")
   if ((command === "approve" || command === "revoke") && (reason === undefined || reason.trim() === "")) return { _tag: "Usage", message: `${command} needs --reason "…" (why you ${command})` }

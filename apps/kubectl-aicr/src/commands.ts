@@ -13,6 +13,7 @@ import { toConditionTime } from "@aicr/conditions"
 import type { KubeError, KubeShape } from "@aicr/kube"
 import { Clock, Effect, Option, Result } from "effect"
 import { type Flags, MAX_REASON, parseDuration } from "./args"
+import { evidenceText, pullEvidence, readEvidence } from "./evidence"
 import { describeText, type DescribeDoc, readAssessment } from "./render"
 
 /** A refusal the plugin makes itself, before writing (exit code 1, message to stderr). */
@@ -58,6 +59,18 @@ const ended = (r: RuntimeRollout) => r.metadata.labels?.[LABEL_OUTCOME]
 
 const lockedPatch = (kube: KubeShape, r: RuntimeRollout, spec: Record<string, unknown>) =>
   kube.patch<RuntimeRollout>(RuntimeRolloutKind, r.metadata.name, { type: "merge", body: { metadata: { resourceVersion: r.metadata.resourceVersion }, spec } }, { fieldManager: "kubectl-aicr" })
+
+/** The rollout's validation evidence, pulled from the registry and checked (report digest, signature presence). */
+export const evidence = (io: Io, name: string): Effect.Effect<Result_, KubeError | CliError> =>
+  Effect.gen(function* () {
+    const rollout = yield* getRollout(io.kube, name)
+    const ref = rollout.status?.validation?.evidenceRef
+    if (ref === undefined) return yield* Effect.fail(new CliError(`rollout ${name} has no evidence yet (status.validation.evidenceRef is empty): kubectl aicr describe ${name} shows its validation`))
+    const files = yield* Effect.tryPromise({ try: () => pullEvidence(ref), catch: (e) => new CliError(`cannot pull ${ref}: ${e instanceof Error ? e.message : String(e)}`) })
+    const doc = readEvidence(files)
+    if (!doc.reportMatches) return yield* Effect.fail(new CliError(`${evidenceText(doc)}the evidence's report does not match its binding: it was altered`))
+    return { doc, text: evidenceText(doc) }
+  })
 
 export const describe = (io: Io, name: string, flags: Flags): Effect.Effect<Result_, KubeError | CliError> =>
   Effect.gen(function* () {

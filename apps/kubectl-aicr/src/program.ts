@@ -7,7 +7,7 @@ import { KubeError, makeKube } from "@aicr/kube"
 import { Cause, Effect, Exit } from "effect"
 import { stringify } from "yaml"
 import { COMMANDS, FLAGS, HELP, parseArgs } from "./args"
-import { acknowledge, approve, CliError, describe, explain, type Io, reproduce, type Result_, revoke, rolloutNames } from "./commands"
+import { acknowledge, approve, CliError, describe, evidence, explain, type Io, reproduce, type Result_, revoke, rolloutNames } from "./commands"
 import { completionScript } from "./completion"
 
 const kubeOf = (kubeconfig: string | undefined, context: string | undefined) => makeKube({ kubeconfigPath: kubeconfig, context })
@@ -23,7 +23,7 @@ const complete = async (words: ReadonlyArray<string>): Promise<string> => {
   if (previous === "--dir") return ":0"
   const positional = before.filter((w, i) => !w.startsWith("-") && !(i > 0 && /^--?(kubeconfig|context|o|output|operator-namespace|reason|expires|dir|step|plan)$/u.test(before[i - 1]!)))
   if (positional.length === 0) return [...COMMANDS.filter((c) => c.startsWith(current)), directive].join("\n")
-  if (positional.length === 1 && ["describe", "approve", "revoke", "acknowledge"].includes(positional[0]!)) {
+  if (positional.length === 1 && ["describe", "approve", "revoke", "acknowledge", "evidence"].includes(positional[0]!)) {
     const flag = (name: string) => { const i = before.indexOf(`--${name}`); return i >= 0 ? before[i + 1] : undefined }
     const names = await Effect.runPromise(rolloutNames(kubeOf(flag("kubeconfig"), flag("context"))).pipe(Effect.catchCause(() => Effect.succeed([] as string[]))))
     return [...names.filter((n) => n.startsWith(current)), directive].join("\n")
@@ -52,7 +52,7 @@ export const run = async (argv: ReadonlyArray<string>, write: (s: string) => voi
     return 0
   }
   const io: Io = { kube: kubeOf(flags.kubeconfig, flags.context), out: write }
-  const commands = { describe, approve, revoke, acknowledge, reproduce } as const
+  const commands = { describe, approve, revoke, acknowledge, reproduce, evidence } as const
   const program: Effect.Effect<Result_, KubeError | CliError> = Effect.suspend(() => commands[command](io, name!, flags))
   const exit = await Effect.runPromiseExit(program)
   if (Exit.isSuccess(exit)) {

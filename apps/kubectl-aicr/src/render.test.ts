@@ -83,3 +83,26 @@ describe("describe before the step executor reports", () => {
     expect(text).toMatch(/1 +kai-scheduler +kai-scheduler +Upgrade +unknown +Pending +v0\.12\.17 → v0\.13\.0/)
   })
 })
+
+describe("describe: validation", () => {
+  it("shows the gate's conditions with each check, the run, its counts and times, and the evidence", () => {
+    const base = installRollout()
+    const c = (type: string, status: "True" | "False", reason: string, message: string) => ({ type, status, reason, message, observedGeneration: 1, lastTransitionTime: "2026-12-03T07:00:00Z" })
+    const rollout = {
+      ...base,
+      status: {
+        conditions: [
+          c("ValidationReady", "True", "ValidationAvailable", "The validation launcher aicr-validation/aicr-validation is installed"),
+          c("Validated", "False", "ValidationFailed", "Deployment validation failed: operator-health: [NOT_FOUND] no gpu-operator pods found (run aicr-validate-0123456789ab; evidence r/aicr/cluster/evidence/cluster@sha256:abc)"),
+        ],
+        validation: { runID: "aicr-validate-0123456789ab", result: "Failed" as const, checks: { passed: 2, failed: 1, skipped: 0, other: 0 }, startedAt: "2026-12-03T07:00:00Z", completedAt: "2026-12-03T07:00:41Z", evidenceRef: "r/aicr/cluster/evidence/cluster@sha256:abc" },
+      },
+    }
+    const text = describeText({ rollout, assessment: { components: [] } })
+    expect(text).toContain("ValidationReady: True ValidationAvailable: The validation launcher aicr-validation/aicr-validation is installed")
+    expect(text).toContain("Validated: False ValidationFailed: Deployment validation failed: operator-health: [NOT_FOUND] no gpu-operator pods found")
+    expect(text).toContain("run aicr-validate-0123456789ab: Failed (checks: 2 passed, 1 failed, 0 skipped, 0 other), started 2026-12-03T07:00:00Z, completed 2026-12-03T07:00:41Z")
+    expect(text).toContain(`evidence r/aicr/cluster/evidence/cluster@sha256:abc (kubectl aicr evidence ${base.metadata.name})`)
+    expect(describeText({ rollout: base, assessment: { components: [] } })).toContain("Validation:\n  (not run yet)")
+  })
+})

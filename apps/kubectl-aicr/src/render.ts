@@ -110,7 +110,16 @@ export const describeText = (d: DescribeDoc): string => {
     for (const c of d.assessment.components.filter((x) => x.steps)) for (const s of c.steps!) out.push(`    ${c.name}: ${s}`)
   } else if (d.assessment.note) out.push(`  ${d.assessment.note}`)
   out.push("", "Validation:")
+  // The validation gate's two conditions say whether validation can run and what it concluded, with each check.
+  for (const type of ["ValidationReady", "Validated"]) {
+    const c = status?.conditions?.find((x) => x.type === type)
+    if (c) out.push(`  ${type}: ${c.status} ${c.reason}: ${c.message}`)
+  }
   const val = status?.validation
-  out.push(val ? `  run ${val.runID ?? "-"}: ${val.result ?? "running"}${val.evidenceRef ? `, evidence ${val.evidenceRef}` : ""}` : "  (not run yet)")
+  if (val) {
+    const checks = val.checks ? ` (checks: ${val.checks.passed} passed, ${val.checks.failed} failed, ${val.checks.skipped} skipped, ${val.checks.other} other)` : ""
+    out.push(`  run ${val.runID ?? "-"}: ${val.result ?? "running"}${checks}${val.startedAt ? `, started ${val.startedAt}` : ""}${val.completedAt ? `, completed ${val.completedAt}` : ""}`)
+    if (val.evidenceRef) out.push(`  evidence ${val.evidenceRef} (kubectl aicr evidence ${metadata.name})`)
+  } else if (!status?.conditions?.some((x) => x.type === "Validated")) out.push("  (not run yet)")
   return out.join("\n") + "\n"
 }

@@ -268,6 +268,34 @@ describe("planner: decide", () => {
     expect(stalledCondition(observed(), e)).toMatchObject({ status: "True", reason: "RolloutFailed", message: expect.stringContaining("operator.aicr.run/retry=cluster-dddddddddddd-1") })
   })
 
+  it("with validation Required closes Succeeded only after Validated=True, Failed on each terminal not-validated reason, and Ready names the run", () => {
+    const required = runtime({ spec: { validation: { deployment: "Required" } } })
+    const steps = cond("Progressing", "True", "StepsCompleted")
+    const waiting = rollout("cluster-dddddddddddd-1", target.desiredStateDigest, { approved: true, conditions: [steps, cond("Validated", "False", "Validating")] })
+    expect(decide(observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [waiting] })).closes).toEqual([])
+    for (const reason of ["ValidationFailed", "ValidationIncomplete", "ValidationEmpty", "ValidationUnverified", "EvidenceUnsigned"]) {
+      const failed = rollout("cluster-dddddddddddd-1", target.desiredStateDigest, { approved: true, conditions: [steps, cond("Validated", "False", reason)] })
+      const e = decide(observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [failed] }))
+      expect(e.closes, reason).toEqual([{ rollout: failed, outcome: "Failed" }])
+      expect(stalledCondition(observed({ rt: required }), e)).toMatchObject({ status: "True", reason: "RolloutFailed", message: expect.stringContaining(`(${reason}: Validated ${reason})`) })
+    }
+    const passed = { ...rollout("cluster-dddddddddddd-1", target.desiredStateDigest, { approved: true, conditions: [steps, cond("Validated", "True", "ValidationPassed")] }) }
+    const f = decide(observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [passed] }))
+    expect(f.closes).toEqual([{ rollout: passed, outcome: "Succeeded" }])
+    const closed = { ...passed, metadata: { ...passed.metadata, labels: { [LABEL_OUTCOME]: "Succeeded" } }, status: { ...passed.status, validation: { runID: "aicr-validate-0123456789ab", result: "Passed" as const, evidenceRef: "r/aicr/cluster/evidence/cluster@sha256:" + "e".repeat(64) } } }
+    const o = observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [closed] })
+    expect(readyCondition(o, decide(o))).toMatchObject({ status: "True", reason: "RolledOut", message: expect.stringContaining("validation run aicr-validate-0123456789ab, evidence r/aicr/cluster/evidence/cluster@sha256:eee") })
+  })
+
+  it("stalls the runtime with ValidationUnavailable while the open rollout says validation is not installed (not for a Remove rollout)", () => {
+    const required = runtime({ spec: { validation: { deployment: "Required" } } })
+    const open = rollout("cluster-ffffffffffff-1", target.desiredStateDigest, { conditions: [{ ...cond("ValidationReady", "False", "ValidationUnavailable"), message: "install it with validation.enabled: true, or set spec.validation.deployment: Disabled" }] })
+    const o = observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [open] })
+    const d = decide(o)
+    expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "ValidationUnavailable", message: expect.stringContaining("validation.enabled: true, or set spec.validation.deployment: Disabled") })
+    expect(readyCondition(o, d)).toMatchObject({ status: "False", reason: "RollingOut", message: expect.stringContaining("rollout cluster-ffffffffffff-1 stalled: ValidationUnavailable: install it") })
+  })
+
   it("ignores stale rollout conditions", () => {
     const stale = rollout("cluster-eeeeeeeeeeee-1", target.desiredStateDigest, { approved: true, conditions: [cond("Progressing", "True", "StepsCompleted", 0)] })
     expect(decide(observed({ plans: new Map([planRead(target)]), rollouts: [stale] })).closes).toEqual([])

@@ -23,8 +23,13 @@ export const attempt = (r: RuntimeRollout): number => Number(/-(\d+)$/u.exec(r.m
  * - Failed: the executor reports `Progressing=False/RolloutFailed`;
  * - Revoked / Expired: the guard reports `Approved=False/RolloutRevoked|RolloutExpired` and no step is in flight;
  * - Succeeded: every step is ready (`Progressing=True/StepsCompleted`) and validation passed, or is Disabled; a
- *   `Remove` rollout (nothing left to validate) once it was approved and every step is done.
+ *   `Remove` rollout (nothing left to validate) once it was approved and every step is done;
+ * - Failed too: the validation gate reports a terminal not-validated reason (a failed or incomplete check, no check
+ *   run, a faked pass, evidence without the configured signature).
  */
+/** The validation gate's terminal `Validated=False` reasons: the rollout ends Failed. */
+export const VALIDATION_FAILURES = ["ValidationFailed", "ValidationIncomplete", "ValidationEmpty", "ValidationUnverified", "EvidenceUnsigned"] as const
+
 export const reachedOutcome = (r: RuntimeRollout, validationDisabled: boolean): Outcome | undefined => {
   const progressing = current(r, Progressing)
   const approved = current(r, Approved)
@@ -39,7 +44,7 @@ export const reachedOutcome = (r: RuntimeRollout, validationDisabled: boolean): 
     if (validationDisabled) return "Succeeded"
     const validated = current(r, Validated)
     if (validated.status === "True") return "Succeeded"
-    if (validated.status === "False" && validated.reason === "ValidationFailed") return "Failed"
+    if (validated.status === "False" && (VALIDATION_FAILURES as readonly string[]).includes(validated.reason)) return "Failed"
   }
   return undefined
 }

@@ -4,12 +4,12 @@
  * lost status comes back the same). Messages carry no times except the window's end, so an unchanged state makes no
  * write.
  */
-import { deploymentValidationOf, type Outcome, Planned, Progressing, Ready, type RuntimeRollout, Stalled, Succeeded } from "@aicr/api"
+import { deploymentValidationOf, type Outcome, Planned, Progressing, Ready, type RuntimeRollout, Stalled, Succeeded, ValidationReady, Validated } from "@aicr/api"
 import { type ConditionIntent, current, materialize, shortDigest } from "@aicr/conditions"
 import type { StatusWrite } from "@aicr/kube"
 import type { Decision } from "./decide"
 import type { Observed } from "./gather"
-import { outcomeOf } from "./rollouts"
+import { outcomeOf, VALIDATION_FAILURES } from "./rollouts"
 
 export const assessmentConfigMapName = (rollout: string) => `aicr-assessment-${rollout}`
 
@@ -40,13 +40,25 @@ const STARTED: ReadonlySet<string> = new Set(["Applying", "WaitingForReady", "Aw
 export const stepInFlight = (r: RuntimeRollout): string | undefined =>
   r.status?.steps?.items?.some((i) => STARTED.has(i.state)) ? r.status.steps.current : undefined
 
-/** Where the open rollout is: awaiting approval, its step, or what the step executor says. */
+/** The validation gate's `ValidationUnavailable` on a rollout (Required, not installed), if it says so now. */
+const validationUnavailable = (r: RuntimeRollout | undefined): string | undefined => {
+  if (r === undefined || r.spec.kind === "Remove") return undefined
+  const ready = current(r, ValidationReady)
+  return ready.status === "False" && ready.reason === "ValidationUnavailable" ? ready.message : undefined
+}
+
+/** Where the open rollout is: awaiting approval, its step, validation, or what the step executor says. */
 const rolloutProgress = (open: RuntimeRollout): string => {
   const name = open.metadata.name
+  const unavailable = validationUnavailable(open)
+  if (unavailable !== undefined) return `rollout ${name} stalled: ValidationUnavailable: ${unavailable}`
   if (open.spec.approval === undefined) return `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…")`
+  const progressing = current(open, Progressing)
+  if (progressing.status === "True" && progressing.reason === "StepsCompleted" && open.status?.validation?.runID !== undefined) {
+    return `rollout ${name}: deployment validation run ${open.status.validation.runID}`
+  }
   const step = stepInFlight(open)
   if (step !== undefined) return `rollout ${name}: step ${step}`
-  const progressing = current(open, Progressing)
   return `rollout ${name}: ${progressing.status === "Unknown" ? "approved, waiting for the step executor" : progressing.message}`
 }
 
@@ -66,9 +78,9 @@ export const readyCondition = (o: Observed, d: Decision): ConditionIntent<"Ready
   if (d.open !== undefined) return Ready.false("RollingOut", rolloutProgress(d.open))
   if (d.ended !== undefined) return Ready.false("RollingOut", `rollout ${d.ended.metadata.name} stalled: it ended ${outcomeOf(d.ended) ?? ""}`)
   if (d.active !== undefined && d.active === d.target) {
-    return deploymentValidationOf(o.runtime.spec) === "Disabled"
-      ? Ready.true("ValidationDisabled", `Plan ${shortDigest(d.active)} is rolled out; deployment validation is Disabled`)
-      : Ready.true("RolledOut", `Plan ${shortDigest(d.active)} is rolled out and validated`)
+    if (deploymentValidationOf(o.runtime.spec) === "Disabled") return Ready.true("ValidationDisabled", `Plan ${shortDigest(d.active)} is rolled out; deployment validation is Disabled`)
+    const v = validationOf(o.rollouts, d.active)
+    return Ready.true("RolledOut", `Plan ${shortDigest(d.active)} is rolled out and validated${v === undefined ? "" : ` (validation run ${v.runID ?? "?"}, evidence ${v.evidenceRef ?? "none"})`}`)
   }
   if (d.target !== undefined) {
     const why = d.plan._tag === "Planned" ? "" : `: ${d.plan.message}`
@@ -77,6 +89,12 @@ export const readyCondition = (o: Observed, d: Decision): ConditionIntent<"Ready
   }
   return d.active === undefined ? Ready.false("NoActivePlan", `Nothing is rolled out yet: ${d.plan.message}`) : Ready.false("NotReady", d.plan.message)
 }
+
+/** The validation room of the newest Succeeded rollout to `digest` that recorded a passed run. */
+const validationOf = (rollouts: ReadonlyArray<RuntimeRollout>, digest: string) =>
+  [...rollouts]
+    .filter((r) => r.spec.toDigest === digest && outcomeOf(r) === "Succeeded" && r.status?.validation?.result === "Passed")
+    .sort((a, b) => ((a.metadata.creationTimestamp ?? "") < (b.metadata.creationTimestamp ?? "") ? 1 : -1))[0]?.status?.validation
 
 const STALL_REASONS_RESOLVED_WAITS = new Set(["Resolving", "NotYetReported", "Stale"])
 const STALL_REASONS_MIRRORED_WAITS = new Set(["Mirroring", "AwaitingResolution", "NotYetReported", "Stale"])
@@ -94,10 +112,14 @@ export const stalledCondition = (o: Observed, d: Decision): ConditionIntent<"Sta
   if (d.plan._tag === "Blocked") return Stalled.true(d.plan.reason, d.plan.message)
   const refused = o.runtime.spec.suspendEngine ? o.runtime.status?.engine?.suspensionRefused : undefined
   if (refused !== undefined) return Stalled.true("EngineSuspensionRefused", refused)
+  const unavailable = o.runtime.metadata.deletionTimestamp ? undefined : validationUnavailable(d.open)
+  if (unavailable !== undefined) return Stalled.true("ValidationUnavailable", `rollout ${d.open!.metadata.name}: ${unavailable}`)
   if (d.ended !== undefined) {
     const outcome = outcomeOf(d.ended) as keyof typeof endedReason
     const name = d.ended.metadata.name
-    const why = current(d.ended, Progressing).message
+    // A rollout that failed validation says why through Validated; any other through Progressing.
+    const validated = current(d.ended, Validated)
+    const why = validated.status === "False" && (VALIDATION_FAILURES as readonly string[]).includes(validated.reason) ? `${validated.reason}: ${validated.message}` : current(d.ended, Progressing).message
     return Stalled.true(endedReason[outcome], `rollout ${name} ended ${outcome}${why ? ` (${why})` : ""}; to retry, annotate the runtime: kubectl annotate clusterruntime cluster operator.aicr.run/retry=${name}`)
   }
   return Stalled.false("NotStalled", "Nothing needs a human")

@@ -22,7 +22,7 @@ export interface AicrObject {
   readonly [field: string]: unknown
 }
 
-export type AicrJobKind = "snapshot" | "recipe" | "bundle" | "upgrade-check"
+export type AicrJobKind = "snapshot" | "recipe" | "bundle" | "upgrade-check" | "validate"
 
 export const LABEL_JOB_KIND = "operator.aicr.run/aicr-job"
 export const LABEL_INPUT = "operator.aicr.run/input"

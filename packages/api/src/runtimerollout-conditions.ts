@@ -91,8 +91,11 @@ export const Validated = ConditionDef.make({
     False: {
       AwaitingSteps: "Progressing is not True/StepsCompleted for this generation",
       Validating: "a validation run is in progress; the message names the run",
-      ValidationFailed: "a validation check failed; the message names the failed checks",
-      EvidenceUnsigned: "a signing key is configured but the evidence carries no key signature",
+      ValidationFailed: "a validation check failed; the message names the failed checks with the validator's own message; terminal",
+      ValidationIncomplete: "a check ended other than passed, failed or skipped (timeout, crash), or the run wrote no report (deadline, killed, readiness pre-flight, a plan or snapshot it could not read); terminal",
+      ValidationEmpty: "no check ran: the recipe declares no deployment check, or every check was skipped; terminal",
+      ValidationUnverified: "a check reported passed in 0 ms with no output, so the validator cannot have run; terminal",
+      EvidenceUnsigned: "a signing key is configured but the evidence carries no key signature; terminal",
       ValidationUnavailable: "validation is Required but not installed",
     },
     Unknown: StandardUnknownReasons,

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto"
 import { gunzipSync } from "node:zlib"
 import { parse } from "yaml"
 import { describe, expect, it } from "vitest"
+import { chartFiles } from "./chart"
 import { FIXTURE_CHARTS, FIXTURE_COMPONENTS, fixtureBundle, fixtureRecipe, indexYaml, packageChart, repoPath } from "./index"
 
 /** AICR's deployment order: Kahn's sort over dependencyRefs, queue re-sorted alphabetically after every pop. */
@@ -71,6 +72,15 @@ describe("fixture charts", () => {
   it("make a large chart large and incompressible when asked", () => {
     const kps = FIXTURE_CHARTS.find((c) => c.chart === "kube-prometheus-stack")!
     expect(packageChart(kps, { fillerBytes: 9 * 1024 * 1024 }).tgz.length).toBeGreaterThan(9 * 1024 * 1024)
+  })
+
+  it("label the GPU Operator's pods and Deployment as the real chart does, for AICR's deployment validator", () => {
+    const gpuOperator = FIXTURE_CHARTS.find((c) => c.chart === "gpu-operator")!
+    const text = chartFiles(gpuOperator).find((f) => f.path === "gpu-operator/templates/workloads.yaml")!.data.toString("utf8")
+    const deployment = text.split("---").find((d) => d.includes("name: gpu-operator\n"))!
+    // operator-health lists pods with app=gpu-operator; gpu-operator-version reads the Deployment's version label.
+    expect(deployment).toContain('    app: "gpu-operator"\n    app.kubernetes.io/version: "v25.10.1"\nspec:')
+    expect(deployment).toContain('        app.kubernetes.io/name: gpu-operator\n        app: "gpu-operator"')
   })
 
   it("cover every component that has a chart", () => {

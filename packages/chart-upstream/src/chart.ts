@@ -34,6 +34,8 @@ export const defaultValues = () => ({
   tolerations: [GPU_TOLERATION],
 })
 
+const extraLabels = (w: FixtureWorkload, indent: string): string[] => Object.entries(w.labels ?? {}).map(([k, v]) => `${indent}${k}: ${JSON.stringify(v)}`)
+
 const workloadTemplate = (w: FixtureWorkload): string =>
   [
     "---",
@@ -47,6 +49,7 @@ const workloadTemplate = (w: FixtureWorkload): string =>
     "    app.kubernetes.io/instance: {{ .Release.Name }}",
     "    app.kubernetes.io/managed-by: {{ .Release.Service }}",
     "    helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version | replace \"+\" \"_\" }}",
+    ...extraLabels(w, "    "),
     "spec:",
     ...(w.kind === "Deployment" ? ["  replicas: {{ .Values.replicas | default 1 }}"] : []),
     "  selector:",
@@ -56,6 +59,7 @@ const workloadTemplate = (w: FixtureWorkload): string =>
     "    metadata:",
     "      labels:",
     `        app.kubernetes.io/name: ${w.name}`,
+    ...extraLabels(w, "        "),
     "    spec:",
     "      {{- with .Values.nodeSelector }}",
     "      nodeSelector:",

@@ -13,6 +13,8 @@
 export interface FixtureWorkload {
   readonly kind: "Deployment" | "DaemonSet"
   readonly name: string
+  /** Extra labels on the workload and its pods, as the real chart sets them (what AICR's validators read). */
+  readonly labels?: Readonly<Record<string, string>>
 }
 
 /** A trivial CRD a stand-in chart ships, so the recipe's extra manifests have a kind to land on. */
@@ -144,7 +146,9 @@ export const FIXTURE_COMPONENTS: readonly FixtureComponent[] = [
     name: "gpu-operator", namespace: "gpu-operator", chart: "gpu-operator",
     source: NVIDIA, version: "v25.10.1",
     dependencyRefs: ["cert-manager", "kube-prometheus-stack", "node-feature-discovery", "skyhook-customizations"],
-    workloads: [{ kind: "Deployment", name: "gpu-operator" }, { kind: "DaemonSet", name: "nvidia-device-plugin-daemonset" }],
+    // The real chart's operator pods carry app=gpu-operator (AICR's operator-health lists them by it) and its
+    // Deployment the chart's version (AICR's gpu-operator-version reads app.kubernetes.io/version).
+    workloads: [{ kind: "Deployment", name: "gpu-operator", labels: { app: "gpu-operator", "app.kubernetes.io/version": "v25.10.1" } }, { kind: "DaemonSet", name: "nvidia-device-plugin-daemonset" }],
     manifests: { "dcgm-exporter.yaml": dcgmExporter },
     values: { cdi: { enabled: true, default: false }, driver: { version: "580.105.08" }, gdrcopy: { enabled: true } },
   },

@@ -10,11 +10,12 @@ export const validationGate = Contract.make({
     Watch.self(RuntimeRolloutKind),
     Watch.mapped(ClusterRuntimeKind, "rollouts-of-runtime", "spec.validation.deployment decides Required or Disabled"),
     Watch.mapped(Core.Job, "rollout-label", "validation runs finish", LABEL_ROLLOUT),
+    Watch.mapped(Core.ServiceAccount, "rollouts-of-runtime", "the validation launcher is installed or removed (chart validation.enabled)"),
   ],
-  reads: { conditions: [Progressing], kinds: [ClusterRuntimeKind, Core.Job, Core.ConfigMap, Core.ServiceAccount] },
+  reads: { conditions: [Progressing], kinds: [ClusterRuntimeKind, Core.Job, Core.Pod, Core.ConfigMap, Core.ServiceAccount] },
   writes: [{ kind: RuntimeRolloutKind, conditions: [ValidationReady, Validated], statusKeys: ["validation"] }],
   creates: [
-    { kind: Core.Job, why: "aicr validate runs in the validation namespace" },
-    { kind: Core.Secret, why: "per-run registry credentials for pushing evidence, owned by the Job" },
+    { kind: Core.Job, why: "a fresh snapshot and aicr validate run in the validation namespace" },
+    { kind: Core.ConfigMap, why: "the validate Job's input (recipe, snapshot) and the Jobs' output, owned by the Job" },
   ],
 })

@@ -47,7 +47,7 @@ export { AUDIT_READS_GROUP, COMPONENT_USERS, componentUser, DEFAULT_USERS, type 
 export { adoptProc, HarnessError, pidAlive, type Proc, spawnProc, type SpawnOptions, tailFile } from "./proc"
 export { aicrBinary, argoCdCrdsDir, readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"
 export { defaultHostFor, h100Host, HOST_PROFILE_ANNOTATION, HostProfile, hostProfileOf, setHostProfile, systemHost } from "./kubelet/hosts"
-export { AICR_IMAGES, CLAIMED_REPOSITORIES, type ImageRule, type ImageRuntime, lookupImage } from "./kubelet/images"
+export { AICR_IMAGES, CLAIMED_REPOSITORIES, CUDA_BASE_IMAGE, type ImageRule, type ImageRuntime, KUBELET_IMAGES, lookupImage } from "./kubelet/images"
 export { CONTAINER_ID_PREFIX, KUBELET_FIELD_MANAGER, startKubelet } from "./kubelet/kubelet"
 export { type IsolatedHelm, isolatedHelm } from "./helm"
 export {

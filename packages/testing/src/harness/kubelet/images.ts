@@ -21,6 +21,8 @@ export interface ImageRuntime {
 export interface ImageRule {
   /** The image repository (reference without tag or digest), e.g. ghcr.io/nvidia/aicr. */
   readonly repository: string
+  /** The tags that run (group 1 is the version given to `resolve`); default: release tags `vX.Y.Z`. */
+  readonly tags?: RegExp
   /** The runtime for a release tag, or an error message saying why it cannot run here. */
   readonly resolve: (version: string) => ImageRuntime | { readonly error: string }
 }
@@ -67,6 +69,21 @@ export const AICR_IMAGES: readonly ImageRule[] = [
 ]
 
 /**
+ * NVIDIA's CUDA base images, as AICR's `check-nvidia-smi` deploys them (`nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04`,
+ * `command: [/bin/sh, -c]`, `args: [nvidia-smi && echo GPU_CHECK_SUCCESS]`): a base image brings no binary of its own,
+ * so its command runs as given, with the fake host's `nvidia-smi` on PATH on a GPU node (none on a system node, where
+ * the command fails as it would without a driver).
+ */
+export const CUDA_BASE_IMAGE: ImageRule = {
+  repository: "nvcr.io/nvidia/cuda",
+  tags: /^:(\d+\.\d+\.\d+-base-[a-z0-9.]+)(@sha256:[a-f0-9]{64})?$/,
+  resolve: () => ({ entrypoint: [], path: [] }),
+}
+
+/** Every image the process kubelet runs: AICR's own, and the CUDA base image AICR's GPU check runs. */
+export const KUBELET_IMAGES: readonly ImageRule[] = [...AICR_IMAGES, CUDA_BASE_IMAGE]
+
+/**
  * Repositories the kubelet claims: their pods never get kwok's fake lifecycle, even when they cannot run here (an
  * unbuilt version, the performance or conformance validators), so nothing "passes" without running.
  */
@@ -79,7 +96,7 @@ const LOOPBACK_IMAGE = "(127\\.[0-9]+\\.[0-9]+\\.[0-9]+|localhost)(:[0-9]+)?/"
 export const isLoopbackImage = (image: string): boolean => new RegExp(`^${LOOPBACK_IMAGE}`).test(image)
 
 /** A regular expression (source) matching every image the kubelet claims; kwok's pod stages exclude these. */
-export const claimedImagePattern = (rules: readonly ImageRule[] = AICR_IMAGES, claimed: readonly string[] = CLAIMED_REPOSITORIES): string =>
+export const claimedImagePattern = (rules: readonly ImageRule[] = KUBELET_IMAGES, claimed: readonly string[] = CLAIMED_REPOSITORIES): string =>
   `^((${[...rules.map((r) => escape(r.repository)), ...claimed.map((c) => c.replaceAll(".", "\\."))].join("|")})[:@]|${LOOPBACK_IMAGE})`
 
 export type ImageLookup =
@@ -90,15 +107,15 @@ export type ImageLookup =
 const TAG = /^:(v\d+\.\d+\.\d+)(@sha256:[a-f0-9]{64})?$/
 
 /** What the kubelet does with a container image. */
-export const lookupImage = (image: string, rules: readonly ImageRule[] = AICR_IMAGES, claimed: readonly string[] = CLAIMED_REPOSITORIES): ImageLookup => {
+export const lookupImage = (image: string, rules: readonly ImageRule[] = KUBELET_IMAGES, claimed: readonly string[] = CLAIMED_REPOSITORIES): ImageLookup => {
   if (isLoopbackImage(image)) {
     const m = /^(.+?)(?::([^:/@]+))?(@sha256:[a-f0-9]{64})?$/.exec(image)!
     return { kind: "runnable", repository: m[1]!, version: m[2] ?? m[3]?.slice(1) ?? "latest", runtime: { entrypoint: [], path: [], pull: image } }
   }
   for (const rule of rules) {
     if (!image.startsWith(rule.repository) || !/^[:@]/.test(image.slice(rule.repository.length))) continue
-    const tag = TAG.exec(image.slice(rule.repository.length))
-    if (!tag) return { kind: "unavailable", message: `image ${image}: only release tags (vX.Y.Z, optionally @sha256:…) of ${rule.repository} run on the local control plane` }
+    const tag = (rule.tags ?? TAG).exec(image.slice(rule.repository.length))
+    if (!tag) return { kind: "unavailable", message: `image ${image}: only ${rule.tags ? `tags matching ${rule.tags.source}` : "release tags (vX.Y.Z, optionally @sha256:…)"} of ${rule.repository} run on the local control plane` }
     const r = rule.resolve(tag[1]!)
     return "error" in r ? { kind: "unavailable", message: `image ${image}: ${r.error}` } : { kind: "runnable", repository: rule.repository, version: tag[1]!, runtime: r }
   }

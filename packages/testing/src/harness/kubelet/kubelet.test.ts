@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { defaultHostFor, h100Host, hostFiles, hostProfileOf, HOST_PROFILE_ANNOTATION, nvidiaSmiXml, osRelease, systemHost } from "./hosts"
-import { aicrImages, claimedImagePattern, type ImageRule, lookupImage } from "./images"
+import { aicrImages, claimedImagePattern, CUDA_BASE_IMAGE, type ImageRule, lookupImage } from "./images"
 import { containerUser, imageCommandLine, imageEnv } from "./image-config"
 import { podRuntimes } from "./kubelet"
 import { commandLine, containerEnv, exitCodeOf, expand, fieldValue, finishedStatus, type PodSources, runningStatus, terminationMessage, volumeContent } from "./pod"
@@ -44,6 +44,14 @@ describe("process kubelet: which images run for real", () => {
     ["ghcr.io/nvidia/gpu-operator:v25.3.0", "unclaimed"],
   ])("%s is %s", (image, kind) => {
     expect(lookupImage(image, rules).kind).toBe(kind)
+  })
+
+  it("runs NVIDIA's CUDA base image (AICR's GPU check) with its own command, and claims no other CUDA tag", () => {
+    const all = [...rules, CUDA_BASE_IMAGE]
+    expect(lookupImage("nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04", all)).toMatchObject({ kind: "runnable", version: "13.0.0-base-ubuntu22.04", runtime: { entrypoint: [], path: [] } })
+    expect(lookupImage("nvcr.io/nvidia/cuda:13.0.0-devel-ubuntu22.04", all)).toMatchObject({ kind: "unavailable" })
+    expect(lookupImage("nvcr.io/nvidia/cudax:13.0.0-base-ubuntu22.04", all).kind).toBe("unclaimed")
+    expect(new RegExp(claimedImagePattern(all)).test("nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04")).toBe(true)
   })
 
   it("says why a claimed image cannot run here", () => {

@@ -13,7 +13,7 @@ import { request } from "undici"
 import { agentFor, kubeRequest } from "../kube"
 import type { KubeTarget } from "../types"
 import { hostProfileOf } from "./hosts"
-import { AICR_IMAGES, type ImageRule, type ImageRuntime, lookupImage } from "./images"
+import { type ImageRule, type ImageRuntime, KUBELET_IMAGES, lookupImage } from "./images"
 import { OciClient } from "@aicr/oras"
 import { startImageContainer } from "./image-runner"
 import { type Container, finishedStatus, type LiveContainer, type Pod, PodConfigError, type PodSources, runningStatus, type Terminated, waitingStatus } from "./pod"
@@ -56,7 +56,7 @@ interface PodRun {
 type Runtimes = { readonly kind: "run"; readonly runtimes: Record<string, ImageRuntime> } | { readonly kind: "unavailable"; readonly message: string } | { readonly kind: "ignore" }
 
 /** Whether the kubelet runs the pod: every container's image must be runnable here once one is claimed. */
-export const podRuntimes = (pod: Pod, rules: readonly ImageRule[] = AICR_IMAGES): Runtimes => {
+export const podRuntimes = (pod: Pod, rules: readonly ImageRule[] = KUBELET_IMAGES): Runtimes => {
   const looks = (pod.spec.containers as { name: string; image: string }[]).map((c) => [c.name, lookupImage(c.image, rules)] as const)
   if (looks.every(([, l]) => l.kind === "unclaimed")) return { kind: "ignore" }
   const bad = looks.find(([, l]) => l.kind !== "runnable")
@@ -73,7 +73,7 @@ const ours = (pod: Pod): boolean =>
 
 export const startKubelet = async (opts: KubeletOptions) => {
   const log = opts.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`))
-  const rules = opts.images ?? AICR_IMAGES
+  const rules = opts.images ?? KUBELET_IMAGES
   const runs = new Map<string, PodRun>()
   const reported = new Set<string>()
   const finalizing = new Set<string>()

@@ -3,7 +3,7 @@
 // config.json: { server, caFile, token, dir, apiHost, apiPort, logsPort, certFile, keyFile, aicrMirror? }. SIGTERM stops every pod process, then exits.
 // aicrMirror (`<registry>/<prefix>`): run AICR's images from the copies pushed there instead of the local binaries.
 import { readFileSync } from "node:fs"
-import { aicrImages } from "./images"
+import { aicrImages, CUDA_BASE_IMAGE } from "./images"
 import { startKubelet } from "./kubelet"
 
 interface Config {
@@ -26,7 +26,7 @@ const kubelet = await startKubelet({
   dir: config.dir,
   api: { host: config.apiHost, port: config.apiPort },
   logs: { port: config.logsPort, certFile: config.certFile, keyFile: config.keyFile },
-  ...(config.aicrMirror ? { images: aicrImages(config.aicrMirror) } : {}),
+  ...(config.aicrMirror ? { images: [...aicrImages(config.aicrMirror), CUDA_BASE_IMAGE] } : {}),
 })
 const stop = async () => {
   await kubelet.stop()

@@ -1,0 +1,47 @@
+/**
+ * validation-gate's composition: settings, the evidence registry (its OCI client is loaded by the first push), the
+ * signer (when a key is configured), informers (every RuntimeRollout; the `cluster` runtime, mapped to its rollouts;
+ * the validation Jobs, mapped to the rollout named in their label) and the controller, as an `AppSpec` the runtime
+ * runs. No logic here.
+ */
+import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject, LABEL_ROLLOUT, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME } from "@aicr/api"
+import { makeInformer } from "@aicr/kube"
+import { type AppSpec, mapped, self } from "@aicr/runtime"
+import { Effect } from "effect"
+import { EvidenceRegistry, lazyRegistry, Signer } from "./act"
+import { GateConfig, parseSettings } from "./config"
+import { contract } from "./contract"
+import { reconcile } from "./reconcile"
+import { lazySigner } from "./signer"
+
+export const validationGateApp: AppSpec<Error> = {
+  name: contract.controller,
+  setup: (ctx) =>
+    Effect.gen(function* () {
+      const settings = yield* Effect.try({ try: () => parseSettings(ctx.config.rest), catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
+      yield* Effect.logInfo("Starting validation-gate", {
+        registry: settings.registry,
+        validationNamespace: settings.validationNamespace,
+        launcher: settings.launcher,
+        deadlineSeconds: settings.deadlineSeconds,
+        signingKey: settings.signingKey ?? "none",
+      })
+      const registry = yield* lazyRegistry(settings, ctx.fieldManager)
+      const signer = settings.signingKey === undefined ? undefined : lazySigner(settings.signingKey)
+      const rollouts = yield* makeInformer<RuntimeRollout>({ kind: RuntimeRolloutKind })
+      const runtimes = yield* makeInformer<ClusterRuntime>({ kind: ClusterRuntimeKind, fieldSelector: `metadata.name=${SINGLETON_NAME}` })
+      const jobs = yield* makeInformer<KubeObject>({ kind: Core.Job, namespace: settings.validationNamespace, labelSelector: LABEL_ROLLOUT })
+      const launcher = yield* makeInformer<KubeObject>({ kind: Core.ServiceAccount, namespace: settings.validationNamespace, fieldSelector: `metadata.name=${settings.launcher}` })
+      const rolloutsOf = (rt: ClusterRuntime) => rollouts.list().filter((r) => r.spec.runtimeUID === rt.metadata.uid).map((r) => r.metadata.name)
+      const everyRollout = () => rollouts.list().map((r) => r.metadata.name)
+      return [
+        {
+          name: contract.controller,
+          kind: RuntimeRolloutKind,
+          sources: [self(rollouts), mapped(runtimes, rolloutsOf), mapped(jobs, (j) => [j.metadata.labels?.[LABEL_ROLLOUT] ?? ""].filter((n) => n !== "")), mapped(launcher, everyRollout)],
+          reconcile: (key: string) =>
+            reconcile(key).pipe(Effect.provideService(GateConfig, settings), Effect.provideService(EvidenceRegistry, registry), Effect.provideService(Signer, signer)),
+        },
+      ]
+    }),
+}
