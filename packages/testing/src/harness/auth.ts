@@ -29,6 +29,8 @@ export const COMPONENT_USERS: Readonly<Record<string, { readonly user: string; r
   "kube-scheduler": { user: "system:kube-scheduler", groups: ["system:masters"] },
   kwok: { user: "system:kwok-controller", groups: ["system:masters"] },
   kubelet: { user: "system:aicr-harness-kubelet", groups: ["system:masters"] },
+  // The webhook stand-in writes caBundles into webhook configurations, APIServices and CRDs (egress/egress.ts).
+  "webhook-stand-in": { user: "system:aicr-harness-webhook-stand-in", groups: ["system:masters"] },
   // Argo CD's application-controller deploys whatever an Application holds, cluster-wide (argocd.ts).
   "argocd-application-controller": { user: "system:argocd-application-controller", groups: ["system:masters"] },
 }
@@ -74,6 +76,12 @@ export const ensureAuth = (dir: string): AuthMaterial => {
       users: Record<string, StaticUser>
       components: Record<string, StaticUser>
     })
+    // A dir made before a component existed gets that component's identity now (tokens.csv is rewritten below).
+    const missing = Object.fromEntries(Object.entries(COMPONENT_USERS).filter(([k]) => components[k] === undefined))
+    if (Object.keys(missing).length > 0) {
+      components = { ...components, ...mint(missing) }
+      writeFileSync(authJson, JSON.stringify({ users, components }, null, 2), { mode: 0o600 })
+    }
   } else {
     users = mint(DEFAULT_USERS)
     components = mint(COMPONENT_USERS)
