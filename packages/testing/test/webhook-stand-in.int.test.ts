@@ -2,11 +2,15 @@
 // webhook whose Service has no real server (as on kwok nodes) through the egress selector, and the stand-in admits;
 // it writes its CA into the webhook's caBundle as cert-manager's cainjector would; an aggregated API it stands in for
 // turns Available. The control: a webhook naming a Service that does not exist is still refused, so the admission
-// path is real and nothing is admitted by default.
-import { readFileSync } from "node:fs"
+// path is real and nothing is admitted by default. The status stand-in writes Available on a Prometheus (the real
+// kube-prometheus-stack CRD, read from the real package at run time), as the Prometheus operator would.
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { parse } from "yaml"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest } from "../src/harness"
+import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, repoRoot } from "../src/harness"
 
 const info: HarnessInfo = inject("harness")
 const suffix = Math.random().toString(36).slice(2, 7)
@@ -35,6 +39,8 @@ const webhook = (name: string, namespace: string, service: string) => ({
   ],
 })
 const configMap = (namespace: string, name: string) => ({ method: "POST", path: `/api/v1/namespaces/${namespace}/configmaps`, body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { a: "b" } } }) as const
+/** The real charts folder (as @aicr/chart-upstream's realChartsDir finds it; that package depends on this one). */
+const chartsDir = process.env.AICR_CHARTS_DIR ?? join(process.env.AICR_THIRD_PARTY_DIR ?? join(repoRoot(), "..", "shared", "third-party"), "charts")
 const standInLog = () => readFileSync(info.logs["webhook-stand-in"]!, "utf8")
 
 beforeAll(async () => {
@@ -61,6 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const name of [HOOK, `${HOOK}-missing`]) await kubeRequest(info, { method: "DELETE", path: `${VWC}/${name}` })
   await kubeRequest(info, { method: "DELETE", path: `${APISERVICES}/v1.${GROUP}` })
+  await kubeRequest(info, { method: "DELETE", path: `/apis/monitoring.coreos.com/v1/namespaces/${ns}/prometheuses/standin` })
 })
 
 describe("the webhook stand-in", () => {
@@ -105,5 +112,24 @@ describe("the webhook stand-in", () => {
     }, { timeoutMs: 60_000, what: `APIService v1.${GROUP} Available` })
     expect(available.status).toBe("True")
     expect(standInLog()).toContain(`"path":"/apis/${GROUP}/v1"`)
+  })
+
+  it("writes Available on a Prometheus, as the Prometheus operator kwok does not run would", async () => {
+    const work = mkdtempSync(join(tmpdir(), "standin-crd-"))
+    const file = "kube-prometheus-stack/charts/crds/crds/crd-prometheuses.yaml"
+    execFileSync("tar", ["-xzf", join(chartsDir, "kube-prometheus-stack-82.8.0.tgz"), "-C", work, file])
+    const crd = parse(readFileSync(join(work, file), "utf8"))
+    // Server-side, like Argo CD: the CRD is far over the client-side apply annotation limit.
+    expectOk(await kubeRequest(info, { method: "PATCH", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/prometheuses.monitoring.coreos.com?fieldManager=standin-test&force=true", body: JSON.stringify(crd), contentType: "application/apply-patch+yaml" }), "apply the Prometheus CRD")
+    await eventually(async () => {
+      const r = await kubeRequest(info, { method: "POST", path: `/apis/monitoring.coreos.com/v1/namespaces/${ns}/prometheuses`, body: { apiVersion: "monitoring.coreos.com/v1", kind: "Prometheus", metadata: { name: "standin" }, spec: {} } })
+      return r.status === 201 || r.status === 409
+    }, { timeoutMs: 30_000, what: "Prometheus created once its CRD is served" })
+    const available = await eventually(async () => {
+      const p = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/monitoring.coreos.com/v1/namespaces/${ns}/prometheuses/standin` }), "get Prometheus")
+      return (p.status?.conditions ?? []).find((c: { type: string; status: string }) => c.type === "Available" && c.status === "True")
+    }, { timeoutMs: 20_000, what: "Prometheus Available" })
+    expect(available).toMatchObject({ reason: "StandIn" })
+    expect(standInLog()).toContain(`"object":"prometheuses.monitoring.coreos.com/${ns}/standin"`)
   })
 })

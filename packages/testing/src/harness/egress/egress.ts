@@ -14,7 +14,8 @@
 //   `aicr-harness-webhook-stand-in`), so the API server trusts it;
 // - any other CONNECT (the process kubelet's API on 127.0.0.1 for pods/log) is tunnelled to where it asks.
 //
-// It admits everything: it checks nothing a real webhook would. Each answer is logged as one JSON line.
+// It admits everything: it checks nothing a real webhook would. Each answer is logged as one JSON line. The same
+// process writes the statuses Argo CD's health checks wait for from controllers kwok does not run (statuses.ts).
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { connect, type Socket } from "node:net"
 import { rmSync } from "node:fs"
@@ -23,6 +24,7 @@ import { createSecureContext, type SecureContext, TLSSocket } from "node:tls"
 import { kubeRequest } from "../kube"
 import type { KubeTarget } from "../types"
 import { standInPki } from "./certs"
+import { standInStatuses } from "./statuses"
 
 export const STAND_IN_FIELD_MANAGER = "aicr-harness-webhook-stand-in"
 
@@ -263,7 +265,11 @@ export const startWebhookStandIn = async (opts: StandInOptions): Promise<StandIn
   let stopped = false
   const loop = (async () => {
     while (!stopped) {
-      await Promise.all([sweepOnce(), refreshServices()]).catch((e: unknown) => log({ msg: "Sweep failed", error: e instanceof Error ? e.message : String(e) }))
+      await Promise.all([
+        sweepOnce(),
+        refreshServices(),
+        standInStatuses(opts.target, opts.user, STAND_IN_FIELD_MANAGER).then((wrote) => wrote.forEach((object) => log({ msg: "Wrote status", object }))),
+      ]).catch((e: unknown) => log({ msg: "Sweep failed", error: e instanceof Error ? e.message : String(e) }))
       await sleep(opts.intervalMs ?? 1_000)
     }
   })()
