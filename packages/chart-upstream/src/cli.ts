@@ -1,7 +1,11 @@
 // Runs the local upstream in the foreground for the local control plane and manual work:
-//   npx tsx packages/chart-upstream/src/cli.ts [--port N] [--oci-registry host:port]
-// Serves the charts of both pinned AICR versions' recipes. Prints one JSON line ({httpUrl, ociPrefix, rewrites, charts}) once serving, then runs until SIGINT/SIGTERM.
+//   npx tsx packages/chart-upstream/src/cli.ts [--port N] [--oci-registry host:port] [--charts real|stand-in]
+// Serves the charts of both pinned AICR versions' recipes: the real packages of the third-party charts folder when
+// there is one (real.ts: $AICR_CHARTS_DIR, $AICR_THIRD_PARTY_DIR/charts or ../shared/third-party/charts), the
+// stand-ins otherwise or with --charts stand-in. Prints one JSON line ({httpUrl, ociPrefix, rewrites, charts}) once
+// serving, then runs until SIGINT/SIGTERM.
 import { ALL_AICR_COMPONENTS } from "./fixtures"
+import { realChartsDir } from "./real"
 import { startChartUpstream } from "./server"
 
 const arg = (name: string): string | undefined => {
@@ -10,8 +14,11 @@ const arg = (name: string): string | undefined => {
 }
 const port = arg("port")
 const registry = arg("oci-registry")
+const charts = arg("charts") ?? (realChartsDir() !== undefined ? "real" : "stand-in")
+if (charts !== "real" && charts !== "stand-in") throw new Error(`--charts must be real or stand-in, not ${charts}`)
 const upstream = await startChartUpstream({
   components: ALL_AICR_COMPONENTS,
+  charts,
   ...(port !== undefined ? { port: Number(port) } : {}),
   ...(registry !== undefined ? { oci: { registry } } : {}),
 })

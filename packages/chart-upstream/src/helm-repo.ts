@@ -1,7 +1,7 @@
 /**
  * Helm HTTP repositories: `index.yaml` in the shape `helm repo index` writes (apiVersion v1, entries by chart name,
  * newest first, `digest` = sha256 hex of the archive, relative `urls`), with a fixed `generated`/`created` time so the
- * index is as deterministic as the charts.
+ * index is as deterministic as the charts. A real package's entry is the one its folder's index holds.
  */
 import { stringify } from "yaml"
 import type { PackagedChart } from "./chart"
@@ -9,9 +9,14 @@ import type { PackagedChart } from "./chart"
 export const FIXED_CREATED = "2026-01-01T00:00:00Z"
 
 /** The `index.yaml` of one repository holding `charts`. */
-export const indexYaml = (charts: readonly PackagedChart[]): string => {
+export const indexYaml = (charts: ReadonlyArray<PackagedChart & { readonly entry?: Readonly<Record<string, unknown>> }>): string => {
   const entries: Record<string, unknown[]> = {}
   for (const c of [...charts].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.version < b.version ? 1 : -1))) {
+    // A real package keeps the entry `helm repo index` wrote for it (its own Chart.yaml metadata), with a relative URL.
+    if (c.entry !== undefined) {
+      ;(entries[c.name] ??= []).push({ ...c.entry, urls: [c.file] })
+      continue
+    }
     ;(entries[c.name] ??= []).push({
       apiVersion: "v2",
       name: c.name,

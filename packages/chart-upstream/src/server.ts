@@ -8,6 +8,10 @@
  *   the one passed in) under the same path (`oci://ghcr.io/nvidia` → `oci://127.0.0.1:PORT/ghcr.io/nvidia`).
  *
  * `rewrites` maps each public source to its local address; the registry mirror takes them as upstream rewrites.
+ *
+ * What is served: the stand-in charts (default; small, fast, and the ones tests bend on purpose), or with
+ * `charts: "real"` the real packages of `third-party/charts/` (`real.ts`) wherever the folder has the chart at that
+ * version (the stand-in otherwise; `UpstreamChart.origin` says which).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { type AddressInfo } from "node:net"
@@ -16,6 +20,7 @@ import { type Registry, startRegistry } from "@aicr/testing/harness"
 import { packageChart, type PackagedChart } from "./chart"
 import { FIXTURE_COMPONENTS, type FixtureComponent, isOciSource } from "./fixtures"
 import { FIXED_CREATED, indexYaml, ociRepoPath, repoPath } from "./helm-repo"
+import { findRealChart, readRealCharts, type RealChart, realChartsDir } from "./real"
 
 export interface ChartUpstreamOptions {
   /** Components to serve (default: the reference recipe's). Manifest-only ones have no chart and are skipped. */
@@ -30,6 +35,12 @@ export interface ChartUpstreamOptions {
   readonly oci?: boolean | { readonly registry: string; readonly username?: string; readonly password?: string }
   /** HTTP port (default: any free one). */
   readonly port?: number
+  /**
+   * `"stand-in"` (default): the fixture charts. `"real"`: the real packages of `realChartsDir` (default
+   * `realChartsDir()`; an error when there is none), a stand-in only for a chart the folder does not hold.
+   */
+  readonly charts?: "stand-in" | "real"
+  readonly realChartsDir?: string
 }
 
 /** One chart the upstream serves. */
@@ -46,6 +57,8 @@ export interface UpstreamChart {
   readonly ref?: string
   readonly manifestDigest?: string
   readonly size: number
+  /** `real`: the project's own package from the real charts folder; `stand-in`: a fixture chart. */
+  readonly origin: "real" | "stand-in"
 }
 
 export interface ChartUpstream {
@@ -63,6 +76,12 @@ export interface ChartUpstream {
   stop(): Promise<void>
 }
 
+const realPackages = (dir: string | undefined): readonly RealChart[] => {
+  const d = dir ?? realChartsDir()
+  if (d === undefined) throw new Error("No real charts folder: set AICR_CHARTS_DIR or AICR_THIRD_PARTY_DIR, or put third-party/charts in ../shared beside the checkout")
+  return readRealCharts(d)
+}
+
 const listen = (server: Server, port: number) =>
   new Promise<number>((resolve, reject) => {
     server.once("error", reject)
@@ -75,10 +94,14 @@ export const startChartUpstream = async (options: ChartUpstreamOptions = {}): Pr
     FixtureComponent & { chart: string; version: string }
   >
   const ociOption = options.oci ?? true
-  const packaged = components.map((c) => ({ c, pkg: packageChart(c, { fillerBytes: options.fillerBytes?.[c.chart] }) }))
+  const real = options.charts === "real" ? realPackages(options.realChartsDir) : []
+  const packaged = components.map((c) => {
+    const r = findRealChart(real, c.chart, c.version)
+    return { c, pkg: r ?? packageChart(c, { fillerBytes: options.fillerBytes?.[c.chart] }), origin: r !== undefined ? ("real" as const) : ("stand-in" as const) }
+  })
 
   // HTTP repositories: path → index + archives.
-  const repos = new Map<string, PackagedChart[]>()
+  const repos = new Map<string, Array<PackagedChart | RealChart>>()
   for (const { c, pkg } of packaged) if (!isOciSource(c.source)) (repos.get(repoPath(c.source)) ?? repos.set(repoPath(c.source), []).get(repoPath(c.source))!).push(pkg)
   const routes = new Map<string, { type: string; body: Buffer }>()
   for (const [path, charts] of repos) {
@@ -131,15 +154,15 @@ export const startChartUpstream = async (options: ChartUpstreamOptions = {}): Pr
 
   const rewrites: Record<string, string> = {}
   const charts: UpstreamChart[] = []
-  for (const { c, pkg } of packaged) {
+  for (const { c, pkg, origin } of packaged) {
     if (isOciSource(c.source)) {
       const p = pushed.get(`${c.chart}@${c.version}`)
       if (p === undefined || ociRegistry === undefined) continue
       rewrites[c.source] = `oci://${ociRegistry}/${ociRepoPath(c.source)}`
-      charts.push({ name: c.chart, version: c.version, repo: c.source, url: rewrites[c.source]!, digest: pkg.digest, ref: p.ref, manifestDigest: p.manifestDigest, size: pkg.tgz.length })
+      charts.push({ name: c.chart, version: c.version, repo: c.source, url: rewrites[c.source]!, digest: pkg.digest, ref: p.ref, manifestDigest: p.manifestDigest, size: pkg.tgz.length, origin })
     } else {
       rewrites[c.source] = `${httpUrl}${repoPath(c.source)}`
-      charts.push({ name: c.chart, version: c.version, repo: c.source, url: rewrites[c.source]!, digest: pkg.digest, size: pkg.tgz.length })
+      charts.push({ name: c.chart, version: c.version, repo: c.source, url: rewrites[c.source]!, digest: pkg.digest, size: pkg.tgz.length, origin })
     }
   }
 

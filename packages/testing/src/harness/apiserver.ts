@@ -1,6 +1,6 @@
 // etcd and kube-apiserver as local processes (test-infra.md §2.2, §3.2). Both can run on their own: a test can kill
 // an apiserver and start another on the same port and dir against the same etcd, and its data survives.
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { request } from "undici"
@@ -85,6 +85,11 @@ export interface ApiServerOptions {
   readonly extraArgs?: readonly string[]
   readonly attached?: boolean
   readonly timeoutMs?: number
+  /**
+   * A unix socket serving HTTP CONNECT: the egress selector's `cluster` network (webhooks, CRD conversion, aggregated
+   * APIs, kubelets) goes through it (the plane's webhook stand-in, egress/egress.ts). Default: direct.
+   */
+  readonly egressSocket?: string
 }
 
 export interface ApiServer {
@@ -117,6 +122,24 @@ const startApiServerOnce = async (opts: ApiServerOptions): Promise<ApiServer> =>
   const pki = ensureDir(join(dir, "pki"))
   const caFile = join(pki, "apiserver.crt")
   const auditLog = join(dir, "audit.log")
+  const egressConfig = join(dir, "egress-selector.yaml")
+  if (opts.egressSocket !== undefined) {
+    writeFileSync(
+      egressConfig,
+      [
+        "apiVersion: apiserver.k8s.io/v1beta1",
+        "kind: EgressSelectorConfiguration",
+        "egressSelections:",
+        "  - name: cluster",
+        "    connection:",
+        "      proxyProtocol: HTTPConnect",
+        "      transport:",
+        "        uds:",
+        `          udsName: ${opts.egressSocket}`,
+        "",
+      ].join("\n"),
+    )
+  }
   const proc = await spawnProc({
     name: opts.name ?? "kube-apiserver",
     bin: toolPath("kube-apiserver"),
@@ -152,6 +175,7 @@ const startApiServerOnce = async (opts: ApiServerOptions): Promise<ApiServer> =>
       // (policies/editor-stamp/) needs both the gate and the v1beta1 API, as on a user's cluster of these versions.
       "--feature-gates=MutatingAdmissionPolicy=true",
       "--runtime-config=admissionregistration.k8s.io/v1beta1=true",
+      ...(opts.egressSocket !== undefined ? [`--egress-selector-config-file=${egressConfig}`] : []),
       ...(opts.extraArgs ?? []),
     ],
   })

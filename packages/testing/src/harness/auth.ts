@@ -32,6 +32,8 @@ export const COMPONENT_USERS: Readonly<Record<string, { readonly user: string; r
   "kube-scheduler": { user: "system:kube-scheduler", groups: ["system:masters"] },
   kwok: { user: "system:kwok-controller", groups: ["system:masters"] },
   kubelet: { user: "system:aicr-harness-kubelet", groups: ["system:masters"] },
+  // The webhook stand-in writes caBundles into webhook configurations, APIServices and CRDs (egress/egress.ts).
+  "webhook-stand-in": { user: "system:aicr-harness-webhook-stand-in", groups: ["system:masters"] },
   // Argo CD's application-controller deploys whatever an Application holds, cluster-wide (argocd.ts).
   "argocd-application-controller": { user: "system:argocd-application-controller", groups: ["system:masters"] },
   // An operator controller whose reads are audited too (benchmarks count its API requests from the audit log).

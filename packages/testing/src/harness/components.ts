@@ -135,3 +135,23 @@ export const startProcessKubelet = async (c: KubeletContext): Promise<Proc> => {
   await waitReady(proc, async () => existsSync(proc.log) && readFileSync(proc.log, "utf8").includes("process kubelet started"), 60_000, 100)
   return proc
 }
+
+/**
+ * The cluster egress and webhook stand-in (egress/egress.ts) as its own process: the HTTP CONNECT proxy on `socket`
+ * the API server's egress selector dials, answering the webhooks and aggregated APIs whose pods kwok only pretends
+ * to run. Started right after the API server (which retries its dials until the socket serves).
+ */
+export const startWebhookStandInProc = async (c: ComponentContext & { readonly socket: string }): Promise<Proc> => {
+  const dir = ensureDir(join(c.dir, "egress"))
+  const config = join(dir, "config.json")
+  writeFileSync(config, JSON.stringify({ server: c.server, caFile: c.caFile, token: c.token, dir, socket: c.socket }), { mode: 0o600 })
+  const proc = await spawnProc({
+    name: "webhook-stand-in",
+    bin: process.execPath,
+    args: ["--import", tsxLoader(), join(import.meta.dirname, "egress", "main.ts"), config],
+    logDir: join(c.dir, "logs"),
+    attached: c.attached,
+  })
+  await waitReady(proc, async () => existsSync(proc.log) && readFileSync(proc.log, "utf8").includes("Webhook stand-in started"), 60_000, 100)
+  return proc
+}

@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { type ApiServer, type Etcd, startApiServer, startEtcd } from "./apiserver"
 import { writeKubeconfig } from "./auth"
-import { startControllerManager, startKwok, startProcessKubelet, startScheduler } from "./components"
+import { startControllerManager, startKwok, startProcessKubelet, startScheduler, startWebhookStandInProc } from "./components"
 import { eventually, kubeRequest } from "./kube"
 import { addNodes, DEFAULT_NODES } from "./nodes"
 import { adoptProc, ensureDir, freePort, HarnessError, pidAlive, type Proc, procError } from "./proc"
@@ -74,7 +74,7 @@ const TOOLS: readonly ToolName[] = [
   "htpasswd",
 ]
 // Everything a plane writes into its dir; a fresh start removes exactly these (never anything else).
-const OWNED = ["state.json", "etcd", "pki", "logs", "registry", "kubeconfigs", "kwok-home", "kubelet", "auth.json", "tokens.csv", "audit-policy.yaml", "audit.log", "kubeconfig", "argocd"]
+const OWNED = ["state.json", "etcd", "pki", "logs", "registry", "kubeconfigs", "kwok-home", "kubelet", "auth.json", "tokens.csv", "audit-policy.yaml", "audit.log", "kubeconfig", "argocd", "egress", "egress.sock", "egress-selector.yaml"]
 
 const registryVersion = (bin: string): string => {
   const out = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim()
@@ -236,10 +236,11 @@ const startLocked = async (dir: string, opts: ControlPlaneOptions): Promise<Cont
     await allStarted(starting)
     const [etcd, registry] = [await starting[0], await starting[1]]
     mark("etcd+registry")
+    const egressSocket = join(dir, "egress.sock")
     const withKubelet = withKwok && (opts.kubelet ?? true)
     const aicrImages = withKubelet && (opts.aicrImages ?? true) ? pushAicrImages(registry.address, [versions.aicr, versions.aicrPrevious], join(dir, "kubelet", "aicr-images")) : undefined
     aicrImages?.catch(() => undefined)
-    const api = record<ApiServer>(await startApiServer({ etcd: etcd.url, dir, attached }))
+    const api = record<ApiServer>(await startApiServer({ etcd: etcd.url, dir, attached, egressSocket }))
     mark("kube-apiserver")
     const aicrMirror = aicrImages ? (await aicrImages).mirror : undefined
     mark("aicr-images")
@@ -254,6 +255,7 @@ const startLocked = async (dir: string, opts: ControlPlaneOptions): Promise<Cont
     const wrap = (proc: Proc) => (procs.set(proc.name, proc), record({ proc }))
     const kubeletPort = withKubelet ? await freePort() : undefined
     await allStarted([
+      startWebhookStandInProc({ ...ctx("webhook-stand-in"), socket: egressSocket }).then(wrap),
       startControllerManager(ctx("kube-controller-manager")).then(wrap),
       startScheduler(ctx("kube-scheduler")).then(wrap),
       ...(withKwok ? [startKwok({ ...ctx("kwok"), kubeletPort }).then(wrap)] : []),
