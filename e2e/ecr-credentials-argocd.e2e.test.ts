@@ -10,14 +10,15 @@
  * holds the newest minted token gets anyone in. It is stricter than ECR, which keeps accepting every token until it
  * expires (htpasswd holds one password per user).
  *
- * Argo CD 3.4 matches a credential template only against repoURLs that Go's url.Parse accepts, which
- * `127.0.0.1:PORT/…` is not; the registry is therefore addressed as `localhost:PORT`, as a DNS name like ECR's is.
+ * The Application is written the way the step-executor writes them: Argo CD's native OCI source, the chart's own
+ * repository `oci://<host>/aicr/it/charts/demo`, targetRevision the manifest digest (pinned, never the tag). The
+ * registry is addressed as `localhost:PORT`, a DNS name like ECR's.
  */
 import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
-  ARGOCD_NAMESPACE, type AwsEmulator, createNamespace, deleteApplication, eventually, expectOk, helmApplication, htpasswdLine, type IsolatedHelm, isolatedHelm, kubeRequest,
+  ARGOCD_NAMESPACE, type AwsEmulator, createNamespace, deleteApplication, eventually, expectOk, htpasswdLine, ociApplication, type IsolatedHelm, isolatedHelm, kubeRequest,
   packageDemoChart, type Proc, type Registry, repoRoot, spawnProc, startAws, startRegistry, waitForApplication,
 } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -61,6 +62,19 @@ const ready = async () =>
   ((expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { status?: { conditions?: Cond[] } }).status?.conditions ?? []).find((c) => c.type === "RegistryCredentialsReady")
 
 /** The registry's answer to a login as AWS with password (200 in, 401 refused). */
+/**
+ * The manifest digest the registry serves for the demo chart's tag (what the mirror would record), read with the
+ * newest minted token (retried: the registry follows moto's log a moment after a mint).
+ */
+const chartDigest = (version: string): Promise<string> =>
+  eventually(async () => {
+    const res = await fetch(`http://${registry.address}/v2/aicr/it/charts/demo/manifests/${version}`, {
+      method: "HEAD",
+      headers: { accept: "application/vnd.oci.image.manifest.v1+json", authorization: `Basic ${Buffer.from(`AWS:${aws.tokens().at(-1)!.password}`).toString("base64")}` },
+    })
+    return res.status === 200 ? (res.headers.get("docker-content-digest") ?? undefined) : undefined
+  }, { what: `the manifest digest of demo:${version}` })
+
 const login = async (password: string) =>
   (await fetch(`http://${registry.address}/v2/`, { headers: { authorization: `Basic ${Buffer.from(`AWS:${password}`).toString("base64")}` } })).status
 
@@ -141,7 +155,7 @@ describe("ECR tokens from the refresher, used by helm and by Argo CD across a ro
     expect(secret.metadata.labels?.["argocd.argoproj.io/secret-type"]).toBe("repo-creds")
     const minted = aws.tokens()
     expect(Object.fromEntries(Object.keys(secret.data).sort().map((k) => [k, text(secret, k)]))).toEqual({
-      enableOCI: "true", insecureOCIForceHttp: "true", password: minted.at(-1)!.password, type: "helm", url: `${host}/aicr/it`, username: "AWS",
+      insecureOCIForceHttp: "true", password: minted.at(-1)!.password, type: "oci", url: `oci://${host}/aicr/it`, username: "AWS",
     })
     // Anonymous and the placeholder login are refused; the minted token gets in once the registry knows it.
     await eventually(async () => accepted.at(-1)?.password === minted.at(-1)!.password, { what: "the registry following the minted token" })
@@ -155,16 +169,17 @@ describe("ECR tokens from the refresher, used by helm and by Argo CD across a ro
 
   it("lets Argo CD's repo-server pull the chart through that Secret: Synced and Healthy", async () => {
     const t0 = Date.now()
-    const app = helmApplication({ name: APP, repoURL: `${host}/aicr/it/charts`, chart: "demo", targetRevision: "0.1.0", destinationNamespace: destination })
+    const digest = await chartDigest("0.1.0")
+    const app = ociApplication({ name: APP, repoURL: `oci://${host}/aicr/it/charts/demo`, targetRevision: digest, destinationNamespace: destination })
     expectOk(
       await kubeRequest(info, { method: "PATCH", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/${APP}?fieldManager=ecr-e2e&force=true`, body: app, contentType: "application/apply-patch+yaml" }),
       "create Application",
     )
-    const synced = await waitForApplication(info, APP, "0.1.0", { timeoutMs: 90_000 })
-    expect(synced.status?.operationState?.syncResult?.revision).toBe("0.1.0")
+    const synced = await waitForApplication(info, APP, digest, { timeoutMs: 90_000 })
+    expect(synced.status?.operationState?.syncResult?.revision).toBe(digest)
     // The only credential Argo CD has for this registry is the refresher's template.
     const repoSecrets = expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ARGOCD_NAMESPACE}/secrets?labelSelector=argocd.argoproj.io%2Fsecret-type` }), "list Argo CD credentials") as { items: Secret[] }
-    expect(repoSecrets.items.filter((s) => text(s, "url").startsWith(host)).map((s) => text(s, "url"))).toEqual([`${host}/aicr/it`])
+    expect(repoSecrets.items.filter((s) => text(s, "url").includes(host)).map((s) => text(s, "url"))).toEqual([`oci://${host}/aicr/it`])
     const dep = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/apps/v1/namespaces/${destination}/deployments/${APP}` }), "get Deployment")
     expect(dep.spec.template.spec.containers[0].image).toBe("registry.example/demo:1.0.0")
     console.info(`[ecr-e2e] Application Synced/Healthy at 0.1.0 in ${Date.now() - t0} ms`)
@@ -191,13 +206,14 @@ describe("ECR tokens from the refresher, used by helm and by Argo CD across a ro
     // Pushed only now, with the rotated docker-config Secret, so no cache holds it and the old login cannot fetch it.
     const dockerConfig = await pushWithDockerConfig("0.2.0", "1.1.0")
     expect(dockerConfig).not.toBe(first.dockerConfig)
+    const digest = await chartDigest("0.2.0")
     const t0 = Date.now()
     expectOk(
-      await kubeRequest(info, { method: "PATCH", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/${APP}`, body: { spec: { source: { targetRevision: "0.2.0" } } } }),
+      await kubeRequest(info, { method: "PATCH", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/${APP}`, body: { spec: { source: { targetRevision: digest } } } }),
       "upgrade the Application",
     )
-    const app = await waitForApplication(info, APP, "0.2.0", { timeoutMs: 90_000 })
-    expect(app.status?.operationState?.syncResult?.revision).toBe("0.2.0")
+    const app = await waitForApplication(info, APP, digest, { timeoutMs: 90_000 })
+    expect(app.status?.operationState?.syncResult?.revision).toBe(digest)
     const dep = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/apps/v1/namespaces/${destination}/deployments/${APP}` }), "get Deployment")
     expect(dep.spec.template.spec.containers[0].image).toBe("registry.example/demo:1.1.0")
     expect(await login(first.password)).toBe(401)

@@ -210,6 +210,8 @@ describe("kubectl aicr, as the approver uses it", () => {
     expect(r.stdout).toContain(`AICR image: ${plan.aicr!.image}`)
     expect(r.stdout).toContain("Plan flags: --deployer helm")
     expect(r.stdout).toContain(`Bundle:     ${plan.bundle!.ref}`)
+    // The guide's lines as they are (the plan's bundle went to a TLS registry: no --plain-http).
+    expect(r.stdout).toContain('  oras pull "${BUNDLE}" -o aicr-reproduce/operator-bundle\n')
     expect(r.stdout).toContain('diff -r aicr-reproduce/operator-bundle aicr-reproduce/cli-bundle && echo "zero diff"')
     const byPrefix = await bash(`kubectl aicr reproduce --plan ${plan.desiredStateDigest.slice(7, 19)} --dir other -o json`)
     expect(JSON.parse(byPrefix.stdout)).toEqual({ plan: plan.desiredStateDigest, active: false, aicrImage: plan.aicr!.image, planFlags: ["--deployer", "helm"], bundle: plan.bundle!.ref, recipe: "other/recipe.json" })

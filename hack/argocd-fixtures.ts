@@ -5,8 +5,10 @@
  *
  * Each Application event is trimmed to the fields the predicate reads and labelled with what really ran at that point:
  * `deployed` is true when the release's Deployment, as of the etcd revision of that event (resourceVersions of one
- * etcd are ordered), had rolled out the chart version the Application targets in the namespace it targets: template at
- * that version, observed, every replica updated and available, no old replica left.
+ * etcd are ordered), had rolled out the chart the Application targets in the namespace it targets: template at that
+ * chart's version, observed, every replica updated and available, no old replica left. The target is the
+ * Application's targetRevision (the chart's manifest digest, as the step-executor writes it); the chart version it
+ * stands for comes from the Application's plan-release record (`operator.aicr.run/plan-release`, its chart ref).
  *
  * Run: `npx tsx hack/argocd-fixtures.ts <recording.jsonl> <out.json> <argocd version>`.
  */
@@ -48,10 +50,12 @@ for (const e of sorted) {
   const a = e.object
   const target = a.spec?.source?.targetRevision
   if (target === undefined) continue
+  const record = a.metadata.annotations?.["operator.aicr.run/plan-release"]
+  const chartVersion = record === undefined ? target : String(JSON.parse(record).release.chart.ref).split(":").at(-1)
   // The Deployment in the namespace the Application targets: after a Move, the old namespace's does not count.
   const d = deployments.get(`${a.spec.destination?.namespace}/${a.metadata.labels?.["operator.aicr.run/release"] ?? a.metadata.name}`)
   const seq = sequences.get(a.metadata.name) ?? []
-  seq.push({ target, deployed: d !== undefined && rolledOut(d, target), app: trim(a) })
+  seq.push({ target, version: chartVersion, deployed: d !== undefined && rolledOut(d, chartVersion), app: trim(a) })
   sequences.set(a.metadata.name, seq)
 }
 const out = {

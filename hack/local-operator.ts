@@ -9,12 +9,12 @@
  * watchdog stops them when `up` exits, even on SIGKILL; detached (`up --detach`), they are recorded in
  * `<dir>/operator.json` and `aicr-dev down` stops them.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { jobRbac } from "@aicr/aicr"
-import { adoptProc, applyManifests, ARGOCD_NAMESPACE, createServiceAccountToken, type HarnessInfo, type Proc, readVersions, RUNTIME_PREFIX, runtimeRepositories, spawnProc, startAws, writeKubeconfig } from "@aicr/testing/harness"
+import { adoptProc, applyManifests, ARGOCD_NAMESPACE, createServiceAccountToken, type HarnessInfo, type Proc, readVersions, RUNTIME_PREFIX, runtimeSourceRepos, spawnProc, startAws, writeKubeconfig } from "@aicr/testing/harness"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** `up` waits this long for a new target to hold still (the chart default is 10m). */
@@ -38,7 +38,7 @@ export const installEngineProject = (info: HarnessInfo, namespaces: ReadonlyArra
       kind: "AppProject",
       metadata: { name: ENGINE_PROJECT, namespace: ARGOCD_NAMESPACE },
       spec: {
-        sourceRepos: runtimeRepositories(info),
+        sourceRepos: runtimeSourceRepos(info),
         destinations: namespaces.map((namespace) => ({ server: "https://kubernetes.default.svc", namespace })),
         clusterResourceWhitelist: [{ group: "*", kind: "*" }],
       },
@@ -93,11 +93,14 @@ const startApp = (name: string, args: string[], dir: string, attached: boolean, 
   return startNode(name, ["--enable-source-maps", bundle, ...args], dir, attached, env)
 }
 
-/** Waits for the first JSON line the chart upstream prints once it serves. */
-const upstreamInfo = async (p: Proc): Promise<{ httpUrl: string; rewrites: Record<string, string> }> => {
+/**
+ * Waits for the first JSON line the chart upstream prints once it serves, in what this start wrote to its log (from
+ * byte `from` on): the log is appended to, and an earlier `up`'s upstream (stopped, its port gone) printed its own line.
+ */
+const upstreamInfo = async (p: Proc, from: number): Promise<{ httpUrl: string; rewrites: Record<string, string> }> => {
   for (let i = 0; i < 300; i++) {
     if (!p.isAlive()) throw new Error(`chart upstream exited:\n${p.tail()}`)
-    const line = existsSync(p.log) ? readFileSync(p.log, "utf8").split("\n").find((l) => l.startsWith("{")) : undefined
+    const line = existsSync(p.log) ? readFileSync(p.log).subarray(from).toString("utf8").split("\n").find((l) => l.startsWith("{")) : undefined
     if (line) return JSON.parse(line)
     await sleep(100)
   }
@@ -172,10 +175,12 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
   const record = () =>
     writeFileSync(stateFile(opts.dir), JSON.stringify(procs.map(({ name, pid, bin, log }): Recorded => ({ name, pid, bin, log }))))
   try {
+    const upstreamLog = join(opts.dir, "logs", "chart-upstream.log")
+    const logged = existsSync(upstreamLog) ? statSync(upstreamLog).size : 0
     const upstream = await startTs("chart-upstream", "packages/chart-upstream/src/cli.ts", ["--oci-registry", info.registry], opts.dir, opts.attached)
     procs.push(upstream)
     record()
-    const served = await upstreamInfo(upstream)
+    const served = await upstreamInfo(upstream, upstream.log === upstreamLog ? logged : 0)
 
     const kubeconfigs = Object.fromEntries(
       await Promise.all(["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher", "step-executor", "validation-gate"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),

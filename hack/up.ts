@@ -17,7 +17,7 @@ import {
   installApprovalPolicies,
   kubeRequest,
   loadManifests,
-  runtimeRepositories,
+  runtimeOciPrefix,
   startArgoCd,
   startControlPlane,
 } from "@aicr/testing/harness"
@@ -128,7 +128,7 @@ process.stdout.write(
     `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
     `Argo CD ${argocd.info.version} (application-controller, repo-server, redis ${argocd.info.redis}) in namespace ${ARGOCD_NAMESPACE}:`,
     `  kubectl -n ${ARGOCD_NAMESPACE} get applications`,
-    `  Applications pull from repoURL ${runtimeRepositories(info).join(" or ")} (no oci:// scheme; repository Secrets runtime-charts, runtime-wrappers)`,
+    `  Applications pull each chart by digest from ${runtimeOciPrefix(info)}/{charts,wrappers}/<chart> (native OCI sources; credential template runtime-oci)`,
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
     "Controllers running: resolver, registry-mirror, planner (stabilization window 15s here; 10m is the chart's default),",

@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest"
 import { isLoopback, parseEcrHost, parseRegistry, repoCredsUrl } from "./registry"
 
 describe("registry", () => {
-  it("parses oci://host/prefix and gives Argo CD's url without a scheme", () => {
+  it("parses oci://host/prefix and gives Argo CD's repo-creds url, a prefix of the operator's oci:// repoURLs", () => {
     const r = parseRegistry("oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/c1/")
     expect(r).toEqual({ host: "123456789012.dkr.ecr.us-east-1.amazonaws.com", prefix: "aicr/c1" })
-    expect(repoCredsUrl(r)).toBe("123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/c1")
+    expect(repoCredsUrl(r)).toBe("oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/c1")
     expect(() => parseRegistry("https://x/y")).toThrow(/oci:\/\//u)
   })
 

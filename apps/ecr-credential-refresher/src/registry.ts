@@ -44,8 +44,11 @@ export const parseEcrHost = (host: string): EcrParse => {
   return { ok: true, ecr: { host: h, accountId: m[1]!, region: m[2]!, partition: m[3] === undefined ? "aws" : "aws-cn" } }
 }
 
-/** Argo CD's repo-creds `url`: the registry prefix without a scheme, as Argo CD 3.4 matches helm OCI sources. */
-export const repoCredsUrl = (r: RegistryRef): string => (r.prefix === "" ? r.host : `${r.host}/${r.prefix}`)
+/**
+ * Argo CD's repo-creds `url`: `oci://` + the registry prefix, a prefix of every repoURL the operator writes
+ * (`oci://<host>/<prefix>/charts/<chart>`, native OCI sources pinned by digest).
+ */
+export const repoCredsUrl = (r: RegistryRef): string => `oci://${r.prefix === "" ? r.host : `${r.host}/${r.prefix}`}`
 
 /** Loopback registries are spoken to over plain HTTP (the local control plane); ECR is always HTTPS. */
 export const isLoopback = (host: string): boolean => /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/u.test(host)

@@ -7,13 +7,13 @@ const at = (namespace: string, name: string) => ({ namespace, name })
 const text = (s: Secret, k: string) => Buffer.from(s.data![k]!, "base64").toString("utf8")
 
 describe("the Secrets", () => {
-  it("writes the repo-creds Secret in the shape Argo CD 3.4 reads", () => {
+  it("writes the repo-creds Secret in the shape Argo CD 3.4 reads for the operator's native OCI sources", () => {
     const s = repoCredsSecret(registry, at("argocd", "aicr-registry"), login)
     expect(s.metadata.labels["argocd.argoproj.io/secret-type"]).toBe("repo-creds")
     expect(s.metadata.annotations["operator.aicr.run/token-expires-at"]).toBe(login.expiresAt)
     expect(s.type).toBe("Opaque")
     expect(Object.fromEntries(Object.keys(s.data).map((k) => [k, text(s, k)]))).toEqual({
-      url: "123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/c1", type: "helm", enableOCI: "true", username: "AWS", password: "tok-1",
+      url: "oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/c1", type: "oci", username: "AWS", password: "tok-1",
     })
     expect(text(repoCredsSecret({ host: "127.0.0.1:5000", prefix: "p" }, at("argocd", "x"), login), "insecureOCIForceHttp")).toBe("true")
   })

@@ -1,6 +1,7 @@
 /**
  * The two Secrets, pure: Argo CD's repo-creds Secret (Argo CD 3.4's shape: label `argocd.argoproj.io/secret-type:
- * repo-creds`, `type: helm`, `enableOCI`, `url` = the registry prefix, `username`/`password`) and the docker-config
+ * repo-creds`, `type: oci`, `url` = `oci://` + the registry prefix, matching the operator's native OCI sources that pin
+ * each chart by digest, `username`/`password`) and the docker-config
  * Secret (`kubernetes.io/dockerconfigjson`) that the operator's pushing components mount. Both carry
  * `operator.aicr.run/token-expires-at`. Builders for `aws`, readers for what gather found, and the static check.
  */
@@ -43,8 +44,7 @@ export const repoCredsSecret = (registry: RegistryRef, at: { namespace: string; 
   type: "Opaque",
   data: {
     url: b64(repoCredsUrl(registry)),
-    type: b64("helm"),
-    enableOCI: b64("true"),
+    type: b64("oci"),
     ...(isLoopback(registry.host) ? { insecureOCIForceHttp: b64("true") } : {}),
     username: b64(login.username),
     password: b64(login.password),
@@ -82,7 +82,7 @@ export const secretsCurrent = (registry: RegistryRef, repoCreds: Secret | undefi
   if (repoCreds.metadata.annotations?.[ANNOTATION_TOKEN_EXPIRES_AT] !== expiresAt) return false
   if (dockerConfig.metadata.annotations?.[ANNOTATION_TOKEN_EXPIRES_AT] !== expiresAt) return false
   const d = repoCreds.data ?? {}
-  if (unb64(d["url"]) !== repoCredsUrl(registry) || unb64(d["type"]) !== "helm" || unb64(d["enableOCI"]) !== "true") return false
+  if (unb64(d["url"]) !== repoCredsUrl(registry) || unb64(d["type"]) !== "oci" || d["enableOCI"] !== undefined) return false
   const password = unb64(d["password"])
   if (unb64(d["username"]) === undefined || password === undefined || password === "") return false
   const entry = authFor(dockerConfig, registry.host)

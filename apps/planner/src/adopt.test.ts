@@ -72,12 +72,15 @@ describe("re-adoption: rebuilding the plan from live Applications", () => {
     const edited = [
       written(RELEASES[0]!),
       written(RELEASES[1]!, OLD, PLAN, (a) => { (a.spec!.source.helm as { valuesObject: unknown }).valuesObject = { message: "edited" } }),
-      written(RELEASES[2]!, OLD, PLAN, (a) => { (a.spec!.source as { targetRevision: string }).targetRevision = "v0.14.0" }),
+      written(RELEASES[2]!, OLD, PLAN, (a) => { (a.spec!.source as { targetRevision: string }).targetRevision = sha256("a moved tag") }),
     ]
     expect(differences(edited)).toEqual([
       "Application argocd/gpu-operator: its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it",
-      "Application argocd/kai-scheduler: spec.source.targetRevision is v0.14.0, the operator wrote v0.13.0",
+      `Application argocd/kai-scheduler: spec.source.targetRevision is ${sha256("a moved tag")}, the operator wrote ${RELEASES[2]!.chart.digest}`,
     ])
+    // Pinned by tag instead of digest (Argo CD's Helm-repository shape) is an edit too.
+    const byTag = [written(RELEASES[2]!, OLD, PLAN, (a) => { (a.spec as { source: unknown }).source = { repoURL: "registry.example/aicr/cluster/charts", chart: "kai-scheduler", targetRevision: "v0.13.0" } })]
+    expect(differences(byTag)[0]).toBe(`Application argocd/kai-scheduler: spec.source is registry.example/aicr/cluster/charts chart kai-scheduler path (none), the operator wrote oci://${REG}/charts/kai-scheduler path .`)
     const moved = [written(RELEASES[0]!, OLD, PLAN, (a) => { (a.spec!.destination as { namespace: string }).namespace = "elsewhere" })]
     expect(differences(moved)[0]).toBe("Application argocd/cert-manager: spec.destination.namespace is elsewhere, the operator wrote cert-manager")
     const marker = [written(RELEASES[0]!, OLD, PLAN, (a) => { (a.metadata.annotations as Record<string, string>)["operator.aicr.run/values-digest"] = sha256("other") })]

@@ -10,7 +10,7 @@
  *   rebuild into exactly the plan they name, unedited: any difference is named in `AdoptionBlocked`.
  */
 import { desiredStateDigest, encodePlan, LABEL_RELEASE, LABEL_RUNTIME_UID, type Plan, type PlanRelease, readPlan } from "@aicr/api"
-import { ANNOTATION_PLAN_DIGEST, type Application, helmSourceOf, unchangedSinceWritten } from "@aicr/argocd"
+import { ANNOTATION_PLAN_DIGEST, type Application, chartSourceOf, unchangedSinceWritten } from "@aicr/argocd"
 import { shortDigest } from "@aicr/conditions"
 import { Result } from "effect"
 
@@ -41,12 +41,14 @@ const uidOf = (a: Application) => a.metadata.labels?.[LABEL_RUNTIME_UID]
 /** Why an Application's live spec differs from what the operator wrote, as precisely as its record allows. */
 const editOf = (a: Application, r: PlanRelease, project: string): string => {
   const spec = a.spec
-  const src = helmSourceOf(r.chart.ref)
+  const src = chartSourceOf(r.chart.ref, r.chart.digest)
   if (spec === undefined) return "its spec is gone"
   if (spec.project !== project) return `spec.project is ${spec.project}, the operator wrote ${project}`
   if (spec.destination.namespace !== r.namespace) return `spec.destination.namespace is ${spec.destination.namespace}, the operator wrote ${r.namespace}`
-  if (spec.source.repoURL !== src.repoURL || spec.source.chart !== src.chart) return `spec.source is ${spec.source.repoURL}/${spec.source.chart}, the operator wrote ${src.repoURL}/${src.chart}`
-  if (spec.source.targetRevision !== src.version) return `spec.source.targetRevision is ${spec.source.targetRevision}, the operator wrote ${src.version}`
+  if (spec.source.repoURL !== src.repoURL || spec.source.chart !== undefined || spec.source.path !== src.path) {
+    return `spec.source is ${spec.source.repoURL}${spec.source.chart !== undefined ? ` chart ${spec.source.chart}` : ""} path ${spec.source.path ?? "(none)"}, the operator wrote ${src.repoURL} path ${src.path}`
+  }
+  if (spec.source.targetRevision !== src.targetRevision) return `spec.source.targetRevision is ${spec.source.targetRevision}, the operator wrote ${src.targetRevision}`
   return "its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it"
 }
 

@@ -13,7 +13,7 @@ import { ANNOTATION_EDITED_BY, APPROVER_ROLE, contentConfigMapName, FINALIZER_CL
 import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests, ARGOCD_NAMESPACE, type ArgoCd, createNamespace, createServiceAccountToken, eventually, expectOk, type HarnessInfo, type IsolatedHelm, installApprovalPolicies, isolatedHelm,
-  kubeRequest, type KubeTarget, packageDemoChart, type Proc, readAuditEvents, removeApprovalPolicies, runtimeRepositories, spawnProc, startArgoCd, writeKubeconfig,
+  kubeRequest, type KubeTarget, packageDemoChart, type Proc, readAuditEvents, removeApprovalPolicies, runtimeRepositories, runtimeSourceRepos, spawnProc, startArgoCd, writeKubeconfig,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
@@ -127,7 +127,7 @@ beforeAll(async () => {
   await applyManifests(info, [
     {
       apiVersion: "argoproj.io/v1alpha1", kind: "AppProject", metadata: { name: "aicr", namespace: ARGOCD_NAMESPACE },
-      spec: { sourceRepos: runtimeRepositories(info), destinations: RELEASES.map((r) => ({ server: "https://kubernetes.default.svc", namespace: namespaceOf(r) })), clusterResourceWhitelist: [{ group: "*", kind: "*" }] },
+      spec: { sourceRepos: runtimeSourceRepos(info), destinations: RELEASES.map((r) => ({ server: "https://kubernetes.default.svc", namespace: namespaceOf(r) })), clusterResourceWhitelist: [{ group: "*", kind: "*" }] },
     },
     // admin is the runtime's editor (the policy requires the annotation to name the requester).
     {

@@ -64,12 +64,12 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 const ms = (x: number) => Math.round(x)
 
 /**
- * Per-edge overhead: for each release but the last, from the first watch event showing it ready at 0.1.0 to the first
+ * Per-edge overhead: for each release but the last, from the first watch event showing it ready at the revision it targets to the first
  * event showing the next release's Application written.
  */
 const edgeTimes = (r: ReturnType<typeof startRecorder>, app: (release: string) => string, written: (r: ReturnType<typeof startRecorder>, app: string) => Recorded | undefined, names: ReadonlyArray<string> = NAMES): number[] =>
   names.slice(0, -1).map((n, i) => {
-    const ready = r.apps(app(n)).find((e) => isReadyAt(e.object, "0.1.0"))
+    const ready = r.apps(app(n)).find((e) => isReadyAt(e.object, e.object.spec?.source.targetRevision ?? ""))
     const next = written(r, app(names[i + 1]!))
     if (ready === undefined || next === undefined) throw new Error(`edge ${app(n)} → ${app(names[i + 1]!)} not seen`)
     return next.t - ready.t

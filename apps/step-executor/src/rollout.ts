@@ -9,7 +9,7 @@ import { notReadyAt, releaseApplication } from "@aicr/argocd"
 import { current } from "@aicr/conditions"
 import { type Blocked, startBlockedBy } from "./gates"
 import type { Observed } from "./gather"
-import { adoptDrift, iso, type Raw, revisionText, stepLabel, type StepView, timeoutOf, viewStep, waiting } from "./steps"
+import { adoptDrift, chartText, iso, type Raw, revisionText, stepLabel, type StepView, timeoutOf, viewStep, waiting } from "./steps"
 
 export type Progress =
   | { readonly _tag: "Completed"; readonly message: string }
@@ -115,7 +115,7 @@ export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDeci
     record: { release, plan: plan.releases.map((r) => r.name) },
   })
   // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
-  const message = waiting(application.spec.source.targetRevision, release.readinessGate !== undefined, notReadyAt(application, application.spec.source.targetRevision))
+  const message = waiting(chartText(release), release.readinessGate !== undefined, notReadyAt(application, application.spec.source.targetRevision))
   const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), ...(release.readinessGate !== undefined ? { gate: "Pending" as const } : {}), message }
   return {
     ...base,

@@ -29,6 +29,8 @@ export interface StepView {
 
 /** A wire time (whole seconds, "Z"), as conditions carry it. */
 export const iso = (ms: number) => toConditionTime(ms)
+/** The chart a release is pinned to, for messages: `<version>@sha256:<12 hex>`. */
+export const chartText = (r: PlanRelease) => `${helmSourceOf(r.chart.ref).version}@sha256:${shortDigest(r.chart.digest)}`
 /** What status.steps shows as the written revision: the chart version, its digest and the values digest. */
 export const revisionText = (r: PlanRelease) => `${helmSourceOf(r.chart.ref).version}@sha256:${shortDigest(r.chart.digest)} values:${shortDigest(r.values.digest)}`
 export const stepLabel = (i: number, total: number, s: RolloutStep) => `${i}/${total} ${s.release} (${s.action})`
@@ -79,7 +81,9 @@ export const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep
     return { state: "Pending", written: false }
   }
   if (step.action === "Adopt" && !adoptedFor(o, app, rollout.spec.toDigest)) return { state: "Pending", written: false }
-  const revision = helmSourceOf(release.chart.ref).version
+  // The revision written is the chart's manifest digest (chartSourceOf); Argo CD reports it back as sync.revision.
+  const revision = release.chart.digest
+  const shown = chartText(release)
   const writtenRevision = revisionText(release)
   const writtenAt = Date.parse(app.metadata.annotations?.[ANNOTATION_WRITTEN_AT] ?? "")
   const started = Number.isNaN(writtenAt) ? {} : { startedAt: iso(writtenAt) }
@@ -88,19 +92,19 @@ export const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep
   const why = notReadyAt(app, revision)
   if (why.length === 0) {
     const acked = (rollout.spec.acknowledgements ?? []).some((a) => a.step === step.release)
-    if (step.acknowledge === true && !acked) return { state: "AwaitingAcknowledgement", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, ...gated("Passed"), message: `Ready at ${revision}; waiting for kubectl aicr acknowledge ${rollout.metadata.name} after the manual post-apply steps` }
+    if (step.acknowledge === true && !acked) return { state: "AwaitingAcknowledgement", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, ...gated("Passed"), message: `Ready at ${shown}; waiting for kubectl aicr acknowledge ${rollout.metadata.name} after the manual post-apply steps` }
     return { state: "Ready", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, ...gated("Passed") }
   }
   const failure = syncFailureAt(app, revision)
-  if (failure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Argo CD sync of ${revision} failed: ${failure}` }
+  if (failure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Argo CD sync of ${shown} failed: ${failure}` }
   const gateFailure = isGate ? gateFailureAt(app, revision) : undefined
-  if (gateFailure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, gate: "Failed", message: `AICR readiness gate ${release.name} failed at ${revision}: ${gateFailure}` }
+  if (gateFailure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, gate: "Failed", message: `AICR readiness gate ${release.name} failed at ${shown}: ${gateFailure}` }
   const timeout = timeoutOf(o, step.release, release)
   const deadline = Number.isNaN(writtenAt) ? undefined : writtenAt + timeout
   if (deadline !== undefined && o.now >= deadline) {
-    return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Not ready at ${revision} within ${fmt(timeout)}: ${why.join("; ")}` }
+    return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Not ready at ${shown} within ${fmt(timeout)}: ${why.join("; ")}` }
   }
-  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...gated("Pending"), ...(deadline !== undefined ? { deadline } : {}), message: waiting(revision, isGate, why) }
+  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...gated("Pending"), ...(deadline !== undefined ? { deadline } : {}), message: waiting(shown, isGate, why) }
 }
 
 /** Why an Application to adopt no longer is what the plan was rebuilt from (undefined when it still is). */

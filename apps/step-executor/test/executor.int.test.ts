@@ -69,6 +69,8 @@ const releasesAt = (version: string) => RELEASES.map((r) => ({ chart: charts[`${
 const writesOf = (name: string) =>
   readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, name }).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.requestURI.includes("force="))
 const firstWithDigest = (name: string, digest: string): Recorded | undefined => recorder.apps(name).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === digest)
+/** The revision the executor writes for a release's chart: its manifest digest (pinned, never the tag). */
+const at = (release: string, version: string): string => charts[`${release}@${version}`]!.digest
 const lastBefore = (events: Recorded[], seq: number): Recorded | undefined => events.filter((e) => e.seq < seq).at(-1)
 
 beforeAll(async () => {
@@ -183,14 +185,15 @@ describe("step-executor on real Argo CD", () => {
       const a = (await app(name))!
       expect(a.metadata.labels).toMatchObject({ "operator.aicr.run/runtime-uid": uid, "operator.aicr.run/release": name })
       expect(a.spec!.project).toBe("aicr")
-      expect(a.spec!.source).toMatchObject({ chart: name, targetRevision: "0.1.0", helm: { valuesObject: { message: `${name}-0.1.0` } } })
+      expect(a.spec!.source).toEqual({ repoURL: `oci://${charts[`${name}@0.1.0`]!.ref.replace(/:[^:/]+$/u, "")}`, path: ".", targetRevision: at(name, "0.1.0"), helm: { releaseName: name, valuesObject: { message: `${name}-0.1.0` } } })
+      expect(a.status!.sync!.revision).toBe(at(name, "0.1.0"))
       expect(a.metadata.annotations![ANNOTATION_CHART_DIGEST]).toBe(charts[`${name}@0.1.0`]!.digest)
-      expect(isReadyAt(a, "0.1.0")).toBe(true)
+      expect(isReadyAt(a, at(name, "0.1.0"))).toBe(true)
     }
     // Each Application appeared only after the previous one was ready at 0.1.0 (in the watch's order).
     for (const [prev, next] of [["demo-a", "demo-b"], ["demo-b", "demo-c"]] as const) {
       const first = recorder.apps(next)[0]!
-      expect(isReadyAt(lastBefore(recorder.apps(prev), first.seq)!.object, "0.1.0")).toBe(true)
+      expect(isReadyAt(lastBefore(recorder.apps(prev), first.seq)!.object, at(prev, "0.1.0"))).toBe(true)
     }
     const rt = await get(info, RUNTIME)
     expect(rt.status.engine).toMatchObject({ namespace: "argocd", project: "aicr", applications: 3, suspended: 0 })
@@ -207,13 +210,13 @@ describe("step-executor on real Argo CD", () => {
     startExecutor()
     await waitProgressing("exec-2", "True", "StepsCompleted")
     for (const name of RELEASES) {
-      expect(isReadyAt((await app(name))!, "0.2.0")).toBe(true)
+      expect(isReadyAt((await app(name))!, at(name, "0.2.0"))).toBe(true)
       expect(writesOf(name).length - before[name]!).toBe(1)
     }
     for (const [prev, next] of [["demo-a", "demo-b"], ["demo-b", "demo-c"]] as const) {
       const written = firstWithDigest(next, charts[`${next}@0.2.0`]!.digest)!
       const prevState = lastBefore(recorder.apps(prev), written.seq)!.object
-      expect(isReadyAt(prevState, "0.2.0")).toBe(true)
+      expect(isReadyAt(prevState, at(prev, "0.2.0"))).toBe(true)
       // The previous release's Deployment had rolled out the new chart before the next Application was written.
       const dep = lastBefore(recorder.events.filter((e) => e.kind === "Deployment" && e.object.metadata.namespace === target(prev)), written.seq)!.object
       expect(dep.spec.template.metadata.labels["chart-version"]).toBe("0.2.0")
@@ -222,7 +225,7 @@ describe("step-executor on real Argo CD", () => {
     // The trap was there: after its write demo-a was Healthy at the old revision for a while, which a health-only
     // predicate would have taken for ready.
     const aWritten = firstWithDigest("demo-a", charts["demo-a@0.2.0"]!.digest)!
-    const stale = recorder.apps("demo-a").filter((e) => e.seq >= aWritten.seq && e.object.status?.health?.status === "Healthy" && !isReadyAt(e.object, "0.2.0"))
+    const stale = recorder.apps("demo-a").filter((e) => e.seq >= aWritten.seq && e.object.status?.health?.status === "Healthy" && !isReadyAt(e.object, at("demo-a", "0.2.0")))
     expect(stale.length).toBeGreaterThan(0)
     await closeRollout(info, "exec-2", "Succeeded")
   })
@@ -241,7 +244,7 @@ describe("step-executor on real Argo CD", () => {
     expect((await Promise.all(RELEASES.map(app))).every((a) => a !== undefined)).toBe(true)
     expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: null } } }), "resume")
     await eventually(async () => (await kubeRequest(info, { method: "GET", path: deployment })).status === 200, { timeoutMs: 60_000, what: "Argo CD repaired the drift" })
-    await eventually(async () => (await app("demo-a")) !== undefined && isReadyAt((await app("demo-a"))!, "0.2.0"), { timeoutMs: 60_000, what: "demo-a ready again" })
+    await eventually(async () => (await app("demo-a")) !== undefined && isReadyAt((await app("demo-a"))!, at("demo-a", "0.2.0")), { timeoutMs: 60_000, what: "demo-a ready again" })
     for (const a of await Promise.all(RELEASES.map(app))) expect(a!.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
     expect((await get(info, RUNTIME)).status.engine.suspended).toBe(0)
   })
@@ -254,7 +257,7 @@ describe("step-executor on real Argo CD", () => {
     await setApproved(info, "exec-3", "False", "RolloutRevoked", "Revoked by bob: int test revokes")
     const c = await waitProgressing("exec-3", "False", "RolloutRevoked")
     expect(c.message).toContain("2/3 demo-b (Upgrade)")
-    expect(isReadyAt((await app("demo-a"))!, "0.3.0")).toBe(true)
+    expect(isReadyAt((await app("demo-a"))!, at("demo-a", "0.3.0"))).toBe(true)
     expect((await app("demo-b"))!.metadata.annotations![ANNOTATION_CHART_DIGEST]).toBe(charts["demo-b@0.2.0"]!.digest)
     expect((await app("demo-c"))!.metadata.annotations![ANNOTATION_CHART_DIGEST]).toBe(charts["demo-c@0.2.0"]!.digest)
     await closeRollout(info, "exec-3", "Revoked")
@@ -309,10 +312,10 @@ describe("step-executor on real Argo CD", () => {
     const a = (await app("demo-m"))!
     expect(a.spec!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: MOVED_TO })
     expect(a.status!.sync!.comparedTo!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: MOVED_TO })
-    expect(isReadyAt(a, "0.1.0")).toBe(true)
+    expect(isReadyAt(a, at("demo-m", "0.1.0"))).toBe(true)
     // Ready was first seen only after the new namespace's Deployment had rolled out.
     const after = recorder.apps("demo-m").filter((e) => e.seq >= recorder.events[mark]!.seq && e.object.spec?.destination?.namespace === MOVED_TO)
-    const firstReady = after.find((e) => isReadyAt(e.object, "0.1.0"))!
+    const firstReady = after.find((e) => isReadyAt(e.object, at("demo-m", "0.1.0")))!
     const dep = lastBefore(recorder.events.filter((e) => e.kind === "Deployment" && e.object.metadata.namespace === MOVED_TO), firstReady.seq)!.object
     expect(dep.status).toMatchObject({ observedGeneration: dep.metadata.generation, readyReplicas: 1, updatedReplicas: 1 })
     // The trap a Move sets (measured): right after the write, Argo CD still shows Synced and Healthy as compared in the

@@ -90,6 +90,8 @@ const setup = (s: Setup = {}) => {
   return { fake, plan, run, app, rollout, progressing, runtime, appWrites, argo }
 }
 
+/** The gate release's chart as messages name it: version and short manifest digest. */
+const GATE = `0.1.0@${digestOf("gpu-operator-readiness@0.1.0").slice(0, 19)}`
 const at0 = <A, E, R>(body: Effect.Effect<A, E, R>) => TestClock.setTime(T0).pipe(Effect.andThen(body))
 
 describe("step-executor reconcile", () => {
@@ -129,13 +131,15 @@ describe("step-executor reconcile", () => {
         expect(a.metadata.finalizers).toEqual(["resources-finalizer.argocd.argoproj.io"])
         expect(a.spec).toMatchObject({
           project: "aicr",
-          source: { repoURL: "registry.example/aicr/cluster/charts", chart: "a", targetRevision: "0.2.0", helm: { releaseName: "a", valuesObject: { message: "a-0.2.0", nested: { a: 1 } } } },
+          // Pinned by digest: Argo CD's native OCI source, the chart's manifest digest as targetRevision (never the tag).
+          source: { repoURL: "oci://registry.example/aicr/cluster/charts/a", path: ".", targetRevision: digestOf("a@0.2.0"), helm: { releaseName: "a", valuesObject: { message: "a-0.2.0", nested: { a: 1 } } } },
           destination: { server: "https://kubernetes.default.svc", namespace: "a" },
           syncPolicy: { automated: { prune: true, selfHeal: true }, retry: { limit: 2, backoff: { duration: "5s", factor: 2, maxDuration: "1m" } } },
         })
         expect(a.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress", observedGeneration: 1 })
-        expect(t.progressing()!.message).toBe("step 1/3 a (Install): Waiting for 0.2.0: Argo CD has not compared the written source and destination yet; sync status unknown; sync revision unknown, want 0.2.0; health unknown")
+        expect(a.spec!.source.chart).toBeUndefined()
+        expect(t.progressing()!.message).toBe(`step 1/3 a (Install): Waiting for 0.2.0@${digestOf("a@0.2.0").slice(0, 19)}: Argo CD has not compared the written source and destination yet; sync status unknown; sync revision unknown, want ${digestOf("a@0.2.0")}; health unknown`)
         expect(t.rollout().status!.steps).toMatchObject({ total: 3, done: 0, current: "1/3 a (Install)" })
         expect(t.rollout().status!.steps!.items!.map((s) => s.state)).toEqual(["WaitingForReady", "Pending", "Pending"])
       }),
@@ -233,7 +237,7 @@ describe("step-executor reconcile", () => {
         yield* t.argo("a", (a) => failedStatus(a, "one or more objects failed to apply, reason: ConfigMap \"Bad\" is invalid"))
         yield* t.run
         expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
-        expect(t.progressing()!.message).toBe("step 1/3 a (Install) failed: Argo CD sync of 0.2.0 failed: one or more objects failed to apply, reason: ConfigMap \"Bad\" is invalid")
+        expect(t.progressing()!.message).toBe(`step 1/3 a (Install) failed: Argo CD sync of 0.2.0@${digestOf("a@0.2.0").slice(0, 19)} failed: one or more objects failed to apply, reason: ConfigMap "Bad" is invalid`)
         expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "Failed" })
         t.fake.clearWrites()
         yield* t.argo("a", readyStatus)
@@ -251,7 +255,7 @@ describe("step-executor reconcile", () => {
         yield* TestClock.adjust("10 minutes")
         yield* t.run
         expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
-        expect(t.progressing()!.message).toContain("Not ready at 0.2.0 within 10m: sync status OutOfSync")
+        expect(t.progressing()!.message).toContain(`Not ready at 0.2.0@${digestOf("a@0.2.0").slice(0, 19)} within 10m: sync status OutOfSync`)
       }),
     ))
 
@@ -479,7 +483,7 @@ describe("step-executor reconcile", () => {
         yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Progressing"))
         yield* t.run
         expect(t.app("nvsentinel")).toBeUndefined()
-        expect(t.progressing()!.message).toContain("step 2/3 gpu-operator-readiness (Install): Waiting for 0.1.0 (the readiness gate's Job completes only once the gate passed): health Progressing")
+        expect(t.progressing()!.message).toContain(`step 2/3 gpu-operator-readiness (Install): Waiting for ${GATE} (the readiness gate's Job completes only once the gate passed): health Progressing`)
         yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Healthy"))
         yield* t.run
         expect(t.rollout().status!.steps!.items![1]).toMatchObject({ state: "Ready", gate: "Passed" })
@@ -498,7 +502,7 @@ describe("step-executor reconcile", () => {
         yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Degraded"))
         yield* t.run
         expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
-        expect(t.progressing()!.message).toBe("step 2/3 gpu-operator-readiness (Install) failed: AICR readiness gate gpu-operator-readiness failed at 0.1.0: Job gpu-operator/gpu-operator-readiness-gate failed: Job has reached the specified backoff limit")
+        expect(t.progressing()!.message).toBe(`step 2/3 gpu-operator-readiness (Install) failed: AICR readiness gate gpu-operator-readiness failed at ${GATE}: Job gpu-operator/gpu-operator-readiness-gate failed: Job has reached the specified backoff limit`)
         expect(t.rollout().status!.steps!.items![1]).toMatchObject({ state: "Failed", gate: "Failed" })
         expect(t.app("nvsentinel")).toBeUndefined()
       }),
@@ -510,11 +514,11 @@ describe("step-executor reconcile", () => {
         const t = yield* gateRunning()
         yield* TestClock.adjust("96 minutes")
         yield* t.run
-        expect(t.progressing()!.message).toBe("step 2/3 gpu-operator-readiness (Install) failed: Not ready at 0.1.0 within 95m: health Progressing")
+        expect(t.progressing()!.message).toBe(`step 2/3 gpu-operator-readiness (Install) failed: Not ready at ${GATE} within 95m: health Progressing`)
         const own = yield* gateRunning({ releaseTimeoutsMs: { "gpu-operator-readiness": 120_000 } })
         yield* TestClock.adjust("3 minutes")
         yield* own.run
-        expect(own.progressing()!.message).toContain("failed: Not ready at 0.1.0 within 2m")
+        expect(own.progressing()!.message).toContain(`failed: Not ready at ${GATE} within 2m`)
       }),
     ))
 

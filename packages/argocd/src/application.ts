@@ -1,10 +1,11 @@
 /**
  * Argo CD Applications as the operator writes them (operator.md §6; ADR 20261202-step-executor): one per release in
- * the engine namespace, a Helm chart from the runtime registry (Argo CD's `type: helm` + `enableOCI` source: repoURL
- * without `oci://`, chart, targetRevision = the chart version), the release's values as `valuesObject`, automated sync
- * with prune and self-heal, the resources finalizer, and labels and annotations that name the runtime, the release,
- * the plan and the written revision: the markers a restarted executor reads to tell a written step from an unwritten
- * one (§4.14).
+ * the engine namespace, the release's chart from the runtime registry **pinned by digest** (Argo CD's native OCI
+ * source: repoURL `oci://<registry>/<prefix>/charts/<chart>`, path `.`, targetRevision the chart's OCI manifest digest
+ * the mirror recorded, so a tag moved in the registry changes nothing deployed; ADR 20261203-charts-by-digest), the
+ * release's values as `valuesObject`, automated sync with prune and self-heal, the resources finalizer, and labels and
+ * annotations that name the runtime, the release, the plan and the written revision: the markers a restarted executor
+ * reads to tell a written step from an unwritten one (§4.14).
  */
 import type { KubeObject, ObjectMeta } from "@aicr/api"
 import { ANNOTATION_RELEASE_RECORD, ANNOTATION_SPEC_DIGEST, encodeRecord, type ReleaseRecord, specDigest } from "./record"
@@ -24,9 +25,14 @@ export const ANNOTATION_PLAN_DIGEST = "operator.aicr.run/desired-state-digest"
 /** [I] When the executor wrote this revision (RFC 3339): the start of the step, for its deadline. */
 export const ANNOTATION_WRITTEN_AT = "operator.aicr.run/written-at"
 
+/**
+ * An Application's source: the operator writes native OCI sources (`repoURL: oci://…`, `path: .`, targetRevision a
+ * manifest digest); Applications written by earlier versions, and Argo CD's Helm-repository sources, have `chart`.
+ */
 export interface HelmSource {
   readonly repoURL: string
-  readonly chart: string
+  readonly chart?: string
+  readonly path?: string
   readonly targetRevision: string
   readonly helm?: { readonly releaseName?: string; readonly valuesObject?: unknown }
 }
@@ -90,6 +96,17 @@ export const helmSourceOf = (ref: string): { readonly repoURL: string; readonly 
   return { repoURL: bare.slice(0, slash), chart: bare.slice(slash + 1, colon), version: bare.slice(colon + 1) }
 }
 
+/**
+ * The native OCI source of a chart pinned by digest: `host/prefix/charts/<chart>:<version>` and its manifest digest →
+ * `{repoURL: oci://host/prefix/charts/<chart>, path: ".", targetRevision: sha256:…}`. Argo CD resolves a digest
+ * revision as it is (no tag lookup), pulls that manifest and reports it as `sync.revision`.
+ */
+export const chartSourceOf = (ref: string, digest: string): { readonly repoURL: string; readonly path: string; readonly targetRevision: string } => {
+  if (!/^sha256:[a-f0-9]{64}$/u.test(digest)) throw new Error(`Not a manifest digest: ${digest}`)
+  const src = helmSourceOf(ref)
+  return { repoURL: `oci://${src.repoURL}/${src.chart}`, path: ".", targetRevision: digest }
+}
+
 export interface ReleaseApplication {
   readonly name: string
   readonly namespace: string
@@ -122,10 +139,9 @@ export const RETRY_BACKOFF = { duration: "5s", factor: 2, maxDuration: "1m" } as
  * field (`suspensionPatch`), so applying a release never fights a suspension and a suspension never owns the rest.
  */
 export const releaseApplication = (r: ReleaseApplication) => {
-  const src = helmSourceOf(r.chartRef)
   const spec: ApplicationSpec & { readonly source: HelmSource & { readonly helm: { readonly releaseName: string; readonly valuesObject: unknown } } } = {
     project: r.project,
-    source: { repoURL: src.repoURL, chart: src.chart, targetRevision: src.version, helm: { releaseName: r.release, valuesObject: r.values } },
+    source: { ...chartSourceOf(r.chartRef, r.chartDigest), helm: { releaseName: r.release, valuesObject: r.values } },
     destination: { server: IN_CLUSTER, namespace: r.destinationNamespace },
     syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"], retry: { limit: r.syncRetries, backoff: RETRY_BACKOFF } },
     ...(r.ignoreDifferences !== undefined && r.ignoreDifferences.length > 0 ? { ignoreDifferences: r.ignoreDifferences } : {}),

@@ -1,6 +1,8 @@
 // The readiness predicate against real Argo CD v3.4.2 status sequences (fixtures recorded on the local control plane
-// by the step-executor int test and trimmed by hack/argocd-fixtures.ts). Each event says whether the release's
-// Deployment had really rolled out the targeted chart at that etcd revision. The predicate must never say ready
+// by the step-executor int test and trimmed by hack/argocd-fixtures.ts), with the Applications as the executor writes
+// them: native OCI sources pinned by digest, so each event's target is a manifest digest (and `version` the chart
+// version it stands for). Each event says whether the release's Deployment had really rolled out the targeted chart
+// at that etcd revision. The predicate must never say ready
 // before that (no early advance), must say ready in every sequence that rolled out, and every weaker predicate the
 // research note names advances early on these same sequences (argocd-local.md §7–8), which proves the fixtures can
 // catch a weakened predicate.
@@ -10,7 +12,7 @@ import { describe, expect, it } from "vitest"
 import type { Application } from "./application"
 import { isReadyAt, notReadyAt, syncFailureAt } from "./ready"
 
-interface Event { readonly target: string; readonly deployed: boolean; readonly app: Application }
+interface Event { readonly target: string; readonly version: string; readonly deployed: boolean; readonly app: Application }
 interface Fixture { readonly recordedWith: string; readonly sequences: ReadonlyArray<{ readonly release: string; readonly events: ReadonlyArray<Event> }> }
 
 const fixture: Fixture = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "argocd-3.4.2-sequences.json"), "utf8"))
@@ -38,7 +40,9 @@ describe("ready at the revision written (real Argo CD sequences)", () => {
   it("the fixtures are real and cover installs, upgrades, a suspension with drift, a failing sync and a Move", () => {
     expect(fixture.recordedWith).toContain("Argo CD v3.4.2")
     expect(all.length).toBeGreaterThan(100)
-    expect(new Set(all.map((e) => e.target))).toEqual(new Set(["0.1.0", "0.2.0", "0.3.0"]))
+    expect(new Set(all.map((e) => e.version))).toEqual(new Set(["0.1.0", "0.2.0", "0.3.0"]))
+    // Pinned by digest: every Application targets a manifest digest through Argo CD's native OCI source.
+    expect(all.every((e) => /^sha256:[a-f0-9]{64}$/u.test(e.target) && e.app.spec?.source.targetRevision === e.target && e.app.spec.source.repoURL.startsWith("oci://") && e.app.spec.source.path === ".")).toBe(true)
     expect(all.some((e) => e.app.spec?.syncPolicy?.automated?.enabled === false)).toBe(true)
     expect(all.some((e) => e.app.status?.operationState?.phase === "Failed")).toBe(true)
     expect(new Set(all.filter((e) => e.release === "demo-m").map((e) => e.app.spec?.destination?.namespace)).size).toBe(2)
@@ -50,9 +54,18 @@ describe("ready at the revision written (real Argo CD sequences)", () => {
 
   it("says ready in every sequence that rolled out its target", () => {
     const targets = new Set(all.filter((e) => e.deployed).map((e) => `${e.release} ${e.target}`))
+    expect(new Set(all.filter((e) => e.deployed).map((e) => e.target)).size).toBeGreaterThanOrEqual(3)
     const reached = new Set(all.filter((e) => isReadyAt(e.app, e.target)).map((e) => `${e.release} ${e.target}`))
     expect(targets.size).toBeGreaterThanOrEqual(7)
     expect([...targets].filter((t) => !reached.has(t))).toEqual([])
+  })
+
+  it("is about the revision written: every ready event is not ready at any other digest (the revision check holds)", () => {
+    const ready = all.filter((e) => isReadyAt(e.app, e.target))
+    expect(ready.length).toBeGreaterThan(0)
+    const other = `sha256:${"f".repeat(64)}`
+    expect(ready.filter((e) => isReadyAt(e.app, other)).map((e) => `${e.release}@${e.app.metadata.resourceVersion}`)).toEqual([])
+    for (const e of ready) expect(notReadyAt(e.app, other)).toContain(`sync revision ${e.target}, want ${other}`)
   })
 
   it.each(Object.keys(weaker))("a weaker predicate (%s) advances early on the same sequences", (name) => {
@@ -64,7 +77,7 @@ describe("ready at the revision written (real Argo CD sequences)", () => {
     expect(bad.every((e) => !isReadyAt(e.app, e.target))).toBe(true)
     const failed = bad.filter((e) => syncFailureAt(e.app, e.target) !== undefined)
     expect(failed.length).toBeGreaterThan(0)
-    expect(syncFailureAt(failed[0]!.app, "0.1.0")).toContain("one or more objects failed to apply")
+    expect(syncFailureAt(failed[0]!.app, failed[0]!.target)).toContain("one or more objects failed to apply")
     expect(all.filter((e) => e.release !== "demo-bad").every((e) => syncFailureAt(e.app, e.target) === undefined)).toBe(true)
     const stale = all.find((e) => healthy(e.app) && !e.deployed && e.app.status?.sync?.status === "OutOfSync")!
     expect(notReadyAt(stale.app, stale.target)).toContain("sync status OutOfSync")

@@ -29,7 +29,8 @@ export const comparedCurrentSource = (app: Application): boolean =>
   isDeepStrictEqual(withoutNulls(app.status?.sync?.comparedTo?.destination), withoutNulls(app.spec?.destination))
 
 /**
- * Why app is not ready at revision (the chart version written as targetRevision); empty when it is:
+ * Why app is not ready at revision (the targetRevision written: the chart's manifest digest, which Argo CD reports back
+ * as `sync.revision`; a chart version for Helm-repository sources); empty when it is:
  * the last comparison is against the current spec.source, Synced, `sync.revision` is the target, Healthy, no operation
  * requested or running, the last operation (if any) Succeeded at the target, and no `*Error` condition.
  */

@@ -81,6 +81,20 @@ export const helmApplication = (a: HelmApplication) => ({
   },
 })
 
+export interface OciApplication extends Omit<HelmApplication, "repoURL" | "chart"> {
+  /** The chart's own OCI repository with scheme, e.g. `oci://${info.registry}/aicr/cluster/charts/demo`. */
+  readonly repoURL: string
+}
+
+/**
+ * An Application on Argo CD's native OCI source, the way the operator writes them: repoURL the chart's repository,
+ * path `.`, targetRevision a manifest digest (pinned) or a tag; Argo CD reports the manifest digest as sync.revision.
+ */
+export const ociApplication = (a: OciApplication) => {
+  const app = helmApplication({ ...a, chart: "" })
+  return { ...app, spec: { ...app.spec, source: { repoURL: a.repoURL, path: ".", targetRevision: a.targetRevision, helm: app.spec.source.helm } } }
+}
+
 const appPath = (name: string) => `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/${name}`
 
 export const getApplication = async (info: KubeTarget, name: string): Promise<ApplicationView & Record<string, unknown>> =>

@@ -28,9 +28,21 @@ export const ARGOCD_PROCS = ["argocd-redis", "argocd-repo-server", ARGOCD_CONTRO
 export const RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 /** The runtime registry prefix under info.registry (`aicr-dev up` runs the operator with the same one). */
 export const RUNTIME_PREFIX = "aicr/cluster"
-/** The repositories Argo CD pulls from (AppProject allow-list of the operator): charts and wrapper charts. */
+/** The runtime registry's chart repositories as Argo CD's Helm-repository sources name them (`helmApplication`): charts and wrapper charts. */
 export const runtimeRepositories = (info: Pick<HarnessInfo, "registry">): string[] =>
   ["charts", "wrappers"].map((r) => `${info.registry}/${RUNTIME_PREFIX}/${r}`)
+
+/**
+ * The runtime registry as the operator's Applications name it: native OCI sources, one repository per chart
+ * (`oci://<registry>/aicr/cluster/charts/<chart>`, pinned by digest); Argo CD's repo-creds template for the prefix.
+ */
+export const runtimeOciPrefix = (info: Pick<HarnessInfo, "registry">): string => `oci://${info.registry}/${RUNTIME_PREFIX}`
+
+/** An AppProject's sourceRepos for the runtime registry: the operator's native OCI sources and the Helm-repository form. */
+export const runtimeSourceRepos = (info: Pick<HarnessInfo, "registry">): string[] => [
+  ...["charts", "wrappers"].map((r) => `${runtimeOciPrefix(info)}/${r}/*`),
+  ...runtimeRepositories(info),
+]
 
 const isArgoCdProc = (name: string) => (ARGOCD_PROCS as readonly string[]).includes(name)
 
@@ -77,6 +89,11 @@ export interface RepositoryCredential {
    */
   readonly url: string
   /**
+   * Argo CD's native OCI repository type (`type: oci`; url with `oci://`, which url.Parse accepts on loopback too, so
+   * templates match there), for sources `repoURL: oci://…` with a `path`; default a Helm repository in OCI mode.
+   */
+  readonly oci?: boolean
+  /**
    * A credential template (`secret-type: repo-creds`) for every repoURL that starts with url, instead of one
    * repository (`secret-type: repository`, exact URL). Argo CD 3.4 matches templates only on URLs that Go's url.Parse
    * accepts, which `127.0.0.1:PORT/…` is not (a colon in the first path segment): on loopback use `localhost:PORT` or
@@ -107,9 +124,8 @@ export const repositoryCredentialSecret = (c: RepositoryCredential) => ({
   type: "Opaque",
   stringData: {
     ...(c.template ? {} : { name: c.name }),
-    type: "helm",
+    ...(c.oci ? { type: "oci" } : { type: "helm", enableOCI: "true" }),
     url: c.url,
-    enableOCI: "true",
     ...(c.plainHttp ? { insecureOCIForceHttp: "true" } : {}),
     ...(c.username !== undefined ? { username: c.username } : {}),
     ...(c.password !== undefined ? { password: c.password } : {}),
@@ -153,6 +169,8 @@ export const installArgoCdObjects = async (info: HarnessInfo): Promise<void> => 
     ...runtimeRepositories(info).map((url) =>
       repositoryCredentialSecret({ name: `runtime-${url.split("/").at(-1)!}`, url, plainHttp: true }),
     ),
+    // The operator's Applications: native OCI sources under the prefix, over plain HTTP (the flag matters for type oci).
+    repositoryCredentialSecret({ name: "runtime-oci", url: runtimeOciPrefix(info), template: true, oci: true, plainHttp: true }),
   ])
 }
 

@@ -63,7 +63,9 @@ export {
   type RepositoryCredential,
   repositoryCredentialSecret,
   RUNTIME_PREFIX,
+  runtimeOciPrefix,
   runtimeRepositories,
+  runtimeSourceRepos,
   startArgoCd,
   stopArgoCd,
 } from "./argocd"
@@ -74,6 +76,8 @@ export {
   getApplication,
   type HelmApplication,
   helmApplication,
+  type OciApplication,
+  ociApplication,
   packageDemoChart,
   waitForApplication,
 } from "./argocd-apps"

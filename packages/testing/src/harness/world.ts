@@ -9,7 +9,7 @@ import {
 } from "@aicr/api"
 import { toConditionTime } from "@aicr/conditions"
 import { collectionPath, makeKube, objectPath } from "@aicr/kube"
-import { applyManifests, ARGOCD_NAMESPACE, eventually, expectOk, type HarnessInfo, type IsolatedHelm, kubeRequest, packageDemoChart, runtimeRepositories } from "./index"
+import { applyManifests, ARGOCD_NAMESPACE, eventually, expectOk, type HarnessInfo, type IsolatedHelm, kubeRequest, packageDemoChart, runtimeRepositories, runtimeSourceRepos } from "./index"
 import { Effect, Fiber } from "effect"
 import { request } from "undici"
 
@@ -62,7 +62,7 @@ export const installProject = (info: HarnessInfo, namespaces: ReadonlyArray<stri
       kind: "AppProject",
       metadata: { name: "aicr", namespace: ARGOCD_NAMESPACE },
       spec: {
-        sourceRepos: runtimeRepositories(info),
+        sourceRepos: runtimeSourceRepos(info),
         destinations: namespaces.map((namespace) => ({ server: "https://kubernetes.default.svc", namespace })),
         clusterResourceWhitelist: [{ group: "*", kind: "*" }],
       },
