@@ -18,7 +18,7 @@ import { applyManifests, eventually, type IsolatedHelm, isolatedHelm, kubeReques
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { stringify } from "yaml"
 import { CHART_DIR } from "../generate-chart"
-import { extractSchemas, schemaLocation } from "./openapi-schemas"
+import { extractSchemasOf, schemaLocation } from "./openapi-schemas"
 import { type Grant, grantsOf, type NamespaceRef, serviceAccountOf } from "./rbac"
 
 const run = promisify(execFile)
@@ -56,9 +56,9 @@ const deploymentOf = (o: Obj) => o as unknown as { metadata: Obj["metadata"]; sp
 
 const objectsOf = (yaml: string): Obj[] => (parseManifests(yaml) as Obj[]).filter((o) => o !== null && o.kind !== undefined)
 
-/** The argoproj and monitoring.coreos.com CRDs the chart's AppProject, ServiceMonitor and PrometheusRule need: Argo CD's own, and the Prometheus Operator's from the real kube-prometheus-stack chart. */
+/** The argoproj and monitoring.coreos.com CRDs the chart's AppProject (and the step-executor's Applications), ServiceMonitor and PrometheusRule need: Argo CD's own, and the Prometheus Operator's from the real kube-prometheus-stack chart. */
 const installForeignCrds = async () => {
-  await applyManifests(info, join(dirname(toolPath("argocd")), "crds", "appproject-crd.yaml"))
+  for (const crd of ["application-crd.yaml", "appproject-crd.yaml"]) await applyManifests(info, join(dirname(toolPath("argocd")), "crds", crd))
   // The third-party directory as hack/build-tools.sh finds it: $AICR_THIRD_PARTY_DIR, or ../shared beside the checkout.
   const root = join(CHART_DIR, "..", "..")
   const dirs = [process.env.AICR_THIRD_PARTY_DIR, join(root, "..", "shared", "third-party"), join(root, "..", "..", "shared", "third-party")]
@@ -75,7 +75,12 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "aicr-chart-test-"))
   await installForeignCrds()
   schemas = join(work, "schemas")
-  await extractSchemas(info, schemas)
+  await extractSchemasOf(info, schemas, [
+    { group: "argoproj.io", version: "v1alpha1", kind: "AppProject" },
+    { group: "monitoring.coreos.com", version: "v1", kind: "ServiceMonitor" },
+    { group: "monitoring.coreos.com", version: "v1", kind: "PrometheusRule" },
+    { group: "operator.aicr.run", version: "v1alpha1", kind: "ClusterRuntime" },
+  ])
 })
 
 afterAll(async () => {
@@ -117,7 +122,7 @@ describe("helm lint and template", () => {
 
   it("with operator.image runs every controller from that one image (the seed's ECR copy)", async () => {
     const image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr-operator@sha256:2222222222222222222222222222222222222222222222222222222222222222"
-    const objs = objectsOf(await template(join(CI, "eks-values.yaml"), "--set", `operator.image=${image}`))
+    const objs = objectsOf(await template(join(CI, "overview-values.yaml"), "--set", `operator.image=${image}`))
     const images = objs.filter((o) => o.kind === "Deployment").map((d) => deploymentOf(d).spec.template.spec.containers[0]!.image)
     expect(images).toHaveLength(6)
     expect(new Set(images)).toEqual(new Set([image]))
@@ -347,12 +352,19 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
 
   it("kubectl auth can-i agrees, as a user would check it", async () => {
     const as = (sa: string) => `--as=system:serviceaccount:${NAMESPACE}:${sa}`
-    const canI = (...args: string[]) => kubectl("auth", "can-i", ...args).then((r) => r.stdout.trim(), (e: { stdout?: string }) => String(e.stdout).trim())
-    expect(await canI("patch", "clusterruntimes.operator.aicr.run/status", as("aicr-resolver"))).toBe("yes")
-    expect(await canI("create", "applications.argoproj.io", "-n", "argocd", as("aicr-step-executor"))).toBe("yes")
-    expect(await canI("patch", "secret/aicr-registry", "-n", "argocd", as("aicr-operator"))).toBe("yes")
-    expect(await canI("list", "secrets", "-n", NAMESPACE, as("aicr-operator"))).toBe("no")
-    expect(await canI("approve", "runtimerollouts.operator.aicr.run", as("aicr-approval-guard"))).toBe("no")
+    // can-i answers on stdout, exit 1 for "no".
+    const canI = (...args: string[]) => kubectl("auth", "can-i", ...args).then((r) => `${args.join(" ")}: ${r.stdout.trim()}`, (e: { stdout?: string }) => `${args.join(" ")}: ${String(e.stdout).trim()}`)
+    const cases: Array<[string[], "yes" | "no"]> = [
+      [["patch", "clusterruntimes.operator.aicr.run", "--subresource=status", as("aicr-resolver")], "yes"],
+      [["patch", "clusterruntimes.operator.aicr.run", as("aicr-resolver")], "no"],
+      [["create", "applications.argoproj.io", "-n", "argocd", as("aicr-step-executor")], "yes"],
+      [["patch", "secret/aicr-registry", "-n", "argocd", as("aicr-operator")], "yes"],
+      [["list", "secrets", "-n", NAMESPACE, as("aicr-operator")], "no"],
+      [["approve", "runtimerollouts.operator.aicr.run", as("aicr-approval-guard")], "no"],
+    ]
+    const got: string[] = []
+    for (const [args] of cases) got.push(await canI(...args))
+    expect(got).toEqual(cases.map(([args, want]) => `${args.join(" ")}: ${want}`))
   })
 
   it("binds approvers.groups to the approver role", async () => {
