@@ -270,9 +270,21 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
   const values: InstallValues = { discovery: "aicr-discovery", validation: "aicr-validation", components: ["chart-gpu-operator", "chart-cert-manager"] }
   let installValues: string
 
+  // The control plane is shared with the int files that run after this one: what the uninstall keeps on purpose, and
+  // the restricted label on the release namespace (AICR's snapshot agent runs there in other tests), go afterwards.
+  let enforceBefore: string | undefined
+  afterAll(async () => {
+    await kubectl("label", "namespace", NAMESPACE, enforceBefore === undefined ? "pod-security.kubernetes.io/enforce-" : `pod-security.kubernetes.io/enforce=${enforceBefore}`, "--overwrite")
+    await kubectl("-n", "argocd", "delete", "appproject", "aicr", "--ignore-not-found")
+    await kubectl("-n", "argocd", "delete", "secret", "aicr-registry", "--ignore-not-found")
+    await kubectl("delete", "namespace", "--ignore-not-found", "--wait=false", ...values.components, values.discovery, values.validation)
+  })
+
   beforeAll(async () => {
     // The release namespace, as the guide creates it.
     await kubectl("create", "namespace", NAMESPACE).catch(() => undefined)
+    const ns = await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${NAMESPACE}` })
+    enforceBefore = ns.body?.metadata?.labels?.["pod-security.kubernetes.io/enforce"]
     await kubectl("label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted", "--overwrite")
     await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } }])
     installValues = join(work, "install-values.yaml")
