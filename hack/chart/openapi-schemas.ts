@@ -25,23 +25,27 @@ export const strict = (node: unknown): unknown => {
   return o
 }
 
+/** The response body as JSON (the OpenAPI endpoints may not say application/json). */
+const jsonOf = (body: unknown): Json => (typeof body === "string" ? (JSON.parse(body) as Json) : (body as Json))
+
 export const schemaLocation = (dir: string) => `${dir}/{{ .ResourceKind }}_{{ .Group }}_{{ .ResourceAPIVersion }}.json`
 
 const fileOf = (g: { group: string; version: string; kind: string }) =>
   `${g.kind.toLowerCase()}_${g.group === "" ? g.version : g.group}_${g.version}.json`
 
-/** Writes one schema per kind the API server serves into `dir`; returns how many. */
-export const extractSchemas = async (info: KubeTarget, dir: string): Promise<number> => {
+/** Writes one schema per kind the API server serves into `dir`; returns the file names. */
+export const extractSchemas = async (info: KubeTarget, dir: string): Promise<string[]> => {
   await mkdir(dir, { recursive: true })
   const index = await kubeRequest(info, { method: "GET", path: "/openapi/v3" })
   if (index.status !== 200) throw new Error(`GET /openapi/v3: ${index.status}`)
-  const paths = index.body.paths as Record<string, { serverRelativeURL: string }>
-  let n = 0
-  for (const [path, ref] of Object.entries(paths)) {
+  const paths = jsonOf(index.body)["paths"] as Record<string, unknown>
+  const written: string[] = []
+  for (const path of Object.keys(paths)) {
     if (!/^(api\/v1|apis\/[^/]+\/[^/]+)$/u.test(path)) continue
-    const doc = await kubeRequest(info, { method: "GET", path: ref.serverRelativeURL })
-    if (doc.status !== 200) throw new Error(`GET ${ref.serverRelativeURL}: ${doc.status}`)
-    const components = strict(doc.body.components) as { schemas: Record<string, Json> }
+    // By path, not by the hashed URL the index gives: a CRD installed a moment ago changes the hash (301).
+    const doc = await kubeRequest(info, { method: "GET", path: `/openapi/v3/${path}` })
+    if (doc.status !== 200) throw new Error(`GET /openapi/v3/${path}: ${doc.status}`)
+    const components = strict(jsonOf(doc.body)["components"]) as { schemas: Record<string, Json> }
     for (const schema of Object.values(components.schemas)) {
       const gvks = (schema["x-kubernetes-group-version-kind"] ?? []) as Array<{ group: string; version: string; kind: string }>
       // A schema shared by several group-versions (DeleteOptions and the like) is not a kind of its own here.
@@ -50,8 +54,23 @@ export const extractSchemas = async (info: KubeTarget, dir: string): Promise<num
       const here = path === "api/v1" ? gvk.group === "" && gvk.version === "v1" : path === `apis/${gvk.group}/${gvk.version}`
       if (!here) continue
       await writeFile(join(dir, fileOf(gvk)), JSON.stringify({ ...schema, components }))
-      n++
+      written.push(fileOf(gvk))
     }
   }
-  return n
+  return written
+}
+
+/**
+ * `extractSchemas` once the API server publishes every kind in `want` (`<kind>_<group>_<version>.json` names): a
+ * CRD's schema reaches the OpenAPI document a moment after the CRD is Established.
+ */
+export const extractSchemasOf = async (info: KubeTarget, dir: string, want: ReadonlyArray<{ group: string; version: string; kind: string }>): Promise<string[]> => {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const written = await extractSchemas(info, dir)
+    const missing = want.map(fileOf).filter((f) => !written.includes(f))
+    if (missing.length === 0) return written
+    if (Date.now() > deadline) throw new Error(`the API server's OpenAPI has no schema for ${missing.join(", ")}`)
+    await new Promise((r) => setTimeout(r, 1000))
+  }
 }
