@@ -71,6 +71,8 @@ export const PLACEMENT: Readonly<Record<Controller, Readonly<Record<string, Plac
   },
   "validation-gate": {
     "Job.batch": { namespaces: ["validation"] },
+    // The validate Job's pods: their termination message and log (packages/aicr's Job runner).
+    "Pod.core": { namespaces: ["validation"] },
     "ConfigMap.core": { namespaces: ["operator", "validation"] },
     "ServiceAccount.core": { namespaces: ["validation"] },
     "Secret.core": { namespaces: ["validation"] },
