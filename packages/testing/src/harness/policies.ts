@@ -19,22 +19,38 @@ export const EDITOR_STAMP_FILE = (): string => join(POLICIES_DIR(), "editor-stam
 const EDITED_BY = "operator.aicr.run/edited-by"
 const MAP_BASE = "/apis/admissionregistration.k8s.io/v1beta1"
 
-// A dry-run create of an unannotated ClusterRuntime as admin: refused (403) by aicr-runtime-edits while it is
-// enforced without the stamp; with the stamp in force it passes admission, with the annotation naming admin (or
-// reaches storage's AlreadyExists when a runtime exists: admission runs first, so it was stamped too).
-const probe = async (info: KubeTarget): Promise<"refused" | "admitted" | "unstamped"> => {
+const DRY_RUN_CREATE = "/apis/operator.aicr.run/v1alpha1/clusterruntimes?dryRun=All"
+const runtimeBody = { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow" } }
+
+// The validating policy, whatever the stamp does: a dry-run create by an operator identity (the stamp skips those;
+// impersonated with system:masters so RBAC lets it reach admission) is refused by aicr-runtime-edits while enforced.
+const validatingEnforced = async (info: KubeTarget): Promise<boolean> => {
   const res = await kubeRequest(info, {
     method: "POST",
-    path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes?dryRun=All",
-    body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow" } },
+    path: DRY_RUN_CREATE,
+    impersonate: { user: "system:serviceaccount:aicr-system:aicr-policy-probe", groups: ["system:masters", "system:serviceaccounts", "system:serviceaccounts:aicr-system"] },
+    body: runtimeBody,
   })
+  return res.status === 403 && String(res.body?.message ?? "").includes("may change only its finalizer")
+}
+
+// A dry-run create of an unannotated ClusterRuntime as admin: refused (403) by aicr-runtime-edits without the stamp;
+// with the stamp in force it passes admission, with the annotation naming admin (or reaches storage's AlreadyExists
+// when a runtime exists: admission runs first, so it was stamped too).
+const probe = async (info: KubeTarget): Promise<"refused" | "admitted" | "unstamped"> => {
+  const res = await kubeRequest(info, { method: "POST", path: DRY_RUN_CREATE, body: runtimeBody })
   if (res.status === 403 && String(res.body?.message ?? "").includes(EDITED_BY)) return "refused"
   if (res.status === 201 && res.body?.metadata?.annotations?.[EDITED_BY] !== info.users.admin!.user) return "unstamped"
   return "admitted"
 }
 
+const deleteEditorStamp = async (info: KubeTarget): Promise<void> => {
+  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicybindings/aicr-runtime-editor-stamp` })
+  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicies/aicr-runtime-editor-stamp` })
+}
+
 export interface PolicyInstallOptions {
-  /** Also install the editor stamp (MutatingAdmissionPolicy): spec edits then need no annotation. Default false. */
+  /** Also install the editor stamp (MutatingAdmissionPolicy): spec edits then need no annotation. Default false (a stamp left installed is removed). */
   readonly editorStamp?: boolean
 }
 
@@ -42,17 +58,20 @@ export interface PolicyInstallOptions {
 export const installApprovalPolicies = async (info: KubeTarget, o: PolicyInstallOptions = {}): Promise<void> => {
   await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "aicr-system" } }])
   await applyManifests(info, POLICIES_DIR())
-  await eventually(async () => (await probe(info)) === "refused", { timeoutMs: 30_000, what: "the admission policies of policies/ to be enforced" })
-  if (!o.editorStamp) return
-  // The validating policy is in force: from here, an unannotated create that passes admission was stamped.
-  await applyManifests(info, EDITOR_STAMP_FILE())
-  await eventually(async () => (await probe(info)) === "admitted", { timeoutMs: 30_000, what: "the editor stamp to be applied" })
+  await eventually(() => validatingEnforced(info), { timeoutMs: 30_000, what: "the admission policies of policies/ to be enforced" })
+  if (o.editorStamp) {
+    await applyManifests(info, EDITOR_STAMP_FILE())
+    // The validating policy is in force: from here, an unannotated create that passes admission was stamped.
+    await eventually(async () => (await probe(info)) === "admitted", { timeoutMs: 30_000, what: "the editor stamp to be applied" })
+  } else {
+    await deleteEditorStamp(info)
+    await eventually(async () => (await probe(info)) === "refused", { timeoutMs: 30_000, what: "spec edits without the editor annotation to be refused" })
+  }
 }
 
 /** Removes the editor stamp alone (the validating policies stay) and waits until edits are refused again. */
 export const removeEditorStamp = async (info: KubeTarget): Promise<void> => {
-  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicybindings/aicr-runtime-editor-stamp` })
-  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicies/aicr-runtime-editor-stamp` })
+  await deleteEditorStamp(info)
   await eventually(async () => (await probe(info)) === "refused", { timeoutMs: 30_000, what: "the editor stamp to stop being applied" })
 }
 
@@ -64,11 +83,10 @@ export const removeApprovalPolicies = async (info: KubeTarget): Promise<void> =>
     ValidatingAdmissionPolicyBinding: "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
     ClusterRole: "/apis/rbac.authorization.k8s.io/v1/clusterroles",
   }
-  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicybindings/aicr-runtime-editor-stamp` })
-  await kubeRequest(info, { method: "DELETE", path: `${MAP_BASE}/mutatingadmissionpolicies/aicr-runtime-editor-stamp` })
+  await deleteEditorStamp(info)
   for (const o of objs) {
     const path = o.kind === "Role" ? `/apis/rbac.authorization.k8s.io/v1/namespaces/${o.metadata.namespace}/roles` : base[o.kind]
     if (path) await kubeRequest(info, { method: "DELETE", path: `${path}/${o.metadata.name}` })
   }
-  await eventually(async () => (await probe(info)) !== "refused", { timeoutMs: 30_000, what: "the admission policies to stop being enforced" })
+  await eventually(async () => !(await validatingEnforced(info)), { timeoutMs: 30_000, what: "the admission policies to stop being enforced" })
 }
