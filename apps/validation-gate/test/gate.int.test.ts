@@ -302,6 +302,7 @@ describe("validation-gate: after the last step, the real aicr validate", () => {
 
 describe("validation-gate: a validator that hangs", () => {
   it("the run passes the gate's deadline and is not validated", async () => {
+    await installLauncher()
     await stopGate()
     startGate(["--validation-deadline", "1m"])
     const plan = await writePlan("timeout", ["check-nvidia-smi"])
@@ -311,7 +312,14 @@ describe("validation-gate: a validator that hangs", () => {
     const pid = await validatorPid("check-nvidia-smi")
     process.kill(pid, "SIGSTOP")
     try {
-      const validated = await waitCondition(name, "Validated", "False", ["ValidationIncomplete", "ValidationFailed", "ValidationEmpty", "ValidationUnverified"], 115_000)
+      // The Job controller marks it Failed once its pod has terminated: the 1 m deadline, then AICR's own cleanup
+      // on SIGTERM within the pod's 30 s grace period.
+      const validated = await waitCondition(name, "Validated", "False", ["ValidationIncomplete", "ValidationFailed", "ValidationEmpty", "ValidationUnverified"], 200_000).catch(async (e: unknown) => {
+        const jobs = (await get(info, `/apis/batch/v1/namespaces/${vns}/jobs`)).items.map((j: { metadata: { name: string }; spec: { activeDeadlineSeconds?: number }; status: unknown }) => [j.metadata.name, j.spec.activeDeadlineSeconds, j.status])
+        const pods = (await get(info, `/api/v1/namespaces/${vns}/pods`)).items.map((p: { metadata: { name: string; deletionTimestamp?: string }; status: { phase: string } }) => [p.metadata.name, p.status.phase, p.metadata.deletionTimestamp])
+        process.stderr.write(`[gate int] ${JSON.stringify(await condition(name, "Validated"))}\njobs ${JSON.stringify(jobs)}\npods ${JSON.stringify(pods)}\n`)
+        throw e
+      })
       expect(validated.reason).toBe("ValidationIncomplete")
       expect(validated.message).toContain("ran past its deadline")
     } finally {
@@ -323,7 +331,7 @@ describe("validation-gate: a validator that hangs", () => {
       await stopGate()
       startGate()
     }
-  }, 180_000)
+  }, 280_000)
 })
 
 describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS)", () => {
@@ -361,6 +369,8 @@ describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS)"
   })
 
   it("signs the evidence; cosign verify-blob verifies it against the KMS public key, and refuses a tampered binding", async () => {
+    await installLauncher()
+    await installGpuOperator()
     await stopGate()
     startGate(["--signing-key", `awskms:///${ALIAS}`])
     const plan = await writePlan("signed", ["operator-health", "gpu-operator-version"])

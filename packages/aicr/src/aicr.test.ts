@@ -148,6 +148,7 @@ describe("jobOutcome", () => {
     ["complete", { status: { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] } }, pod(0, "sha256:abc\n"), { _tag: "Succeeded", terminationMessage: "sha256:abc\n" }],
     ["AICR's failure line", failedJob, pod(8, '{"level":"ERROR","msg":"command failed","error":"[INTERNAL] x: [NOT_FOUND] no such thing","exitCode":8}'), { _tag: "Failed", reason: "AICRNotFound", transient: false }],
     ["unavailable is transient", failedJob, pod(6, '{"level":"ERROR","msg":"command failed","error":"[SERVICE_UNAVAILABLE] api server down","exitCode":6}'), { _tag: "Failed", reason: "AICRInternal", transient: true }],
+    ["deadline passed, pods still terminating (FailureTarget, Kubernetes ≥ 1.31)", { status: { failed: 1, conditions: [{ type: "FailureTarget", status: "True", reason: "DeadlineExceeded" }] } }, undefined, { _tag: "Failed", reason: "AICRTimeout", transient: false, message: "ran past its deadline" }],
     ["deadline", { status: { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "DeadlineExceeded" }] } }, { status: { containerStatuses: [{ name: "aicr", state: { waiting: { reason: "ErrImagePull", message: "no build" } } }] } }, { _tag: "Failed", reason: "AICRTimeout", message: "ran past its deadline; the pod was ErrImagePull: no build" }],
     ["running", { status: { active: 1 } }, { status: { phase: "Running" } }, { _tag: "Running", detail: "running" }],
   ])("%s", (_name, job, p, expected) => {

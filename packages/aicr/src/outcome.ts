@@ -43,7 +43,9 @@ export const jobOutcome = (job: JobView, pod: PodView | undefined): JobOutcome =
   if (cond(job, "Complete") !== undefined || (job.status?.succeeded ?? 0) > 0) {
     return { _tag: "Succeeded", terminationMessage: terminated?.message ?? "" }
   }
-  const failed = cond(job, "Failed")
+  // Kubernetes ≥ 1.31 sets FailureTarget when a Job is bound to fail (deadline, backoff limit) and Failed only once its
+  // pods have terminated; in between the Job already counts failed pods whose status may be gone.
+  const failed = cond(job, "Failed") ?? cond(job, "FailureTarget")
   if (failed !== undefined && failed.reason === "DeadlineExceeded") {
     const waiting = container?.state?.waiting
     const why = waiting?.reason !== undefined ? `; the pod was ${waiting.reason}${waiting.message ? `: ${oneLine(waiting.message)}` : ""}` : ""
