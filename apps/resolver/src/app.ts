@@ -3,15 +3,17 @@
  * trimmed to what discovery reads; its AICR Jobs; its Job-output and content ConfigMaps, all mapped to `cluster`)
  * and the controller, as an `AppSpec` the runtime runs. No logic here.
  *
- * Node events that change nothing discovery reads (heartbeats, conditions, resource usage) enqueue nothing; the
- * work queue collapses the rest into one pass per burst.
+ * Node events that change nothing discovery reads (heartbeats, conditions, resource usage, labels that neither the
+ * placement selectors, the GPU product nor the driver labels name) enqueue nothing; the work queue collapses the rest
+ * into one pass per burst.
  */
-import { ClusterRuntimeKind, Core, kindKey, type KubeObject, SINGLETON_NAME } from "@aicr/api"
+import { type ClusterRuntime, ClusterRuntimeKind, Core, kindKey, type KubeObject, SINGLETON_NAME } from "@aicr/api"
+import type { Informer } from "@aicr/kube"
 import { type AppSpec, appSettings, informersFor, type WatchScope } from "@aicr/runtime"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { parseSettings, ResolverConfig } from "./config"
 import { contract } from "./contract"
-import { nodeView, type NodeView } from "./discovery"
+import { nodeView, type NodeView, sameUnder } from "./discovery"
 import { reconcile } from "./reconcile"
 import { openBundleStore } from "./registry"
 import { BundleStore, Nodes } from "./services"
@@ -23,7 +25,6 @@ const trimNode = (n: CachedNode): CachedNode => {
   const v = nodeView(n)
   return { apiVersion: "v1", kind: "Node", ...v, metadata: { ...v.metadata, resourceVersion: n.metadata.resourceVersion } } as CachedNode
 }
-const sameForDiscovery = (a: CachedNode, b: CachedNode): boolean => JSON.stringify(nodeView(a)) === JSON.stringify(nodeView(b))
 
 export const resolverApp: AppSpec<Error> = {
   name: contract.controller,
@@ -35,16 +36,21 @@ export const resolverApp: AppSpec<Error> = {
       const { store, close } = openBundleStore(settings, `aicr-${contract.controller}`)
       yield* Effect.addFinalizer(() => Effect.promise(close))
       const namespaces = [...new Set([settings.jobs.namespace, settings.jobs.discoveryNamespace, settings.namespace])]
+      // The runtime's cache, once made: the Node filter reads the current placement from it.
+      const made: { runtimes?: Informer<ClusterRuntime> } = {}
+      const placement = () => (made.runtimes === undefined ? undefined : Option.getOrUndefined(made.runtimes.get(SINGLETON_NAME))?.spec.placement)
       const informers = yield* informersFor(contract, (w): WatchScope | ReadonlyArray<WatchScope> => {
         switch (kindKey(w.kind)) {
           case kindKey(ClusterRuntimeKind):
             return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
           case kindKey(Core.Node):
-            return { transform: trimNode as (o: KubeObject) => KubeObject, ignore: (e) => e.type === "update" && sameForDiscovery(e.old as CachedNode, e.object as CachedNode) }
+            // An update that changes nothing discovery reads under the current placement starts no pass.
+            return { transform: trimNode as (o: KubeObject) => KubeObject, ignore: (e) => e.type === "update" && sameUnder(placement(), e.old as CachedNode, e.object as CachedNode) }
           default: // its AICR Jobs and their output and content ConfigMaps, in each namespace it runs Jobs in or writes to
             return namespaces.map((namespace) => ({ namespace }))
         }
       })
+      made.runtimes = informers.one<ClusterRuntime>(ClusterRuntimeKind)
       const nodes = informers.one<CachedNode>(Core.Node)
       const nodeList = { list: () => nodes.list() }
       return [

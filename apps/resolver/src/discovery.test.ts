@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { discover, type NodeView } from "./discovery"
+import { discover, type NodeView, sameUnder } from "./discovery"
 
 const node = (name: string, labels: Record<string, string>, osImage = "Ubuntu 24.04.2 LTS"): NodeView => ({ metadata: { name, labels }, status: { nodeInfo: { osImage } } })
 const sys = (name: string) => node(name, { pool: "system" })
@@ -32,5 +32,28 @@ describe("discover", () => {
     expect(discover(placement, [sys("s1"), sys("s2"), gpu("g1"), gpu("g7"), gpu("g9")]).facts).toEqual(a)
     expect(discover(placement, [sys("s1"), gpu("g1", { "nvidia.com/cuda.driver.major": "580" })]).facts).not.toEqual(a)
     expect(a).toEqual({ accelerated: { product: "NVIDIA-H100-80GB-HBM3", osImage: "Ubuntu 24.04.2 LTS", drivers: ["570.133.20"] } })
+  })
+})
+
+describe("sameUnder", () => {
+  it("an update of a label discovery does not read is the same node for discovery, and gives the same discovery", () => {
+    const before = [sys("s1"), gpu("g1")]
+    const after = [sys("s1"), gpu("g1", { "team.example/cost-center": "42" })]
+    expect(sameUnder(placement, before[1]!, after[1]!)).toBe(true)
+    expect(discover(placement, after)).toEqual(discover(placement, before))
+  })
+
+  it("a change of a selector key's value, the GPU product, a driver label, the OS image or the kernel is not", () => {
+    const g = gpu("g1")
+    expect(sameUnder(placement, g, gpu("g1", { pool: "other" }))).toBe(false)
+    expect(sameUnder(placement, g, gpu("g1", { "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB" }))).toBe(false)
+    expect(sameUnder(placement, g, gpu("g1", { "nvidia.com/cuda.driver.rev": "21" }))).toBe(false)
+    expect(sameUnder(placement, g, gpu("g1", {}, "Ubuntu 22.04.5 LTS"))).toBe(false)
+    expect(sameUnder(placement, g, { ...g, status: { nodeInfo: { ...g.status!.nodeInfo, kernelVersion: "6.8.0" } } })).toBe(false)
+    // A label the current placement selects by matters; under a placement that does not name it, it does not.
+    const labelled = gpu("g1", { zone: "a" })
+    const other = gpu("g1", { zone: "b" })
+    expect(sameUnder({ ...placement, accelerated: { nodeSelector: { pool: "gpu", zone: "a" } } }, labelled, other)).toBe(false)
+    expect(sameUnder(placement, labelled, other)).toBe(true)
   })
 })

@@ -20,13 +20,26 @@ export interface GroupSelector {
 }
 
 export const GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-const DRIVER_LABELS = ["nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"] as const
+export const DRIVER_LABELS = ["nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"] as const
 
 /** The node's view that discovery reads; everything else of a Node is dropped before it is cached. */
 export const nodeView = (n: NodeView): NodeView => ({
   metadata: { name: n.metadata.name, labels: n.metadata.labels ?? {} },
   status: { nodeInfo: { osImage: n.status?.nodeInfo?.osImage, kernelVersion: n.status?.nodeInfo?.kernelVersion } },
 })
+
+/**
+ * Whether two views of one node are the same for discovery under this placement: the same name, OS image and kernel,
+ * and the same values of every label discovery reads (the placement selectors' keys, the GPU product and driver
+ * labels). An update that changes anything else (another label) cannot change discovery's result, so it need not
+ * start a pass; a change of the placement itself starts one through the runtime's own event.
+ */
+export const sameUnder = (placement: PlacementView | undefined, a: NodeView, b: NodeView): boolean => {
+  if (a.metadata.name !== b.metadata.name) return false
+  if (a.status?.nodeInfo?.osImage !== b.status?.nodeInfo?.osImage || a.status?.nodeInfo?.kernelVersion !== b.status?.nodeInfo?.kernelVersion) return false
+  const keys = [GPU_PRODUCT_LABEL, ...DRIVER_LABELS, ...Object.keys(placement?.system?.nodeSelector ?? {}), ...Object.keys(placement?.accelerated?.nodeSelector ?? {})]
+  return keys.every((k) => a.metadata.labels?.[k] === b.metadata.labels?.[k])
+}
 
 export const matches = (n: NodeView, sel: GroupSelector): boolean => {
   const labels = n.metadata.labels ?? {}

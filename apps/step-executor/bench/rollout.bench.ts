@@ -8,8 +8,9 @@
 //    requests it made per idle minute (audit log; architecture.md §7: budget ≤ 80 MiB per idle controller);
 //  - suspend latency (suspendEngine set → every Application seen with automated sync off) and resume;
 //  - chaos: upgrades of the 13 releases while the executor is SIGKILLed at random points and restarted, until at
-//    least 20 kills happened during rollouts; every rollout must finish, and the audit log must show each
-//    Application written once per step;
+//    least 20 kills happened during rollouts: each kill 0.1–1.5 s after the process synced its caches (on a loaded
+//    machine a restart takes longer than that, and a kill before it acts tests nothing); every rollout must finish,
+//    and the audit log must show each Application written once per step;
 //  - side by side, the same 13 charts through Argo CD sync waves (an app-of-apps chart, one wave per release, Argo CD's
 //    default 2 s wave delay, child health assessed by a Lua health check in argocd-cm) and through a loop that polls
 //    readiness every 30 s: the same per-edge overhead, measured from the same kind of watch.
@@ -106,6 +107,14 @@ try {
   const startExecutor = () => {
     child = spawn(process.execPath, [...nodeFlags, built.entry, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
   }
+  const logFile = join(work, "step-executor.log")
+  const syncedCount = () => readFileSync(logFile, "utf8").split("Caches synced").length - 1
+  /** Starts the executor and waits until it synced its caches and started its workers. */
+  const startReady = async () => {
+    const before = syncedCount()
+    startExecutor()
+    await eventually(async () => syncedCount() > before, { timeoutMs: 120_000, intervalMs: 50, what: "the restarted executor's caches synced" })
+  }
   const kill = async () => {
     const c = child!
     const exited = new Promise((r) => c.once("exit", r))
@@ -185,6 +194,9 @@ try {
   await eventually(async () => (await get(info, APPS)).items.every((a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === undefined), { timeoutMs: 60_000, intervalMs: 20, what: "all resumed" })
   const resumeMs = Date.now() - r0
 
+  // What is measured so far, in case a later phase fails.
+  console.log(JSON.stringify({ phase: "install, idle, suspend", bundle: built.entry, nodeFlags, install: installFigures, idleAfterInstall: idle, suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs } }))
+
   // 3. Chaos: upgrades while the executor is killed at random points.
   const chaosOn = !process.argv.includes("--no-chaos")
   let kills = 0
@@ -203,7 +215,7 @@ try {
       if (await completed(name)) break
       await kill()
       kills++
-      startExecutor()
+      await startReady()
       if (performance.now() - c0 > 900_000) throw new Error(`${name} did not finish within 15 minutes under chaos`)
     }
     chaos.push({ rollout: name, seconds: +((performance.now() - c0) / 1000).toFixed(1), kills: kills - k0 })
