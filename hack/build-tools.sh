@@ -226,6 +226,8 @@ for t in "${want[@]}"; do
     registry) ensure_registry ;;
     redis) ensure_redis ;;
     moto) done_or_build moto "$MOTO_VERSION" build_moto ;;
+    kubeconform) done_or_build kubeconform "$KUBECONFORM_VERSION" build_kubeconform ;;
+    oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
     cosign) done_or_build cosign "$COSIGN_VERSION" build_cosign ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
