@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { ANNOTATION_DESIRED_STATE_DIGEST, ANNOTATION_EDITED_BY, desiredStateDigest, encodePlan, LABEL_ROLE, type Plan, planConfigMapName, PLAN_DATA_KEY, ROLE_CONTENT, ROLE_PLAN, sha256 } from "@aicr/api"
-import { EMPTY_JSON, MediaType, OciClient } from "@aicr/oras"
+import { digestOf, EMPTY_JSON, MediaType, OciClient } from "@aicr/oras"
 import { CreateAliasCommand, CreateKeyCommand, GetPublicKeyCommand, KMSClient } from "@aws-sdk/client-kms"
 import { createPublicKey } from "node:crypto"
 import { parseConfig, runApp } from "@aicr/runtime"
@@ -180,7 +180,6 @@ beforeAll(async () => {
   const client = new OciClient()
   const repo = `${info.registry}/${PREFIX}/bundles/cluster`
   const layer = Buffer.from("bundle files\n")
-  const { digestOf } = await import("@aicr/oras")
   await client.pushBlob(repo, layer, { digest: digestOf(layer), size: layer.length })
   await client.pushBlob(repo, EMPTY_JSON.bytes, { digest: EMPTY_JSON.descriptor.digest, size: 2 })
   const pushed = await client.pushManifest(`${repo}:input-${suffix}`, {
