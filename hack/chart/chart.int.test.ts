@@ -110,7 +110,7 @@ describe("helm lint and template", () => {
   it("renders every pod Pod-Security-restricted with a read-only root filesystem, and each controller's image pinned as configured", async () => {
     const objs = objectsOf(await template(join(CI, "signing-values.yaml")))
     const deployments = objs.filter((o) => o.kind === "Deployment").map(deploymentOf)
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(["aicr-approval-guard", "aicr-ecr-credential-refresher", "aicr-planner", "aicr-registry-mirror", "aicr-resolver", "aicr-step-executor"])
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(["aicr-approval-guard", "aicr-ecr-credential-refresher", "aicr-planner", "aicr-registry-mirror", "aicr-resolver", "aicr-step-executor", "aicr-validation-gate"])
     for (const d of deployments) {
       const pod = d.spec.template.spec
       expect(pod.securityContext, d.metadata.name).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } })
@@ -124,13 +124,35 @@ describe("helm lint and template", () => {
     expect(resolver.spec.template.spec.containers[0]!.args).toContain("--leader-elect=true")
     const planner = deployments.find((d) => d.metadata.name === "aicr-planner")!
     expect(planner.spec.template.spec.containers[0]!.args).toContain("--leader-elect=false")
+    // The validation-gate pushes evidence under the runtime registry and signs it with the KMS key itself.
+    const gate = deployments.find((d) => d.metadata.name === "aicr-validation-gate")!
+    expect(gate.spec.template.spec.containers[0]!.args).toEqual(expect.arrayContaining([
+      "--registry=oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/gpu-cluster",
+      "--validation-namespace=aicr-validation",
+      "--launcher-service-account=aicr-validation",
+      "--signing-key=awskms:///alias/aicr-evidence",
+      "--docker-config=/var/run/aicr/registry/config.json",
+    ]))
+    const gateSa = objs.find((o) => o.kind === "ServiceAccount" && o.metadata.name === "aicr-validation-gate")!
+    expect(gateSa.metadata.annotations).toEqual({ "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/aicr-operator-gpu-cluster" })
+  })
+
+  it("renders the validation-gate without validation.enabled, without a signing key or AWS identity", async () => {
+    const objs = objectsOf(await template(join(CI, "signing-values.yaml"), "--set", "validation.enabled=false", "--set", "validation.signingKey="))
+    const gate = objs.filter((o) => o.kind === "Deployment").map(deploymentOf).find((d) => d.metadata.name === "aicr-validation-gate")
+    expect(gate).toBeDefined()
+    expect(gate!.spec.template.spec.containers[0]!.args.filter((a) => a.startsWith("--signing-key"))).toEqual([])
+    const gateSa = objs.find((o) => o.kind === "ServiceAccount" && o.metadata.name === "aicr-validation-gate")!
+    expect(gateSa.metadata.annotations).toBeUndefined()
+    // Nothing in the validation namespace, which does not exist without validation.
+    expect(objs.filter((o) => o.metadata.namespace === "aicr-validation").map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([])
   })
 
   it("with operator.image runs every controller from that one image (the seed's ECR copy)", async () => {
     const image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr-operator@sha256:2222222222222222222222222222222222222222222222222222222222222222"
     const objs = objectsOf(await template(join(CI, "overview-values.yaml"), "--set", `operator.image=${image}`))
     const images = objs.filter((o) => o.kind === "Deployment").map((d) => deploymentOf(d).spec.template.spec.containers[0]!.image)
-    expect(images).toHaveLength(6)
+    expect(images).toHaveLength(7)
     expect(new Set(images)).toEqual(new Set([image]))
   })
 })
@@ -313,12 +335,12 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
 
   it("installs, and every controller's pods are admitted and roll out", async () => {
     await h.helm("install", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "-f", installValues, "--wait", "--timeout", "3m", "--kubeconfig", info.kubeconfig)
-    for (const d of ["aicr-resolver", "aicr-registry-mirror", "aicr-planner", "aicr-approval-guard", "aicr-step-executor", "aicr-ecr-credential-refresher"]) {
+    for (const d of ["aicr-resolver", "aicr-registry-mirror", "aicr-planner", "aicr-approval-guard", "aicr-step-executor", "aicr-ecr-credential-refresher", "aicr-validation-gate"]) {
       const { stdout } = await kubectl("-n", NAMESPACE, "rollout", "status", `deployment/${d}`, "--timeout=120s")
       expect(stdout, d).toContain("successfully rolled out")
     }
     const pods = JSON.parse((await kubectl("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=aicr-operator", "-o", "json")).stdout) as { items: Array<{ status: { phase: string } }> }
-    expect(pods.items).toHaveLength(7)
+    expect(pods.items).toHaveLength(8)
     expect(pods.items.every((p) => p.status.phase === "Running")).toBe(true)
   })
 

@@ -84,11 +84,8 @@ const roleName = (r: ControllerRbac, ns: NamespaceRef) => `aicr-operator:${r.con
 const subject = (r: ControllerRbac) => ({ kind: "ServiceAccount", name: r.serviceAccount, namespace: P.operator })
 
 const controllerDocs = (r: ControllerRbac): string => {
+  // Every controller has a Deployment and creates its ServiceAccount there (controllers.yaml).
   const out: string[] = []
-  // Every controller but the validation-gate has a Deployment and creates its ServiceAccount there (controllers.yaml).
-  if (r.controller === "validation-gate") {
-    out.push(docs([withLabels({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: r.serviceAccount, namespace: P.operator } })]))
-  }
   if (r.clusterRules.length > 0) {
     const name = `aicr-operator:${r.controller}`
     out.push(
@@ -115,15 +112,14 @@ const controllerDocs = (r: ControllerRbac): string => {
     else if (namespace === "validation") out.push(`{{- if $.Values.validation.enabled }}\n${pair}{{- end }}\n`)
     else out.push(pair)
   }
-  const body = out.join("")
-  return r.controller === "validation-gate" ? `{{- if $.Values.validation.enabled }}\n${body}{{- end }}\n` : body
+  return out.join("")
 }
 
 /** Every controller's RBAC, from its contract. */
 export const renderRbacTemplate = (): string =>
   GENERATED_HEADER +
   "# Each controller's rules: hack/chart/rbac.ts (its contract in packages/contracts, where each kind lives, and what\n" +
-  "# every process needs besides: its Lease, Events). The validation-gate's identity comes with validation.enabled.\n" +
+  "# every process needs besides: its Lease, Events). Rules in the validation namespace come with validation.enabled.\n" +
   toTemplate(ALL_RBAC.map((r) => `# ${r.controller} (ServiceAccount ${r.serviceAccount})\n${controllerDocs(r)}`).join(""))
 
 /** File name under `templates/generated/` → content. */

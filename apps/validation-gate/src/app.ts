@@ -5,7 +5,7 @@
  * runs. No logic here.
  */
 import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject, LABEL_ROLLOUT, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME } from "@aicr/api"
-import { makeInformer } from "@aicr/kube"
+import { type KubeError, makeInformer } from "@aicr/kube"
 import { type AppSpec, mapped, self } from "@aicr/runtime"
 import { Effect } from "effect"
 import { EvidenceRegistry, lazyRegistry, Signer } from "./act"
@@ -13,6 +13,9 @@ import { GateConfig, parseSettings } from "./config"
 import { contract } from "./contract"
 import { reconcile } from "./reconcile"
 import { lazySigner } from "./signer"
+
+/** A list in the validation namespace refused because validation is not installed (no namespace, no Role there). */
+const validationListError = (e: KubeError) => e.reason._tag === "NotFound" || e.reason._tag === "Forbidden"
 
 export const validationGateApp: AppSpec<Error> = {
   name: contract.controller,
@@ -30,8 +33,10 @@ export const validationGateApp: AppSpec<Error> = {
       const signer = settings.signingKey === undefined ? undefined : lazySigner(settings.signingKey)
       const rollouts = yield* makeInformer<RuntimeRollout>({ kind: RuntimeRolloutKind })
       const runtimes = yield* makeInformer<ClusterRuntime>({ kind: ClusterRuntimeKind, fieldSelector: `metadata.name=${SINGLETON_NAME}` })
-      const jobs = yield* makeInformer<KubeObject>({ kind: Core.Job, namespace: settings.validationNamespace, labelSelector: LABEL_ROLLOUT })
-      const launcher = yield* makeInformer<KubeObject>({ kind: Core.ServiceAccount, namespace: settings.validationNamespace, fieldSelector: `metadata.name=${settings.launcher}` })
+      // Without the chart's `validation.enabled` there is no validation namespace and no Role there: the two lists are
+      // refused, count as empty (no launcher → ValidationUnavailable), and are retried until validation is installed.
+      const jobs = yield* makeInformer<KubeObject>({ kind: Core.Job, namespace: settings.validationNamespace, labelSelector: LABEL_ROLLOUT, tolerate: validationListError })
+      const launcher = yield* makeInformer<KubeObject>({ kind: Core.ServiceAccount, namespace: settings.validationNamespace, fieldSelector: `metadata.name=${settings.launcher}`, tolerate: validationListError })
       const rolloutsOf = (rt: ClusterRuntime) => rollouts.list().filter((r) => r.spec.runtimeUID === rt.metadata.uid).map((r) => r.metadata.name)
       const everyRollout = () => rollouts.list().map((r) => r.metadata.name)
       return [

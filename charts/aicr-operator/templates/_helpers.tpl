@@ -6,7 +6,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
-{{/* The controllers the chart runs: values key → app name. The validation-gate has no Deployment yet. */}}
+{{/* The controllers the chart runs: values key → app name. */}}
 {{- define "aicr-operator.controllers" -}}
 resolver: resolver
 registryMirror: registry-mirror
@@ -14,9 +14,13 @@ planner: planner
 approvalGuard: approval-guard
 stepExecutor: step-executor
 ecrCredentialRefresher: ecr-credential-refresher
+validationGate: validation-gate
 {{- end -}}
 
-{{/* A controller's ServiceAccount: the one that needs AWS is aicr-operator (the seed's IRSA / Pod Identity subject). */}}
+{{/*
+A controller's ServiceAccount: the one that needs AWS is aicr-operator (the seed's IRSA / Pod Identity subject); the
+validation-gate's aicr-validation-gate also needs it (KMS) when validation.signingKey is set.
+*/}}
 {{- define "aicr-operator.serviceAccount" -}}
 {{- if eq . "ecr-credential-refresher" -}}aicr-operator{{- else -}}aicr-{{ . }}{{- end -}}
 {{- end -}}
