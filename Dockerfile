@@ -23,7 +23,7 @@ COPY --from=build /src/dist/apps/${CONTROLLER} /app
 WORKDIR /app
 ENV NODE_ENV=production
 USER 65532:65532
-ENTRYPOINT ["/nodejs/bin/node", "--enable-source-maps", "/app/main.mjs"]
+ENTRYPOINT ["/nodejs/bin/node", "/app/main.mjs"]
 
 FROM gcr.io/distroless/nodejs24-debian12:nonroot AS aicr-operator
 COPY --from=build /src/dist/apps /app
@@ -31,4 +31,4 @@ COPY --from=build /src/dist/aicr-operator.mjs /app/aicr-operator.mjs
 WORKDIR /app
 ENV NODE_ENV=production
 USER 65532:65532
-ENTRYPOINT ["/nodejs/bin/node", "--enable-source-maps", "/app/aicr-operator.mjs"]
+ENTRYPOINT ["/nodejs/bin/node", "/app/aicr-operator.mjs"]

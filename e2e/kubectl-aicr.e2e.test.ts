@@ -89,6 +89,7 @@ beforeAll(async () => {
   mkdirSync(seaDir)
   mkdirSync(tools)
   symlinkSync(sea.files[0]!.binary, join(seaDir, "kubectl-aicr"))
+  symlinkSync(sea.files[0]!.binary, join(seaDir, "kubectl_complete-aicr"))
   const noNode = new Set(["node", "nodejs", "npm", "npx", "corepack"])
   for (const d of ["/usr/bin", "/bin"]) for (const f of readdirSync(d)) if (!noNode.has(f) && !existsSync(join(tools, f))) symlinkSync(join(d, f), join(tools, f))
   nodelessPath = [seaDir, dirname(info.bin.kubectl!), tools].join(":")
@@ -180,6 +181,9 @@ describe("kubectl aicr, as the approver uses it", () => {
     expect(r.stdout).toMatch(new RegExp(`Name: +${name}`))
     expect(r.stdout).toMatch(/approved by approver until \S+/)
     await eventually(async () => (await approvedReason(name)) === "ApprovedByUser", { what: "the guard's ApprovedByUser after the binary's approval" })
+    // kubectl's plugin completion through the kubectl_complete-aicr link to the same binary.
+    const cmds = await bash('kubectl __complete aicr ""', "approver", { PATH: nodelessPath })
+    expect(cmds.stdout.split("\n")).toEqual(expect.arrayContaining(["describe", "approve", "revoke", "acknowledge", "reproduce"]))
   })
 
   it("acknowledges the step waiting for it, then revokes", async () => {

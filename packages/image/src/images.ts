@@ -81,7 +81,7 @@ export const operatorImage = (bundles: Readonly<Record<string, string>>, meta: I
     config: {
       User: `${NONROOT}:${NONROOT}`,
       Env: nodeEnv,
-      Entrypoint: [`/${NODE_DIR}/bin/node`, "--enable-source-maps", "/app/aicr-operator.mjs"],
+      Entrypoint: [`/${NODE_DIR}/bin/node`, "/app/aicr-operator.mjs"],
       WorkingDir: "/app",
       Labels: annotations("aicr-operator", `The AICR operator's controllers (${names.join(", ")})`, meta, "Apache-2.0"),
     },
@@ -97,7 +97,7 @@ export const controllerImage = (controller: string, bundleDir: string, meta: Ima
     name: title,
     platforms,
     layers: [{ kind: "base" }, { kind: "node" }, { kind: "files", comment: `controller ${controller}`, files: [bundleFiles(shippedBundle(bundleDir))] }],
-    config: { User: `${NONROOT}:${NONROOT}`, Env: nodeEnv, Entrypoint: [`/${NODE_DIR}/bin/node`, "--enable-source-maps", "/app/main.mjs"], WorkingDir: "/app", Labels: a },
+    config: { User: `${NONROOT}:${NONROOT}`, Env: nodeEnv, Entrypoint: [`/${NODE_DIR}/bin/node`, "/app/main.mjs"], WorkingDir: "/app", Labels: a },
     annotations: a,
   }
 }

@@ -59,7 +59,7 @@ describe("daemonless images", () => {
         architecture: arch,
         os: "linux",
         created: "1970-01-01T00:00:00Z",
-        config: { User: `${NONROOT}:${NONROOT}`, Entrypoint: ["/nodejs/bin/node", "--enable-source-maps", "/app/main.mjs"], WorkingDir: "/app" },
+        config: { User: `${NONROOT}:${NONROOT}`, Entrypoint: ["/nodejs/bin/node", "/app/main.mjs"], WorkingDir: "/app" },
         rootfs: { type: "layers" },
       })
       expect(config.rootfs.diff_ids).toHaveLength(3)

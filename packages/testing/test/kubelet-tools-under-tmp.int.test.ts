@@ -30,7 +30,7 @@ beforeAll(async () => {
     else symlinkSync(join(real, d), join(cache, d))
   }
   process.env.AICR_TOOLS_CACHE = cache
-  plane = await startControlPlane({ dir: join(work, "plane"), fresh: true })
+  plane = await startControlPlane({ dir: join(work, "plane"), fresh: true, aicrImages: true })
 }, 600_000)
 
 afterAll(async () => {

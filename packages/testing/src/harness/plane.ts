@@ -26,7 +26,8 @@ export interface ControlPlaneOptions {
   readonly kubelet?: boolean
   /**
    * Build AICR's images from the local AICR builds and push them to the registry, so the kubelet runs AICR's Jobs
-   * from their image (default true). false: it runs them as the local binaries on the build machine's root.
+   * from their image. Default false (the local binaries on the build machine's root) until the resolver's int tests
+   * pass with it; true is what a tools cache under /tmp needs.
    */
   readonly aicrImages?: boolean
   /** Create the default fake nodes (default true; needs kwok). */
@@ -238,7 +239,7 @@ const startLocked = async (dir: string, opts: ControlPlaneOptions): Promise<Cont
     mark("etcd+registry")
     const egressSocket = join(dir, "egress.sock")
     const withKubelet = withKwok && (opts.kubelet ?? true)
-    const aicrImages = withKubelet && (opts.aicrImages ?? true) ? pushAicrImages(registry.address, [versions.aicr, versions.aicrPrevious], join(dir, "kubelet", "aicr-images")) : undefined
+    const aicrImages = withKubelet && (opts.aicrImages ?? false) ? pushAicrImages(registry.address, [versions.aicr, versions.aicrPrevious], join(dir, "kubelet", "aicr-images")) : undefined
     aicrImages?.catch(() => undefined)
     const api = record<ApiServer>(await startApiServer({ etcd: etcd.url, dir, attached, egressSocket }))
     mark("kube-apiserver")
