@@ -114,6 +114,23 @@ export interface ReleaseApplication {
   readonly record: ReleaseRecord
 }
 
+/**
+ * [I] The sync options of every release (ADR 20261203-real-chart-sync): the release namespace is created, and objects
+ * are applied server-side, as AICR's own Argo CD bundles do. Client-side apply stores the whole object in the
+ * `last-applied-configuration` annotation, over the API server's 262,144-byte limit for the large CRDs of the real
+ * charts (kubeflow-trainer's JobSet 913 KB, kube-prometheus-stack's 820 KB, KAI's 658 KB), so their sync fails.
+ */
+export const SYNC_OPTIONS = ["CreateNamespace=true", "ServerSideApply=true"] as const
+
+/**
+ * [I] Argo CD compares each release server-side (ADR 20261203-real-charts): a dry-run server-side apply of the desired
+ * object is compared with the live one, so what the API server adds (a CRD's defaults for a field a chart renders as
+ * null, such as gpu-operator's ClusterPolicy `spec.migManager.config.name`) is no difference. Compared client-side,
+ * such a release stays OutOfSync after every successful sync. An annotation, not part of the spec.
+ */
+export const ANNOTATION_COMPARE_OPTIONS = "argocd.argoproj.io/compare-options"
+export const COMPARE_OPTIONS = "ServerSideDiff=true"
+
 /** Argo CD's retry backoff for the operator's Applications. */
 export const RETRY_BACKOFF = { duration: "5s", factor: 2, maxDuration: "1m" } as const
 
@@ -127,7 +144,7 @@ export const releaseApplication = (r: ReleaseApplication) => {
     project: r.project,
     source: { repoURL: src.repoURL, chart: src.chart, targetRevision: src.version, helm: { releaseName: r.release, valuesObject: r.values } },
     destination: { server: IN_CLUSTER, namespace: r.destinationNamespace },
-    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"], retry: { limit: r.syncRetries, backoff: RETRY_BACKOFF } },
+    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: SYNC_OPTIONS, retry: { limit: r.syncRetries, backoff: RETRY_BACKOFF } },
     ...(r.ignoreDifferences !== undefined && r.ignoreDifferences.length > 0 ? { ignoreDifferences: r.ignoreDifferences } : {}),
   }
   return {
@@ -138,6 +155,7 @@ export const releaseApplication = (r: ReleaseApplication) => {
       namespace: r.namespace,
       labels: r.labels,
       annotations: {
+        [ANNOTATION_COMPARE_OPTIONS]: COMPARE_OPTIONS,
         [ANNOTATION_CHART_DIGEST]: r.chartDigest,
         [ANNOTATION_VALUES_DIGEST]: r.valuesDigest,
         [ANNOTATION_PLAN_DIGEST]: r.planDigest,
