@@ -123,13 +123,16 @@ export interface ReleaseApplication {
 export const SYNC_OPTIONS = ["CreateNamespace=true", "ServerSideApply=true"] as const
 
 /**
- * [I] Argo CD compares each release server-side (ADR 20261203-real-charts): a dry-run server-side apply of the desired
- * object is compared with the live one, so what the API server adds (a CRD's defaults for a field a chart renders as
- * null, such as gpu-operator's ClusterPolicy `spec.migManager.config.name`) is no difference. Compared client-side,
- * such a release stays OutOfSync after every successful sync. An annotation, not part of the spec.
+ * [I] Comparison exceptions every release carries before the plan's own (operator.md §6; ADR 20261203-real-charts):
+ * fields the API server or a component rewrites after Argo CD applied the chart, which Argo CD's client-side
+ * comparison would otherwise report as OutOfSync after every successful sync.
+ * - gpu-operator's ClusterPolicy: the chart renders `spec.migManager.config.name` as null and the CRD defaults it
+ *   (`default-mig-parted-config`).
+ * Argo CD's server-side diff would cover such defaults without a list, but its dry-run apply refuses manifests with
+ * null objects (kube-prometheus-stack with AICR v0.10.16's values renders `spec.storage.emptyDir: null`) and the
+ * Application then stays in ComparisonError.
  */
-export const ANNOTATION_COMPARE_OPTIONS = "argocd.argoproj.io/compare-options"
-export const COMPARE_OPTIONS = "ServerSideDiff=true"
+export const COMPARISON_EXCEPTIONS = [{ group: "nvidia.com", kind: "ClusterPolicy", jqPathExpressions: [".spec.migManager.config.name"] }] as const
 
 /** Argo CD's retry backoff for the operator's Applications. */
 export const RETRY_BACKOFF = { duration: "5s", factor: 2, maxDuration: "1m" } as const
@@ -145,7 +148,7 @@ export const releaseApplication = (r: ReleaseApplication) => {
     source: { repoURL: src.repoURL, chart: src.chart, targetRevision: src.version, helm: { releaseName: r.release, valuesObject: r.values } },
     destination: { server: IN_CLUSTER, namespace: r.destinationNamespace },
     syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: SYNC_OPTIONS, retry: { limit: r.syncRetries, backoff: RETRY_BACKOFF } },
-    ...(r.ignoreDifferences !== undefined && r.ignoreDifferences.length > 0 ? { ignoreDifferences: r.ignoreDifferences } : {}),
+    ignoreDifferences: [...COMPARISON_EXCEPTIONS, ...(r.ignoreDifferences ?? [])],
   }
   return {
     apiVersion: APPLICATION_API_VERSION,
@@ -155,7 +158,6 @@ export const releaseApplication = (r: ReleaseApplication) => {
       namespace: r.namespace,
       labels: r.labels,
       annotations: {
-        [ANNOTATION_COMPARE_OPTIONS]: COMPARE_OPTIONS,
         [ANNOTATION_CHART_DIGEST]: r.chartDigest,
         [ANNOTATION_VALUES_DIGEST]: r.valuesDigest,
         [ANNOTATION_PLAN_DIGEST]: r.planDigest,
