@@ -12,6 +12,8 @@
  *   adoption        empty operator namespace → Adopt rollout exists, for the Applications of a real resolution
  *   argocd          Argo CD start (3 starts), create → synced and healthy (first and warm), an upgrade, a
  *                   prune, and the RSS of redis, repo-server and application-controller idle with one Application
+ *   real-charts     the reference recipe's first install (up, approve, Ready) with the stand-in and the real upstream
+ *                   charts in one run: wall time, Argo CD's API writes and sync operations per release, largest object
  *   resolver        resolver overhead over the bare AICR CLI; AICR runs and CPU per node events with 5,000 kwok
  *                   nodes; RSS (on a local control plane with the process kubelet)
  *
@@ -231,6 +233,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   },
   argocd,
   "step-executor": () => run("step-executor", ["apps/step-executor/bench/rollout.bench.ts"]),
+  "real-charts": () => run("real-charts", ["hack/real-charts.bench.ts"]),
 }
 
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches)

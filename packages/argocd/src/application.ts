@@ -131,6 +131,26 @@ export interface ReleaseApplication {
   readonly record: ReleaseRecord
 }
 
+/**
+ * [I] The sync options of every release (ADR 20261203-real-chart-sync): the release namespace is created, and objects
+ * are applied server-side, as AICR's own Argo CD bundles do. Client-side apply stores the whole object in the
+ * `last-applied-configuration` annotation, over the API server's 262,144-byte limit for the large CRDs of the real
+ * charts (kubeflow-trainer's JobSet 913 KB, kube-prometheus-stack's 820 KB, KAI's 658 KB), so their sync fails.
+ */
+export const SYNC_OPTIONS = ["CreateNamespace=true", "ServerSideApply=true"] as const
+
+/**
+ * [I] Comparison exceptions every release carries before the plan's own (operator.md §6; ADR 20261203-real-charts):
+ * fields the API server or a component rewrites after Argo CD applied the chart, which Argo CD's client-side
+ * comparison would otherwise report as OutOfSync after every successful sync.
+ * - gpu-operator's ClusterPolicy: the chart renders `spec.migManager.config.name` as null and the CRD defaults it
+ *   (`default-mig-parted-config`).
+ * Argo CD's server-side diff would cover such defaults without a list, but its dry-run apply refuses manifests with
+ * null objects (kube-prometheus-stack with AICR v0.10.16's values renders `spec.storage.emptyDir: null`) and the
+ * Application then stays in ComparisonError.
+ */
+export const COMPARISON_EXCEPTIONS = [{ group: "nvidia.com", kind: "ClusterPolicy", jqPathExpressions: [".spec.migManager.config.name"] }] as const
+
 /** Argo CD's retry backoff for the operator's Applications. */
 export const RETRY_BACKOFF = { duration: "5s", factor: 2, maxDuration: "1m" } as const
 
@@ -143,8 +163,8 @@ export const releaseApplication = (r: ReleaseApplication) => {
     project: r.project,
     source: { ...chartSourceOf(r.chartRef, r.chartDigest), helm: { releaseName: r.release, valuesObject: r.values } },
     destination: { server: IN_CLUSTER, namespace: r.destinationNamespace },
-    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"], retry: { limit: r.syncRetries, backoff: RETRY_BACKOFF } },
-    ...(r.ignoreDifferences !== undefined && r.ignoreDifferences.length > 0 ? { ignoreDifferences: r.ignoreDifferences } : {}),
+    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: SYNC_OPTIONS, retry: { limit: r.syncRetries, backoff: RETRY_BACKOFF } },
+    ignoreDifferences: [...COMPARISON_EXCEPTIONS, ...(r.ignoreDifferences ?? [])],
   }
   return {
     apiVersion: APPLICATION_API_VERSION,

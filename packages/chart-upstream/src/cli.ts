@@ -1,11 +1,11 @@
 // Runs the local upstream in the foreground for the local control plane and manual work:
 //   npx tsx packages/chart-upstream/src/cli.ts [--port N] [--oci-registry host:port] [--charts real|stand-in]
-// Serves the charts of both pinned AICR versions' recipes: the real packages of the third-party charts folder when
-// there is one (real.ts: $AICR_CHARTS_DIR, $AICR_THIRD_PARTY_DIR/charts or ../shared/third-party/charts), the
-// stand-ins otherwise or with --charts stand-in. Prints one JSON line ({httpUrl, ociPrefix, rewrites, charts}) once
+// Serves the charts of both pinned AICR versions' recipes: the stand-ins, or with --charts real (or
+// AICR_UPSTREAM_CHARTS=real) the real packages of the third-party charts folder (real.ts: $AICR_CHARTS_DIR,
+// $AICR_THIRD_PARTY_DIR/charts or ../shared/third-party/charts). The stand-ins stay the default until the whole
+// install on the real charts reaches Ready (docs/adr/20261203-real-charts.md, "Open"). Prints one JSON line ({httpUrl, ociPrefix, rewrites, charts}) once
 // serving, then runs until SIGINT/SIGTERM.
 import { ALL_AICR_COMPONENTS } from "./fixtures"
-import { realChartsDir } from "./real"
 import { startChartUpstream } from "./server"
 
 const arg = (name: string): string | undefined => {
@@ -14,7 +14,7 @@ const arg = (name: string): string | undefined => {
 }
 const port = arg("port")
 const registry = arg("oci-registry")
-const charts = arg("charts") ?? (realChartsDir() !== undefined ? "real" : "stand-in")
+const charts = arg("charts") ?? process.env["AICR_UPSTREAM_CHARTS"] ?? "stand-in"
 if (charts !== "real" && charts !== "stand-in") throw new Error(`--charts must be real or stand-in, not ${charts}`)
 const upstream = await startChartUpstream({
   components: ALL_AICR_COMPONENTS,

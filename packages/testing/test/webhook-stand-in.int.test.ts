@@ -93,7 +93,7 @@ describe("the webhook stand-in", () => {
   it("leaves a webhook whose Service does not exist failing: the API server refuses what it intercepts", async () => {
     const res = await kubeRequest(info, configMap(refusedNs, "refused"))
     expect(res.status).toBe(500)
-    expect(JSON.stringify(res.body)).toContain(`failed calling webhook "configmaps.${HOOK}-missing.test.aicr.run"`)
+    expect((res.body as { message: string }).message).toContain(`failed calling webhook "configmaps.${HOOK}-missing.test.aicr.run"`)
   })
 
   it("serves the discovery of an aggregated API, so its APIService turns Available", async () => {
@@ -130,6 +130,6 @@ describe("the webhook stand-in", () => {
       return (p.status?.conditions ?? []).find((c: { type: string; status: string }) => c.type === "Available" && c.status === "True")
     }, { timeoutMs: 20_000, what: "Prometheus Available" })
     expect(available).toMatchObject({ reason: "StandIn" })
-    expect(standInLog()).toContain(`"object":"prometheuses.monitoring.coreos.com/${ns}/standin"`)
+    await eventually(async () => standInLog().includes(`"object":"prometheuses.monitoring.coreos.com/${ns}/standin"`), { timeoutMs: 5_000, what: "the stand-in's log line for the status it wrote" })
   })
 })
