@@ -45,8 +45,8 @@ describe("aicr-dev up --detach and down", () => {
     expect(stdout).toContain("kubectl -n argocd get applications")
     pids = recordedPids()
     // etcd, registry, apiserver, webhook stand-in, KCM, scheduler, kwok, process kubelet, Argo CD's redis, repo-server, controller
-    // + upstream, mirror, approval-guard, planner, ecr-credential-refresher, resolver, step-executor
-    expect(pids.length).toBeGreaterThanOrEqual(17)
+    // + upstream, mirror, approval-guard, planner, ecr-credential-refresher, resolver, step-executor, validation-gate
+    expect(pids.length).toBeGreaterThanOrEqual(19)
     expect(pids.every((pid) => pidAlive(pid))).toBe(true)
   })
 
@@ -63,7 +63,7 @@ describe("aicr-dev up --detach and down", () => {
   it("stops every process it started on down", async () => {
     const all = recordedPids()
     const { stderr } = await run(process.execPath, [devScript, "down"], { cwd: root, env })
-    expect(stderr).toMatch(/stopped 7 operator processes, 3 Argo CD processes and 8 control-plane processes/)
+    expect(stderr).toMatch(/stopped 8 operator processes, 3 Argo CD processes and 8 control-plane processes/)
     expect(all.filter((pid) => pidAlive(pid))).toEqual([])
   })
 })
