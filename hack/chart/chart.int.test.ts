@@ -323,6 +323,9 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
     // Objects earlier tests left on this shared control plane (policies, AICR Job roles, ServiceAccounts) are adopted
     // the documented way: Helm's ownership label and annotations.
     await removeApprovalPolicies(info)
+    // An AppProject an earlier file applied server-side as the harness (installEngineProject) has fields another
+    // manager owns, which Helm's server-side apply refuses to take over: the chart creates its own.
+    await kubectl("-n", "argocd", "delete", "appproject", "aicr", "--ignore-not-found")
     for (const o of objectsOf(await h.helm("template", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "-f", installValues))) {
       const path = await objectPath(info, o)
       if ((await kubeRequest(info, { method: "GET", path })).status !== 200) continue

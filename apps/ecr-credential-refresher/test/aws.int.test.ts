@@ -119,10 +119,10 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
       const dockerConfig = (await getSecret(ops, "aicr-registry-docker-config"))!
       const minted = aws.tokens()
       expect(minted).toHaveLength(1)
-      // Argo CD 3.4.2's repo-creds shape.
+      // Argo CD 3.4.2's repo-creds shape for native OCI sources (charts pinned by digest, ADR 20261203-charts-by-digest).
       expect(repoCreds.metadata.labels?.["argocd.argoproj.io/secret-type"]).toBe("repo-creds")
       expect(Object.fromEntries(Object.keys(repoCreds.data).sort().map((k) => [k, text(repoCreds, k)]))).toEqual({
-        enableOCI: "true", insecureOCIForceHttp: "true", password: minted[0]!.password, type: "helm", url: `${registry.address}/aicr/it`, username: "AWS",
+        insecureOCIForceHttp: "true", password: minted[0]!.password, type: "oci", url: `oci://${registry.address}/aicr/it`, username: "AWS",
       })
       expect(Date.parse(expiryOf(repoCreds)!)).toBe(Math.floor(Date.parse(minted[0]!.expiresAt) / 1000) * 1000)
       expect(dockerConfig.type).toBe("kubernetes.io/dockerconfigjson")
