@@ -70,7 +70,7 @@ describe("state dir recovery", () => {
     try {
       const first = await startControlPlane({ dir, attached: false, kwok: false })
       const old = readState(dir)!.procs
-      expect(old.map((p) => p.name).sort()).toEqual(["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "registry"])
+      expect(old.map((p) => p.name).sort()).toEqual(["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "registry", "webhook-stand-in"])
       // Detached processes have no watchdog: they outlive their starter on purpose.
       expect(old.every((p) => watchdogsOf(p.pid).length === 0)).toBe(true)
       process.kill(first.info.pids["kube-apiserver"]!, "SIGKILL")
