@@ -17,7 +17,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { APPROVER_ROLE, LABEL_OUTCOME, PLAN_READER_ROLE, VIEWER_ROLE } from "@aicr/api"
-import { applyManifests, ARGOCD_NAMESPACE, eventually, expectOk, installApprovalPolicies, kubeconfigFor, kubeRequest, removeApprovalPolicies, repoRoot } from "@aicr/testing/harness"
+import { applyManifests, ARGOCD_NAMESPACE, deleteApplication, eventually, expectOk, installApprovalPolicies, kubeconfigFor, kubeRequest, removeApprovalPolicies, repoRoot } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp, buildCli } from "../hack/build-apps"
 import { ENGINE_PROJECT, installEngineProject, OPERATOR_NAMESPACE, startLocalOperator, stopLocalOperator } from "../hack/local-operator"
@@ -84,7 +84,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (operatorDir) await stopLocalOperator(operatorDir)
-  // Leave the tier's Argo CD as found: no AppProject and no repo-creds Secret of this file (no step wrote an Application).
+  // Leave the tier's Argo CD as found: no Application (the gate let the first step write one), no AppProject and no
+  // repo-creds Secret of this file.
+  const apps = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications` }), "list Applications")
+  for (const app of (apps.items ?? []) as Array<{ metadata: { name: string }; spec?: { project?: string } }>) {
+    if (app.spec?.project === ENGINE_PROJECT) await deleteApplication(info, app.metadata.name, { timeoutMs: 120_000 })
+  }
   await kubeRequest(info, { method: "DELETE", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/appprojects/${ENGINE_PROJECT}` })
   await kubeRequest(info, { method: "DELETE", path: `/api/v1/namespaces/${ARGOCD_NAMESPACE}/secrets/aicr-registry` })
   await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}?labelSelector=${encodeURIComponent("operator.aicr.run/runtime-uid")}` })

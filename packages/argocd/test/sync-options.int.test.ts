@@ -76,10 +76,10 @@ describe("the operator's sync options on the real charts", () => {
     await deleteApplication(info, name, { timeoutMs: 120_000 })
   }, 600_000)
 
-  it("with the operator's sync options it installs the CRD and is ready at the chart's version", async () => {
+  it("with the operator's sync options it installs the CRD and is ready at the chart's digest", async () => {
     const name = `ssa-${suffix}`
     expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: application(name) }), `create ${name}`)
-    await waitForApplication(info, name, "2.1.0", { timeoutMs: 180_000 })
+    await waitForApplication(info, name, chart.digest, { timeoutMs: 180_000 })
     const crd = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` }), "get CRD")
     expect(crd.metadata.annotations?.["kubectl.kubernetes.io/last-applied-configuration"]).toBeUndefined()
     expect(JSON.stringify(crd).length).toBeGreaterThan(262_144)
@@ -91,11 +91,11 @@ describe("the operator's sync options on the real charts", () => {
     const app = application(name, undefined, () => gpuOperator)
     const { ignoreDifferences: _, ...spec } = app.spec
     expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: { ...app, spec } }), `create ${name}`)
-    // The sync succeeded at the chart's version, and two comparisons after it still find the ClusterPolicy different.
+    // The sync succeeded at the chart's digest (the operator pins charts by digest), and two comparisons after it still find the ClusterPolicy different.
     const synced = await eventually(async () => {
       const a = await getApplication(info, name)
       const op = a.status?.operationState
-      return op?.phase === "Succeeded" && op.syncResult?.revision === "v25.10.1" && a
+      return op?.phase === "Succeeded" && op.syncResult?.revision === gpuOperator.digest && a
     }, { timeoutMs: 300_000, intervalMs: 1_000, what: `Application ${name}: sync succeeded` })
     const after = (synced.status as { reconciledAt?: string }).reconciledAt ?? ""
     let comparisons = 0
@@ -115,11 +115,11 @@ describe("the operator's sync options on the real charts", () => {
     await deleteApplication(info, name, { timeoutMs: 180_000 })
   }, 600_000)
 
-  it("with them (the operator's Application), the real gpu-operator is synced and ready at its version", async () => {
+  it("with them (the operator's Application), the real gpu-operator is synced and ready at its digest", async () => {
     expect(application("x").spec.ignoreDifferences).toEqual(COMPARISON_EXCEPTIONS)
     const name = `ssd-${suffix}`
     expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: application(name, undefined, () => gpuOperator) }), `create ${name}`)
-    await waitForApplication(info, name, "v25.10.1", { timeoutMs: 300_000 })
+    await waitForApplication(info, name, gpuOperator.digest, { timeoutMs: 300_000 })
     await deleteApplication(info, name, { timeoutMs: 180_000 })
   }, 600_000)
 })
