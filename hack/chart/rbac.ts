@@ -75,6 +75,7 @@ export const PLACEMENT: Readonly<Record<Controller, Readonly<Record<string, Plac
     "Pod.core": { namespaces: ["validation"] },
     "ConfigMap.core": { namespaces: ["operator", "validation"] },
     "ServiceAccount.core": { namespaces: ["validation"] },
+    "RoleBinding.rbac.authorization.k8s.io": { namespaces: ["validation"] },
     "Secret.core": { namespaces: ["validation"] },
   },
   "ecr-credential-refresher": {
@@ -109,7 +110,9 @@ export const CONTRACT_GAPS: Readonly<Record<Controller, ReadonlyArray<Grant>>> =
   "registry-mirror": [],
   planner: [],
   "step-executor": [],
-  "validation-gate": [],
+  "validation-gate": [
+    { group: "authorization.k8s.io", resource: "subjectaccessreviews", verbs: ["create"], why: "asks the authorizer whether the validation launcher and AICR's validators hold the rights a run needs (ValidationReady)" },
+  ],
   "ecr-credential-refresher": [
     { group: "", resource: "secrets", verbs: ["create"], namespaces: ["operator"], why: "aws: the docker-config Secret on the first mint (the chart cannot create a dockerconfigjson Secret empty; create cannot be scoped by name)" },
   ],

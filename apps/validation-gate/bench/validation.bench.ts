@@ -1,14 +1,15 @@
 // The validation gate on `up`'s local control plane: the gate's RSS idle (before any validation) and after a run, and
 // the validation's overhead beyond the validator's own run time, for the sample runtime's first install. Not a test:
 // it prints numbers.
-// Needs `npx -y node@24 hack/aicr-dev.mjs up --detach` with its rollout awaiting approval (up prints it).
-// Run: npx tsx apps/validation-gate/bench/validation.bench.ts [.aicr/local]
+// Needs `npx -y node@24 hack/aicr-dev.mjs up --detach` with its rollout awaiting approval (up prints it); `npm run
+// bench validation` starts one in a state dir of its own and stops it after.
+// Run alone: npx tsx apps/validation-gate/bench/validation.bench.ts [.aicr/local]
 //
 // Overhead = (Validated=True − the last step's completion) − (the aicr validate Job's completion − its start): the
 // fresh snapshot Job, the Jobs' scheduling and the process kubelet's start, reading the report, the evidence push and
 // the status writes. The validator's own run time is the validate Job's; the checks' own durations (CTRF) are shown too.
 import { execFileSync } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { eventually, expectOk, kubeRequest, repoRoot, runningPlane } from "@aicr/testing/harness"
 
@@ -17,9 +18,20 @@ const info = await runningPlane(dir)
 if (info === undefined) throw new Error(`no healthy control plane in ${dir}: run hack/aicr-dev.mjs up --detach first`)
 const MiB = 1024 * 1024
 const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
-const procs = JSON.parse(readFileSync(join(dir, "operator.json"), "utf8")) as Array<{ name: string; pid: number }>
-const gate = procs.find((p) => p.name === "validation-gate")
-if (gate === undefined) throw new Error("no validation-gate process in operator.json")
+// The gate's process: a local process of `up` (operator.json), or the container the process kubelet runs for the
+// chart's Deployment (its containerID ends in the pid).
+const gatePid = async (): Promise<number> => {
+  const file = join(dir, "operator.json")
+  if (existsSync(file)) {
+    const found = (JSON.parse(readFileSync(file, "utf8")) as Array<{ name: string; pid: number }>).find((p) => p.name === "validation-gate")
+    if (found !== undefined) return found.pid
+  }
+  const pods = expectOk(await kubeRequest(info, { method: "GET", path: "/api/v1/pods?labelSelector=app.kubernetes.io%2Fname%3Daicr-validation-gate" }), "gate pods").items as Array<{ status?: { containerStatuses?: Array<{ containerID?: string }> } }>
+  const id = pods.flatMap((p) => p.status?.containerStatuses ?? []).map((c) => c.containerID ?? "").find((c) => c !== "")
+  if (id === undefined) throw new Error("no validation-gate process: neither in operator.json nor a running aicr-validation-gate pod")
+  return Number(id.split("/").at(-1))
+}
+const gate = { pid: await gatePid() }
 const status = (field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${gate.pid}/status`, "utf8"))![1]) * 1024
 const mib = (b: number) => `${(b / MiB).toFixed(1)} MiB`
 

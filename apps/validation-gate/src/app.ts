@@ -1,16 +1,18 @@
 /**
  * validation-gate's composition: settings, the evidence registry (its OCI client is loaded by the first push), the
- * signer (when a key is configured), informers (every RuntimeRollout; the `cluster` runtime, mapped to its rollouts;
- * the validation Jobs, mapped to the rollout named in their label) and the controller, as an `AppSpec` the runtime
+ * signer (when a key is configured), the authorizer (access reviews), informers (every RuntimeRollout; the `cluster`
+ * runtime, mapped to its rollouts; the validation Jobs, mapped to the rollout named in their label; what makes
+ * validation installed — ServiceAccounts and Role bindings of the validation namespace, ClusterRoleBindings) and the controller, as an `AppSpec` the runtime
  * runs. No logic here.
  */
-import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject, LABEL_ROLLOUT, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME } from "@aicr/api"
+import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject, LABEL_OUTCOME, LABEL_ROLLOUT, Rbac, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME } from "@aicr/api"
 import { type KubeError, makeInformer } from "@aicr/kube"
 import { type AppSpec, mapped, self } from "@aicr/runtime"
 import { Effect } from "effect"
 import { EvidenceRegistry, lazyRegistry, Signer } from "./act"
 import { GateConfig, parseSettings } from "./config"
 import { contract } from "./contract"
+import { Authorizer } from "./installation"
 import { reconcile } from "./reconcile"
 import { lazySigner } from "./signer"
 
@@ -36,16 +38,29 @@ export const validationGateApp: AppSpec<Error> = {
       // Without the chart's `validation.enabled` there is no validation namespace and no Role there: the two lists are
       // refused, count as empty (no launcher → ValidationUnavailable), and are retried until validation is installed.
       const jobs = yield* makeInformer<KubeObject>({ kind: Core.Job, namespace: settings.validationNamespace, labelSelector: LABEL_ROLLOUT, tolerate: validationListError })
-      const launcher = yield* makeInformer<KubeObject>({ kind: Core.ServiceAccount, namespace: settings.validationNamespace, fieldSelector: `metadata.name=${settings.launcher}`, tolerate: validationListError })
+      // What makes validation installed (installation.ts): the ServiceAccounts and Role bindings of the validation
+      // namespace and the ClusterRoleBindings; any change re-decides every rollout's ValidationReady.
+      const accounts = yield* makeInformer<KubeObject>({ kind: Core.ServiceAccount, namespace: settings.validationNamespace, tolerate: validationListError })
+      const roleBindings = yield* makeInformer<KubeObject>({ kind: Rbac.RoleBinding, namespace: settings.validationNamespace, tolerate: validationListError })
+      const clusterBindings = yield* makeInformer<KubeObject>({ kind: Rbac.ClusterRoleBinding })
       const rolloutsOf = (rt: ClusterRuntime) => rollouts.list().filter((r) => r.spec.runtimeUID === rt.metadata.uid).map((r) => r.metadata.name)
-      const everyRollout = () => rollouts.list().map((r) => r.metadata.name)
+      const openRollouts = () => rollouts.list().filter((r) => r.metadata.labels?.[LABEL_OUTCOME] === undefined).map((r) => r.metadata.name)
       return [
         {
           name: contract.controller,
           kind: RuntimeRolloutKind,
-          sources: [self(rollouts), mapped(runtimes, rolloutsOf), mapped(jobs, (j) => [j.metadata.labels?.[LABEL_ROLLOUT] ?? ""].filter((n) => n !== "")), mapped(launcher, everyRollout)],
+          sources: [self(rollouts), mapped(runtimes, rolloutsOf), mapped(jobs, (j) => [j.metadata.labels?.[LABEL_ROLLOUT] ?? ""].filter((n) => n !== "")),
+            mapped(accounts, openRollouts),
+            mapped(roleBindings, openRollouts),
+            mapped(clusterBindings, openRollouts),
+          ],
           reconcile: (key: string) =>
-            reconcile(key).pipe(Effect.provideService(GateConfig, settings), Effect.provideService(EvidenceRegistry, registry), Effect.provideService(Signer, signer)),
+            reconcile(key).pipe(
+              Effect.provideService(GateConfig, settings),
+              Effect.provideService(EvidenceRegistry, registry),
+              Effect.provideService(Signer, signer),
+              Effect.provide(Authorizer.live),
+            ),
         },
       ]
     }),

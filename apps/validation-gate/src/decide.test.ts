@@ -21,25 +21,26 @@ const rollout = (o: { kind?: string; labels?: Record<string, string>; conditions
   }) as unknown as RuntimeRollout
 const runtime = { metadata: { name: "cluster", uid: "u1" }, spec: {} } as unknown as ClusterRuntime
 const observed = (r: RuntimeRollout, over: Partial<Observed> = {}): Observed => ({
-  rollout: r, runtime, mode: "Required", installed: true, progressing: current(r, { type: "Progressing" }), validation: r.status?.validation, settings, now: 0, ...over,
+  rollout: r, runtime, mode: "Required", missing: [], progressing: current(r, { type: "Progressing" }), validation: r.status?.validation, settings, now: 0, ...over,
 })
 
 describe("validation-gate decide", () => {
   it("leaves alone an ended rollout, another runtime's, and a Remove rollout (the runtime's deletion)", () => {
     expect(decide(observed(rollout({ labels: { "operator.aicr.run/outcome": "Succeeded" } })))._tag).toBe("LeaveAlone")
     expect(decide(observed(rollout(), { runtime: undefined }))._tag).toBe("LeaveAlone")
-    expect(decide(observed(rollout({ kind: "Remove" }), { installed: false }))).toEqual({ _tag: "LeaveAlone", why: "a Remove rollout leaves nothing to validate" })
+    expect(decide(observed(rollout({ kind: "Remove" }), { missing: ["ServiceAccount aicr-validation/aicr-validation (the validation launcher) does not exist"] }))).toEqual({ _tag: "LeaveAlone", why: "a Remove rollout leaves nothing to validate" })
   })
 
   it("Disabled: ready, whatever is installed", () => {
-    expect(decide(observed(rollout(), { mode: "Disabled", installed: undefined }))._tag).toBe("Disabled")
+    expect(decide(observed(rollout(), { mode: "Disabled", missing: undefined }))._tag).toBe("Disabled")
   })
 
-  it("Required without the launcher: ValidationUnavailable naming both ways out", () => {
-    const d = decide(observed(rollout(), { installed: false }))
+  it("Required and not installed: ValidationUnavailable naming everything missing and both ways out", () => {
+    const missing = ["ServiceAccount aicr-validation/aicr-validation may not create Jobs in namespace aicr-validation (its Role binding is missing)", "AICR's validators have no cluster-wide rights"]
+    const d = decide(observed(rollout(), { missing }))
     expect(d._tag).toBe("Unavailable")
     const message = (d as { message: string }).message
-    expect(message).toContain("ServiceAccount aicr-validation/aicr-validation")
+    expect(message).toContain(`not installed: ${missing[0]}; ${missing[1]}. `)
     expect(message).toContain("validation.enabled: true")
     expect(message).toContain("spec.validation.deployment: Disabled")
   })

@@ -4,7 +4,8 @@
  * - An ended rollout (outcome label), one whose runtime is gone or another's, and a `Remove` rollout (the runtime's
  *   deletion: nothing is left to validate; the step executor and the planner exempt it the same way) → leave alone.
  * - `spec.validation.deployment: Disabled` → ValidationReady and Validated True/`ValidationDisabled`.
- * - Required without the launcher's ServiceAccount → `ValidationUnavailable` on both, naming both ways out.
+ * - Required and not installed (launcher, its rights, the validators' identity) → `ValidationUnavailable` on both,
+ *   naming what is missing and both ways out.
  * - A verdict already reached (our own `Validated`: passed, or a terminal not-validated reason) → keep it: a
  *   rollout is validated once, never re-run on a later pass.
  * - Steps not all ready (`Progressing` not current True/`StepsCompleted`) → `AwaitingSteps`.
@@ -26,8 +27,8 @@ export type Decision =
   | { readonly _tag: "Validate" }
 
 /** The message of `ValidationUnavailable`: what is missing and the two ways out. */
-export const unavailableMessage = (o: Pick<Observed, "settings">): string =>
-  `Deployment validation is Required but not installed: ServiceAccount ${o.settings.validationNamespace}/${o.settings.launcher} (the validation launcher) does not exist. ` +
+export const unavailableMessage = (missing: ReadonlyArray<string>): string =>
+  `Deployment validation is Required but not installed: ${missing.join("; ")}. ` +
   `Either install it with the chart value validation.enabled: true, or set spec.validation.deployment: Disabled on ClusterRuntime cluster`
 
 export const decide = (o: Observed): Decision => {
@@ -36,7 +37,8 @@ export const decide = (o: Observed): Decision => {
   if (o.runtime === undefined) return { _tag: "LeaveAlone", why: "its runtime is gone" }
   if (r.spec.kind === "Remove") return { _tag: "LeaveAlone", why: "a Remove rollout leaves nothing to validate" }
   if (o.mode === "Disabled") return { _tag: "Disabled" }
-  if (o.installed !== true) return { _tag: "Unavailable", message: unavailableMessage(o) }
+  // Asked whenever the runtime exists and validation is Required (gather), which every path reaching here is.
+  if (o.missing !== undefined && o.missing.length > 0) return { _tag: "Unavailable", message: unavailableMessage(o.missing) }
   const own = r.status?.conditions?.find((c) => c.type === "Validated")
   if (own?.status === "True" && own.reason === "ValidationPassed" && o.validation?.result === "Passed") return { _tag: "Keep", status: "True", reason: "ValidationPassed", message: own.message }
   if (own?.status === "False" && (TERMINAL_REASONS as readonly string[]).includes(own.reason)) return { _tag: "Keep", status: "False", reason: own.reason as TerminalReason, message: own.message }

@@ -1,13 +1,15 @@
 /**
  * gather: the reads the contract allows, into one `Observed` value. `Progressing` is read only through `current` (a
- * stale or missing condition reads as Unknown); the launcher's ServiceAccount is read only when validation is Required.
+ * stale or missing condition reads as Unknown); whether validation is installed (the launcher, its rights and the
+ * validators' identity: `installation.ts`) is asked only when validation is Required.
  * The run itself (plan, recipe, Jobs) is read by `act`, only once the steps are done.
  */
-import { type ClusterRuntime, ClusterRuntimeKind, Core, deploymentValidationOf, type KubeObject, Progressing, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
+import { type ClusterRuntime, ClusterRuntimeKind, deploymentValidationOf, LABEL_OUTCOME, Progressing, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
 import { current, type CurrentCondition } from "@aicr/conditions"
 import { Kube, type KubeError } from "@aicr/kube"
 import { Clock, Effect, Option } from "effect"
 import { GateConfig, type GateSettings } from "./config"
+import { type Authorizer, installationGaps } from "./installation"
 
 export type ValidationRoom = NonNullable<NonNullable<RuntimeRollout["status"]>["validation"]>
 
@@ -16,8 +18,8 @@ export interface Observed {
   /** The runtime the rollout belongs to (the `cluster` runtime with the rollout's runtimeUID), if it exists. */
   readonly runtime: ClusterRuntime | undefined
   readonly mode: "Required" | "Disabled"
-  /** The validation launcher's ServiceAccount exists (chart `validation.enabled`); undefined when not read. */
-  readonly installed: boolean | undefined
+  /** What validation lacks to run (chart `validation.enabled`), empty when installed; undefined when not asked. */
+  readonly missing: ReadonlyArray<string> | undefined
   readonly progressing: CurrentCondition
   /** Our own room as last written. */
   readonly validation: ValidationRoom | undefined
@@ -26,7 +28,7 @@ export interface Observed {
   readonly now: number
 }
 
-export const gather = (rollout: RuntimeRollout): Effect.Effect<Observed, KubeError, Kube | GateConfig> =>
+export const gather = (rollout: RuntimeRollout): Effect.Effect<Observed, KubeError, Kube | GateConfig | Authorizer> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const settings = yield* GateConfig
@@ -34,9 +36,8 @@ export const gather = (rollout: RuntimeRollout): Effect.Effect<Observed, KubeErr
     const found = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, SINGLETON_NAME)
     const runtime = Option.isSome(found) && found.value.metadata.uid === rollout.spec.runtimeUID ? found.value : undefined
     const mode = runtime === undefined ? "Required" : deploymentValidationOf(runtime.spec)
-    const installed =
-      runtime !== undefined && mode === "Required"
-        ? Option.isSome(yield* kube.get<KubeObject>(Core.ServiceAccount, `${settings.validationNamespace}/${settings.launcher}`))
-        : undefined
-    return { rollout, runtime, mode, installed, progressing: current(rollout, Progressing), validation: rollout.status?.validation, settings, now } satisfies Observed
+    // Asked only where decide reads it: an open, non-Remove rollout of this runtime with validation Required.
+    const asks = runtime !== undefined && mode === "Required" && rollout.metadata.labels?.[LABEL_OUTCOME] === undefined && rollout.spec.kind !== "Remove"
+    const missing = asks ? yield* installationGaps(settings) : undefined
+    return { rollout, runtime, mode, missing, progressing: current(rollout, Progressing), validation: rollout.status?.validation, settings, now } satisfies Observed
   })

@@ -16,6 +16,7 @@ import { Requeue } from "@aicr/runtime"
 import { Data, Effect, Option } from "effect"
 import { type EvidenceRegistry, runValidation, type Signer } from "./act"
 import type { GateConfig } from "./config"
+import type { Authorizer } from "./installation"
 import { contract } from "./contract"
 import { decide } from "./decide"
 import { RECHECK_AFTER } from "./errors"
@@ -33,7 +34,7 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
 /** How often a running validation is looked at besides its Jobs' own events (a Job watch can lag). */
 const RUNNING_RECHECK = "30 seconds"
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | GateConfig | EvidenceRegistry | Signer> =>
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | GateConfig | EvidenceRegistry | Signer | Authorizer> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const found = yield* kube.get<RuntimeRollout>(RuntimeRolloutKind, key)

@@ -20,7 +20,10 @@ export const readyCondition = (p: Pass, o: Pick<Observed, "settings">): Conditio
     case "Unavailable":
       return ValidationReady.false("ValidationUnavailable", p.decision.message)
     default:
-      return ValidationReady.true("ValidationAvailable", `The validation launcher ${o.settings.validationNamespace}/${o.settings.launcher} is installed`)
+      return ValidationReady.true(
+        "ValidationAvailable",
+        `The validation launcher ${o.settings.validationNamespace}/${o.settings.launcher} is installed, may run Jobs there, and AICR's validators will hold cluster-wide rights`,
+      )
   }
 }
 

@@ -126,13 +126,13 @@ const setValidation = async (mode: "Required" | "Disabled") =>
   expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { annotations: { [ANNOTATION_EDITED_BY]: "alice" } }, spec: { validation: { deployment: mode } } } }), `validation ${mode}`)
 
 /** The chart's `validation.enabled` for AICR < 1.1: the launcher's ServiceAccount, bound to cluster-admin. */
-const installLauncher = () =>
+const installLauncher = (o: { binding?: boolean } = {}) =>
   applyManifests(info, [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: LAUNCHER, namespace: vns } },
-    {
+    ...(o.binding === false ? [] : [{
       apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: `${vns}-launcher` },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "ServiceAccount", name: LAUNCHER, namespace: vns }],
-    },
+    }]),
   ])
 
 /** The GPU Operator workload the checks read: pods labelled app=gpu-operator, the Deployment labelled with its version. */
@@ -202,7 +202,7 @@ afterAll(async () => {
 })
 
 describe("validation-gate: before any step", () => {
-  it("Required without the validation launcher: ValidationUnavailable on the rollout naming both ways out; installing it makes it ready", async () => {
+  it("Required without the validation launcher, then without its binding: ValidationUnavailable naming what is missing and both ways out; the binding makes it ready", async () => {
     const plan = await writePlan("unavailable", ["operator-health"])
     await createRollout(`val-${suffix}-unavailable`, plan)
     const ready = await waitCondition(`val-${suffix}-unavailable`, "ValidationReady", "False", ["ValidationUnavailable"])
@@ -210,6 +210,15 @@ describe("validation-gate: before any step", () => {
     expect(ready.message).toContain("validation.enabled: true")
     expect(ready.message).toContain("spec.validation.deployment: Disabled")
     expect(await condition(`val-${suffix}-unavailable`, "Validated")).toMatchObject({ status: "False", reason: "ValidationUnavailable" })
+    // The ServiceAccount alone is not an install: the API server's authorizer (access reviews) says what it lacks.
+    await installLauncher({ binding: false })
+    const unbound = await eventually(async () => {
+      const c = await condition(`val-${suffix}-unavailable`, "ValidationReady")
+      return c?.reason === "ValidationUnavailable" && c.message.includes("may not create Jobs") && c
+    }, { timeoutMs: 60_000, intervalMs: 250, what: "ValidationUnavailable naming the launcher's missing rights" })
+    expect(unbound.message).toContain(`ServiceAccount ${vns}/${LAUNCHER} may not create Jobs in namespace ${vns}`)
+    expect(unbound.message).toContain(`ServiceAccount ${vns}/aicr-validator is not bound (AICR ≥ 1.1), and ${vns}/${LAUNCHER} may not bind cluster-admin per run (AICR < 1.1)`)
+    // The ClusterRoleBinding (the layout for AICR < 1.1, as the chart renders it for v0.11.1): seen by its watch.
     await installLauncher()
     await waitCondition(`val-${suffix}-unavailable`, "ValidationReady", "True", ["ValidationAvailable"])
     // Its steps have not run: nothing to validate yet.

@@ -12,6 +12,7 @@ import { EvidenceRegistry, type EvidenceRegistryShape, Signer, type SignerShape 
 import { GateConfig, type GateSettings } from "../src/config"
 import { EvidenceError } from "../src/errors"
 import type { EvidencePush } from "../src/evidence"
+import { Authorizer, type ResourceAttributes } from "../src/installation"
 import { reconcile } from "../src/reconcile"
 
 const NS = "aicr-system"
@@ -37,7 +38,13 @@ const ctrf = (tests: unknown[]) => JSON.stringify({ reportFormat: "CTRF", specVe
 const PASSED = ctrf([{ name: "operator-health", status: "passed", duration: 412, stdout: ["gpu-operator-7c9d: Running"] }])
 const FAILED = ctrf([{ name: "operator-health", status: "failed", duration: 118, message: "[NOT_FOUND] no gpu-operator pods found", stdout: ["listing pods"] }])
 
-const setup = (o: { mode?: "Required" | "Disabled"; launcher?: boolean; stepsDone?: boolean; kind?: "Install" | "Remove"; signer?: SignerShape; signingKey?: string; registryFails?: EvidenceError } = {}) => {
+/** The API server's authorizer as the harness's install leaves it: the launcher is bound to cluster-admin. */
+const launcherIsAdmin = (sa: string) => sa === `${VNS}/aicr-validation`
+
+const setup = (o: {
+  mode?: "Required" | "Disabled"; launcher?: boolean; validator?: boolean; allow?: (sa: string, a: ResourceAttributes) => boolean; stepsDone?: boolean; kind?: "Install" | "Remove"
+  signer?: SignerShape; signingKey?: string; registryFails?: EvidenceError
+} = {}) => {
   const fake = makeFakeKube({ listMapKeys: { "RuntimeRollout.operator.aicr.run": { "status.conditions": "type" } } })
   const [seeded] = fake.seed(ClusterRuntimeKind, {
     apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", generation: 1 },
@@ -53,6 +60,10 @@ const setup = (o: { mode?: "Required" | "Disabled"; launcher?: boolean; stepsDon
     status: { conditions: [cond("Approved", "True", "ApprovedByUser"), ...(o.stepsDone ? [cond("Progressing", "True", "StepsCompleted")] : [cond("Progressing", "True", "StepInProgress")])] },
   } as unknown as RuntimeRollout)
   if (o.launcher !== false) fake.seed(Core.ServiceAccount, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "aicr-validation", namespace: VNS } } as KubeObject)
+  if (o.validator === true) fake.seed(Core.ServiceAccount, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "aicr-validator", namespace: VNS } } as KubeObject)
+  const reviews: Array<{ sa: string; attributes: ResourceAttributes }> = []
+  const allow = o.allow ?? launcherIsAdmin
+  const authorizer = { allowed: (sa: string, attributes: ResourceAttributes) => Effect.sync(() => (reviews.push({ sa, attributes }), allow(sa, attributes))) }
   fake.seed(Core.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: planConfigMapName(DIGEST), namespace: NS }, data: { "plan.json": encodePlan(plan) } } as KubeObject)
   fake.seed(Core.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "aicr-content-1", namespace: NS }, data: { "recipe.json": RECIPE } } as KubeObject)
   const pushes: EvidencePush[] = []
@@ -66,6 +77,7 @@ const setup = (o: { mode?: "Required" | "Disabled"; launcher?: boolean; stepsDon
     Effect.provideService(GateConfig, { ...settings, signingKey: o.signingKey }),
     Effect.provideService(EvidenceRegistry, registry),
     Effect.provideService(Signer, o.signer),
+    Effect.provideService(Authorizer, authorizer),
     Effect.exit,
   )
   const rollout = () => fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-aaaaaaaaaaaa-1")!
@@ -81,7 +93,7 @@ const setup = (o: { mode?: "Required" | "Disabled"; launcher?: boolean; stepsDon
     fake.seed(Core.Job, { ...job, status: done })
     if (result.output !== undefined) fake.seed(Core.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: key.split("/")[1]!, namespace: VNS }, data: { "snapshot.json": result.output } } as KubeObject)
   }
-  return { fake, run, rollout, condition, statusWrites, jobs, finish, pushes }
+  return { reviews, fake, run, rollout, condition, statusWrites, jobs, finish, pushes }
 }
 const at = <A, E, R>(body: Effect.Effect<A, E, R>) => TestClock.setTime(T0).pipe(Effect.andThen(body))
 
@@ -117,6 +129,29 @@ describe("validation-gate reconcile", () => {
       expect(t.rollout().metadata.resourceVersion).toBe(version)
       expect(t.fake.writes.filter((w) => w.kind === "Event")).toHaveLength(1)
       expect(t.jobs()).toEqual([])
+    })))
+
+  it.effect("Required with the launcher but without its rights: ValidationUnavailable names each missing right; a bound aicr-validator and a launcher that may run Jobs make it ready", () =>
+    at(Effect.gen(function* () {
+      const none = setup({ allow: () => false })
+      yield* none.run
+      const message = none.condition("ValidationReady")?.message ?? ""
+      expect(none.condition("ValidationReady")).toMatchObject({ status: "False", reason: "ValidationUnavailable" })
+      expect(message).toContain(`ServiceAccount ${VNS}/aicr-validation may not create Jobs in namespace ${VNS}`)
+      expect(message).toContain(`ServiceAccount ${VNS}/aicr-validator is not bound (AICR ≥ 1.1), and ${VNS}/aicr-validation may not bind cluster-admin per run (AICR < 1.1)`)
+      expect(message).toContain("validation.enabled: true, or set spec.validation.deployment: Disabled")
+      // The chart's layout for AICR ≥ 1.1: the launcher has namespaced rights, aicr-validator is bound cluster-wide.
+      const chart = setup({
+        validator: true,
+        allow: (sa, a) => (sa === `${VNS}/aicr-validation` && a.namespace === VNS && a.resource === "jobs") || (sa === `${VNS}/aicr-validator` && a.namespace === undefined),
+      })
+      yield* chart.run
+      expect(chart.condition("ValidationReady")).toMatchObject({ status: "True", reason: "ValidationAvailable" })
+      expect(chart.reviews.map((r) => `${r.sa} ${r.attributes.verb} ${r.attributes.resource}`)).toEqual([`${VNS}/aicr-validation create jobs`, `${VNS}/aicr-validator list pods`])
+      // The validator's ServiceAccount missing counts as unbound whatever the authorizer says of its name.
+      const noValidator = setup({ allow: (sa, a) => sa === `${VNS}/aicr-validator` || a.resource === "jobs" })
+      yield* noValidator.run
+      expect(noValidator.condition("ValidationReady")).toMatchObject({ status: "False", reason: "ValidationUnavailable", message: expect.stringContaining("validators have no cluster-wide rights") })
     })))
 
   it.effect("Disabled: ready and validated with ValidationDisabled; a Remove rollout gets no write at all", () =>

@@ -63,6 +63,7 @@ export const ArgoCD = {
 export const Rbac = {
   ClusterRole: { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRole", plural: "clusterroles", namespaced: false },
   ClusterRoleBinding: { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRoleBinding", plural: "clusterrolebindings", namespaced: false },
+  RoleBinding: { group: "rbac.authorization.k8s.io", version: "v1", kind: "RoleBinding", plural: "rolebindings", namespaced: true },
 } as const satisfies Record<string, ResourceKind>
 
 /** Create-only review kinds: the API server answers in `status` and stores nothing. */
