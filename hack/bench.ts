@@ -14,13 +14,16 @@
  *                   prune, and the RSS of redis, repo-server and application-controller idle with one Application
  *   real-charts     the reference recipe's first install (up, approve, Ready) with the stand-in and the real upstream
  *                   charts in one run: wall time, Argo CD's API writes and sync operations per release, largest object
+ *   validation      the validation gate on `up` (validation Required): its RSS idle and after the first install's
+ *                   run, and the overhead of the gate's run beyond the validator's own (apps/validation-gate/bench)
  *   resolver        resolver overhead over the bare AICR CLI; AICR runs and CPU per node events with 5,000 kwok
  *                   nodes; RSS (on a local control plane with the process kubelet)
  *
  * Every result is printed and written to .aicr/bench/<name>.json.
  */
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { makeWorkQueue } from "@aicr/runtime"
@@ -218,6 +221,25 @@ const resolver = async () => {
   process.stdout.write(`(resolver bench: ${((performance.now() - t0) / 1000).toFixed(1)}s)\n`)
 }
 
+/** `up --detach` in a state dir of its own, the gate's bench on it, then `down`. */
+const validation = () => {
+  const dir = mkdtempSync(join(tmpdir(), "aicr-bench-validation-"))
+  const env = { ...process.env, AICR_LOCAL_DIR: dir }
+  const dev = (cmd: string) => {
+    const r = spawnSync(process.execPath, [join(root, "hack", "aicr-dev.mjs"), cmd, ...(cmd === "up" ? ["--detach"] : [])], { cwd: root, env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
+    if (r.status !== 0) throw new Error(`bench validation: aicr-dev ${cmd} failed (exit ${r.status})`)
+  }
+  const t0 = performance.now()
+  dev("up")
+  const upSeconds = +((performance.now() - t0) / 1000).toFixed(1)
+  try {
+    record("validation", { upSeconds, output: lines("validation", ["apps/validation-gate/bench/validation.bench.ts", dir]) })
+  } finally {
+    dev("down")
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 const benches: Record<string, () => Promise<void> | void> = {
   "control-plane": controlPlane,
   workqueue,
@@ -234,6 +256,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   argocd,
   "step-executor": () => run("step-executor", ["apps/step-executor/bench/rollout.bench.ts"]),
   "real-charts": () => run("real-charts", ["hack/real-charts.bench.ts"]),
+  validation,
 }
 
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches)

@@ -202,6 +202,11 @@ describe("values the chart refuses", () => {
   it.each([
     { name: "a signing key without validation", extra: { validation: { enabled: false, signingKey: "awskms:///alias/aicr-evidence" } }, says: "validation.signingKey is set but validation.enabled is false" },
     { name: "a signing key with an AICR that cannot sign", extra: { aicr: { version: "v1.0.3" }, validation: { signingKey: "awskms:///alias/aicr-evidence" } }, says: "validation.signingKey needs AICR v1.1.0 or later, but aicr.version is v1.0.3" },
+    {
+      name: "a signing key with the transparency log on (not supported: nothing is sent to Rekor)",
+      extra: { aicr: { version: "v1.1.0" }, validation: { signingKey: "awskms:///alias/aicr-evidence", transparencyLog: true } },
+      says: "validation.transparencyLog: true is not supported yet",
+    },
     { name: "a prerelease AICR without allowPrerelease", extra: { aicr: { version: "v1.2.0-rc0" } }, says: "aicr.version v1.2.0-rc0 is a prerelease: set aicr.allowPrerelease: true" },
     { name: "a component namespace listed twice", extra: components((c) => (c[1]!["name"] = "gpu-operator")), says: "namespaces.components lists gpu-operator twice" },
     { name: "the release namespace as a component namespace", extra: components((c) => (c[1]!["name"] = NAMESPACE)), says: `namespaces.components may not list ${NAMESPACE}` },

@@ -5,7 +5,7 @@
  * `InternalError` and keep the status keys as they were.
  */
 import { type ClusterRuntime, EngineAvailable, Progressing, type RuntimeRollout } from "@aicr/api"
-import { type ConditionIntent, materialize } from "@aicr/conditions"
+import { type ConditionIntent, materialize, toConditionTime } from "@aicr/conditions"
 import type { StatusWrite } from "@aicr/kube"
 import { type Decision, type Progress, type RolloutDecision, stepLabel } from "./decide"
 import { internalEngine, internalProgressing } from "./errors"
@@ -56,6 +56,8 @@ export const rolloutStatus = (o: Observed, r: RolloutDecision): StatusWrite | un
     ...(v.writtenRevision !== undefined ? { writtenRevision: v.writtenRevision } : {}),
     ...(v.readyAtRevision !== undefined ? { readyAtRevision: v.readyAtRevision } : {}),
     ...(v.startedAt !== undefined ? { startedAt: v.startedAt } : {}),
+    // The step in flight's deadline: fixed by its write (written-at + timeout), so it never causes a write of its own.
+    ...(v.index - 1 === r.current && v.state === "WaitingForReady" && r.deadline !== undefined ? { deadline: toConditionTime(r.deadline) } : {}),
     ...(v.gate !== undefined ? { gate: v.gate } : {}),
     ...(v.message !== undefined ? { message: v.message.slice(0, 1024) } : {}),
   }))

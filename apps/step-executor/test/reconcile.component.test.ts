@@ -142,6 +142,10 @@ describe("step-executor reconcile", () => {
         expect(t.progressing()!.message).toBe(`step 1/3 a (Install): Waiting for 0.2.0@${digestOf("a@0.2.0").slice(0, 19)}: Argo CD has not compared the written source and destination yet; sync status unknown; sync revision unknown, want ${digestOf("a@0.2.0")}; health unknown`)
         expect(t.rollout().status!.steps).toMatchObject({ total: 3, done: 0, current: "1/3 a (Install)" })
         expect(t.rollout().status!.steps!.items!.map((s) => s.state)).toEqual(["WaitingForReady", "Pending", "Pending"])
+        // The step in flight carries its deadline (written-at + the 10 m step timeout); the others none.
+        const items = t.rollout().status!.steps!.items!
+        expect(Date.parse(items[0]!.deadline!) - Date.parse(items[0]!.startedAt!)).toBe(10 * 60_000)
+        expect(items.slice(1).map((s) => s.deadline)).toEqual([undefined, undefined])
       }),
     ))
 
@@ -182,6 +186,8 @@ describe("step-executor reconcile", () => {
         expect(t.app("b")).toBeDefined()
         expect(t.rollout().status!.steps).toMatchObject({ done: 1, current: "2/3 b (Install)" })
         expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "Ready", readyAtRevision: expect.stringMatching(/^0\.2\.0@sha256:/u) })
+        expect(t.rollout().status!.steps!.items![0]!.deadline).toBeUndefined()
+        expect(t.rollout().status!.steps!.items![1]!.deadline).toBeDefined()
         for (const n of ["b", "c"]) {
           yield* t.run
           yield* t.argo(n, readyStatus)

@@ -145,6 +145,7 @@ export const StepStatus = Schema.Struct({
   readyAtRevision: Schema.optionalKey(text(128).annotate({ description: "Revision the release was last seen ready at." })),
   gate: Schema.optionalKey(Schema.Literals(["None", "Pending", "Passed", "Failed"]).annotate({ description: "AICR readiness gate." })),
   startedAt: Schema.optionalKey(Time),
+  deadline: Schema.optionalKey(Time.annotate({ description: "When the step in flight fails if it is not ready by then (its timeout after the write)." })),
   completedAt: Schema.optionalKey(Time),
   message: Schema.optionalKey(text(1024)),
 })
