@@ -13,7 +13,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ANNOTATION_EDITED_BY, APPROVER_ROLE, encodePlan, LABEL_PLAN, LABEL_ROLE, LABEL_RUNTIME_UID, PLAN_READER_ROLE, planConfigMapName, planKey, ROLE_CONTENT, ROLE_PLAN,
+  ANNOTATION_DESIRED_STATE_DIGEST, ANNOTATION_EDITED_BY, APPROVER_ROLE, encodePlan, LABEL_OUTCOME, LABEL_PLAN, LABEL_ROLE, LABEL_RUNTIME_UID, PLAN_READER_ROLE, planConfigMapName, planKey, ROLE_CONTENT, ROLE_PLAN,
 } from "@aicr/api"
 import { samplePlan } from "@aicr/api/samples"
 import { applyManifests, eventually, expectOk, installApprovalPolicies, kubeconfigFor, kubeRequest, removeApprovalPolicies } from "@aicr/testing/harness"
@@ -71,6 +71,16 @@ const createRollout = async (o: { deadlineInMs?: number } = {}) => {
   ] } }), "step-executor status")
   return name
 }
+
+/**
+ * Ends a rollout as the planner does (the durable outcome label), in the planner's identity: the admission policies
+ * let only the operator set it. The group stands in for the planner's RBAC, which this file does not install.
+ */
+const closeAsPlanner = async (name: string, outcome: string) =>
+  expectOk(await kubeRequest(info, {
+    method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { metadata: { labels: { [LABEL_OUTCOME]: outcome } } },
+    impersonate: { user: `system:serviceaccount:${NS}:aicr-planner`, groups: ["system:masters", "system:authenticated"] },
+  }), `close ${name} as the planner`)
 
 const approvedReason = async (name: string) => (expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${name}` }), "get").status?.conditions ?? []).find((c: { type: string }) => c.type === "Approved")?.reason
 
@@ -244,8 +254,62 @@ describe("kubectl aicr, as the approver uses it", () => {
     expect(bob.stderr).toMatch(/cannot get resource "runtimerollouts"/)
   })
 
+  it("watch follows a rollout live in a real terminal (tmux): progress bar, the step in flight against its deadline, finished steps' durations; exits with the outcome", async () => {
+    const name = await createRollout()
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString().replace(/\.\d+Z$/u, "Z")
+    // The step-executor's room as it reports each edge.
+    const steps = async (done: number, items: Array<Record<string, unknown>>) =>
+      expectOk(await kubeRequest(info, {
+        method: "PATCH", path: `${ROLLOUTS}/${name}/status?fieldManager=aicr-step-executor`, contentType: "application/apply-patch+yaml",
+        body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name }, status: { steps: { total: 2, done, items } } },
+      }), "step-executor status")
+    const tmux = (...args: string[]) => sh("tmux", ["-L", `aicr-e2e-${process.pid}`, ...args], { env })
+    const pane = async () => (await tmux("capture-pane", "-p", "-t", "watch")).stdout
+    const shows = (what: RegExp) => eventually(async () => { const p = await pane(); return what.test(p) && p }, { timeoutMs: 30_000, intervalMs: 250, what: `the pane to show ${what}` })
+    await tmux("new-session", "-d", "-s", "watch", "-x", "110", "-y", "30", "-e", `PATH=${env.PATH}`, "-e", `KUBECONFIG=${await kubeconfigFor(info, "approver")}`, "bash --norc")
+    try {
+      await tmux("send-keys", "-t", "watch", `kubectl aicr watch ${name}; echo "EXIT=$?"`, "Enter")
+      await shows(/\[-{40}\] 0\/2/u)
+      expect(await pane()).toMatch(/·\s+1 cert-manager\s+Upgrade/u)
+      await steps(0, [
+        { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "WaitingForReady", startedAt: at(-5_000), deadline: at(-5_000 + 600_000) },
+        { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "Pending" },
+      ])
+      // The step in flight counts up each second against its 10 minutes.
+      const first = await shows(/▶\s+1 cert-manager\s+Upgrade (\d+)s of 10m00s \(deadline /u)
+      const elapsed = Number(/Upgrade (\d+)s of 10m00s/u.exec(first)![1])
+      await shows(new RegExp(`▶\\s+1 cert-manager\\s+Upgrade (?!${elapsed}s)\\d+s of 10m00s`, "u"))
+      // Whole seconds from one instant, so the finished step took exactly 17 s.
+      const second0 = Math.floor(Date.now() / 1000) * 1000
+      const stamp = (ms: number) => new Date(second0 + ms).toISOString().replace(/\.\d+Z$/u, "Z")
+      await steps(1, [
+        { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "Ready", startedAt: stamp(-20_000) },
+        { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "WaitingForReady", startedAt: stamp(-3_000), deadline: stamp(1_797_000) },
+      ])
+      const second = await shows(/▶\s+2 gpu-operator\s+Upgrade \d+s of 30m00s/u)
+      expect(second).toMatch(/\[#{20}-{20}\] 1\/2/u)
+      expect(second).toMatch(/✓\s+1 cert-manager\s+Upgrade 17s/u)
+      await closeAsPlanner(name, "Succeeded")
+      const end = await shows(/EXIT=\d+/u)
+      expect(end).toContain(`${name}  Upgrade  awaiting approval  ended Succeeded`)
+      expect(end).toMatch(/^EXIT=0$/mu)
+    } finally {
+      await tmux("kill-server").catch(() => undefined)
+    }
+    // Piped (no terminal): one line per change, and a revoked rollout's exit code.
+    const revoked = await createRollout()
+    const piped = spawn("bash", ["-c", `kubectl aicr watch ${revoked} | cat; exit "\${PIPESTATUS[0]}"`], { cwd: work, env: { ...env, KUBECONFIG: await kubeconfigFor(info, "approver") } })
+    let out = ""
+    piped.stdout!.on("data", (d: Buffer) => (out += d.toString()))
+    await eventually(async () => out.includes(`${revoked} 0/2 ready`), { timeoutMs: 30_000, what: `the first line of the piped watch:\n${out}` })
+    await closeAsPlanner(revoked, "Revoked")
+    const [code] = (await once(piped, "exit")) as [number]
+    expect(code).toBe(4)
+    expect(out.trimEnd().split("\n")).toEqual([`${revoked} 0/2 ready`, `${revoked} ended Revoked: 0/2 steps ready`])
+  })
+
   it("answers --help on every command and completes through kubectl's plugin completion", async () => {
-    for (const c of ["describe", "approve", "revoke", "acknowledge", "reproduce"]) {
+    for (const c of ["describe", "watch", "approve", "revoke", "acknowledge", "reproduce"]) {
       const r = await bash(`kubectl aicr ${c} --help`)
       expect(r.code).toBe(0)
       expect(r.stdout).toContain(`kubectl aicr ${c}`)

@@ -170,11 +170,12 @@ build_argocd() (
 )
 
 # Debian's CNCF distribution registry (plus apache2-utils for `htpasswd -B`, the bcrypt hashes its htpasswd auth
-# needs); installed from apt when missing.
+# needs, and tmux, the real terminal `kubectl aicr watch` is tested in); installed from apt when missing.
 ensure_registry() {
   local pkgs=()
   command -v docker-registry >/dev/null 2>&1 || [[ -x /usr/bin/docker-registry ]] || pkgs+=(docker-registry)
   command -v htpasswd >/dev/null 2>&1 || pkgs+=(apache2-utils)
+  command -v tmux >/dev/null 2>&1 || pkgs+=(tmux)
   if [[ ${#pkgs[@]} -eq 0 ]]; then return; fi
   log "installing Debian ${pkgs[*]}"
   if [[ $(id -u) -ne 0 ]]; then log "${pkgs[*]} missing and not root: run 'sudo apt-get install -y ${pkgs[*]}'"; exit 1; fi

@@ -27,7 +27,7 @@ describe("parseArgs", () => {
     { argv: ["revoke", "r", "--reason", " "], want: 'revoke needs --reason "…" (why you revoke)' },
     { argv: ["describe"], want: "describe needs a rollout name: kubectl aicr describe ROLLOUT (kubectl get runtimerollouts lists them)" },
     { argv: ["approve", "r", "--reason"], want: "flag --reason needs a value" },
-    { argv: ["frobnicate"], want: 'unknown command "frobnicate"; commands: describe, approve, revoke, acknowledge, evidence, reproduce, completion, help' },
+    { argv: ["frobnicate"], want: 'unknown command "frobnicate"; commands: describe, watch, approve, revoke, acknowledge, evidence, reproduce, completion, help' },
     { argv: ["describe", "r", "--bogus"], want: "unknown flag --bogus; see kubectl aicr --help" },
     { argv: ["describe", "r", "-o", "table"], want: "--output must be json or yaml, not table" },
     { argv: ["describe", "a", "b"], want: "describe takes one name, got a b" },

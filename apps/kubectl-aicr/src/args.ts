@@ -4,7 +4,7 @@
  * works on every command. Pure: parsing, help texts, durations.
  */
 
-export const COMMANDS = ["describe", "approve", "revoke", "acknowledge", "evidence", "reproduce", "completion", "help"] as const
+export const COMMANDS = ["describe", "watch", "approve", "revoke", "acknowledge", "evidence", "reproduce", "completion", "help"] as const
 export type Command = (typeof COMMANDS)[number]
 
 export interface Flags {
@@ -17,6 +17,8 @@ export interface Flags {
   readonly dir: string
   readonly step?: ReadonlyArray<string> | undefined
   readonly plan?: string | undefined
+  /** describe --watch: follow the rollout live (as the watch command). */
+  readonly watch?: boolean | undefined
 }
 
 export type Parsed =
@@ -26,10 +28,10 @@ export type Parsed =
 
 /** Flag → whether it takes a value. */
 export const FLAGS = {
-  kubeconfig: true, context: true, output: true, "operator-namespace": true, reason: true, expires: true, dir: true, step: true, plan: true, help: false,
+  kubeconfig: true, context: true, output: true, "operator-namespace": true, reason: true, expires: true, dir: true, step: true, plan: true, watch: false, help: false,
 } as const
 type FlagName = keyof typeof FLAGS
-const SHORT: Record<string, FlagName> = { o: "output", h: "help" }
+const SHORT: Record<string, FlagName> = { o: "output", h: "help", w: "watch" }
 
 export const MAX_REASON = 1024
 
@@ -44,13 +46,14 @@ export const HELP: Record<Command | "root", string> = {
   root: `kubectl aicr: review and decide AICR operator rollouts. Talks only to the API server.
 
 Usage:
-  kubectl aicr COMMAND ROLLOUT [flags]      # COMMAND: describe | approve | revoke | acknowledge | evidence
+  kubectl aicr COMMAND ROLLOUT [flags]      # COMMAND: describe | watch | approve | revoke | acknowledge | evidence
   kubectl aicr reproduce [PLAN] [flags]
   kubectl aicr completion bash|zsh
   kubectl aicr help [COMMAND]
 
 Commands:
   describe     steps, per-component assessment, approval, validation and evidence of a rollout
+  watch        follow a rollout live until it ends; the exit code is its outcome
   approve      approve a rollout in your own name (set once)
   revoke       revoke a rollout: the step in flight finishes, nothing new starts
   acknowledge  confirm the manual post-apply actions of a step were done
@@ -65,6 +68,22 @@ Needs get on runtimerollouts, and get on ConfigMaps in the operator namespace fo
 
 Usage:
   kubectl aicr describe ROLLOUT [-o json|yaml]
+  kubectl aicr describe ROLLOUT --watch      # the same as kubectl aicr watch ROLLOUT
+
+Command flags:
+  -w, --watch   follow the rollout live until it ends (see kubectl aicr watch --help)
+
+${COMMON}`,
+  watch: `Follow a rollout live until it ends. On a terminal the screen is redrawn on every change and each second: a
+progress bar over the steps, the step in flight with its elapsed time against its deadline, each finished step's
+duration, the rollout's condition and its validation. Piped (not a terminal), one line per change, for logs.
+Needs get, list and watch on runtimerollouts.
+
+Usage:
+  kubectl aicr watch ROLLOUT                 # or: kubectl aicr describe ROLLOUT --watch
+
+Exit codes: 0 Succeeded, 1 Failed (or the rollout was deleted, or an error), 2 usage, 3 Expired, 4 Revoked,
+5 Superseded.
 
 ${COMMON}`,
   approve: `Approve a rollout in your own name (your identity comes from a SelfSubjectReview). The approval is set once,
@@ -144,6 +163,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): Parsed => {
   const values: Partial<Record<FlagName, string[]>> = {}
   const positional: string[] = []
   let help = false
+  let watch = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === "--") {
@@ -162,6 +182,10 @@ export const parseArgs = (argv: ReadonlyArray<string>): Parsed => {
       help = true
       continue
     }
+    if (name === "watch") {
+      watch = true
+      continue
+    }
     const inline = long ? long[2] : short![2] !== "" ? short![2]!.replace(/^=/u, "") : undefined
     const value = inline ?? argv[++i]
     if (value === undefined) return { _tag: "Usage", message: `flag --${name} needs a value` }
@@ -177,7 +201,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): Parsed => {
   const output = one("output")
   if (output !== undefined && output !== "json" && output !== "yaml") return { _tag: "Usage", message: `--output must be json or yaml, not ${output}` }
   const name = rest[0]
-  if (["describe", "approve", "revoke", "acknowledge", "evidence"].includes(command) && name === undefined) return { _tag: "Usage", message: `${command} needs a rollout name: kubectl aicr ${command} ROLLOUT (kubectl get runtimerollouts lists them)` }
+  if (["describe", "watch", "approve", "revoke", "acknowledge", "evidence"].includes(command) && name === undefined) return { _tag: "Usage", message: `${command} needs a rollout name: kubectl aicr ${command} ROLLOUT (kubectl get runtimerollouts lists them)` }
   if (command === "completion" && name !== "bash" && name !== "zsh") return { _tag: "Usage", message: "completion needs a shell: bash or zsh" }
   const reason = one("reason")
   if ((command === "approve" || command === "revoke") && (reason === undefined || reason.trim() === "")) return { _tag: "Usage", message: `${command} needs --reason "…" (why you ${command})` }
@@ -197,6 +221,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): Parsed => {
       dir: one("dir") ?? "aicr-reproduce",
       step: values.step,
       plan: one("plan") ?? (command === "reproduce" ? name : undefined),
+      ...(watch ? { watch } : {}),
     },
   }
 }
