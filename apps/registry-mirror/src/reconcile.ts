@@ -17,6 +17,7 @@ import { contract } from "./contract"
 import { decide } from "./decide"
 import { gather } from "./gather"
 import { report } from "./status"
+import { type LastVerification, remember } from "./verify"
 
 export const room = roomOn(contract, ClusterRuntimeKind)
 
@@ -27,7 +28,7 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
 }> {}
 
 /** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
-const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig> =>
+const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig | LastVerification> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const observed = yield* gather(runtime)
@@ -37,6 +38,9 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     const { applied } = yield* kube.applyStatus(room, runtime, report(observed, outcome))
     if (applied) yield* Effect.logDebug("Applied status")
 
+    // A complete mirror is checked again in the registry after the verify interval (verify.ts): a registry has no watch.
+    if (outcome._tag === "Mirrored") yield* remember(outcome.result.inputDigest, observed.now, true)
+    if (outcome._tag === "Mirrored" || outcome._tag === "UpToDate") return Requeue.after(observed.verifyIntervalMs)
     if (outcome._tag !== "Failed") return Requeue.onChange
     if (outcome.class === "defect") yield* Effect.logError("Mirroring failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
     if (outcome.class === "terminal") {
@@ -50,5 +54,5 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     return yield* Effect.fail(new RetryAfterTransientFailure({ reason: outcome.condition.reason, message: (outcome.error as { message?: string }).message ?? outcome.condition.message }))
   })
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig> =>
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig | LastVerification> =>
   Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("registry-mirror.reconcile"))
