@@ -1,7 +1,7 @@
 // Charts pinned by digest, on real Argo CD v3.4.2 (repo-server with helm v3.19.4) and the real OCI registry: the
 // Application exactly as the step-executor writes it (releaseApplication: native OCI source, targetRevision the chart's
-// manifest digest) keeps what it deployed when someone re-pushes other content under the same chart tag, as ECR allows
-// with mutable tags. A control Application that names the tag instead (the same native OCI source, targetRevision the
+// manifest digest) keeps what it deployed when someone re-pushes other content under the same chart tag with helm, as
+// ECR allows with mutable tags: the same objects at the same resourceVersions, the same resource list, Synced. A control Application that names the tag instead (the same native OCI source, targetRevision the
 // version) moves to the new content on the same refresh, which proves Argo CD saw the re-push.
 import { ANNOTATION_CHART_DIGEST, type Application, releaseApplication } from "../src/application"
 import { isReadyAt, notReadyAt } from "../src/ready"
