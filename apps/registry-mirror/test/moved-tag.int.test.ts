@@ -2,7 +2,8 @@
 // a resolution, then someone re-pushes other content under a recorded chart tag with the real helm (as ECR allows
 // with mutable tags). The controller's check of its recorded tags (--verify-interval) turns Mirrored False/Conflict
 // naming the release, the tag and both digests, and pushes nothing back; the restore command its message gives,
-// run with the real oras CLI, puts the recorded manifest back under the tag and Mirrored returns to True.
+// run with the real oras CLI, puts the recorded manifest back under the tag and Mirrored returns to True. A recorded
+// manifest deleted with the real oras is pushed again, at the same digest.
 import { execFile } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -53,7 +54,7 @@ const resolve = async (inputDigest: string) => {
 
 beforeAll(async () => {
   registryDir = await mkdtemp(join(tmpdir(), "mirror-moved-registry-"))
-  ;[upstream, registry, helm] = await Promise.all([startChartUpstream(), startRegistry({ name: "mirror-moved", dir: registryDir }), isolatedHelm("aicr-moved-")])
+  ;[upstream, registry, helm] = await Promise.all([startChartUpstream(), startRegistry({ name: "mirror-moved", dir: registryDir, deletes: true }), isolatedHelm("aicr-moved-")])
   client = new OciClient()
   ns = await createNamespace(info, "aicr-moved")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
@@ -121,6 +122,15 @@ describe("a tag moved under the registry-mirror, on the real registry", () => {
     expect((await client.resolve(recorded.reference)).digest).toBe(recorded.digest)
     const ok = await eventually(async () => { const m = await mirrored(); return m?.status === "True" ? m : undefined }, { timeoutMs: 30_000, what: "Mirrored=True after the restore" })
     expect(ok.reason).toBe("ContentMirrored")
+    expect((await getRuntime()).status!.mirror).toEqual(mirror)
+  })
+
+  it("a recorded manifest deleted from the registry (oras manifest delete) is pushed again at the same digest; Mirrored stays True", async () => {
+    const repository = recorded.reference.slice(0, recorded.reference.lastIndexOf(":"))
+    await run(info.bin.oras, ["manifest", "delete", `${repository}@${recorded.digest}`, "--force", "--plain-http"])
+    expect(await client.manifestExists(recorded.reference)).toBeUndefined()
+    await eventually(async () => (await client.manifestExists(recorded.reference))?.digest === recorded.digest, { timeoutMs: 30_000, what: `${recorded.reference} pushed again at ${recorded.digest}` })
+    expect(await mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
     expect((await getRuntime()).status!.mirror).toEqual(mirror)
   })
 })
