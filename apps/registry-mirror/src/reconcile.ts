@@ -4,7 +4,8 @@
  * Owns:   condition `Mirrored`; `status.mirror` on ClusterRuntime `cluster`.
  * Reads:  `Resolved` (via `current` only), `status.resolution`, the content ConfigMap it names.
  * Leaves alone: everything else. It never deletes or overwrites registry content, and never plans or rolls out
- *         (the planner reads `Mirrored` and `status.mirror`).
+ *         (the planner reads `Mirrored` and `status.mirror`). It checks the tags it recorded at start and every
+ *         `--verify-interval` (verify.ts): a moved tag is `Conflict`, a gone one is mirrored again.
  */
 import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
