@@ -318,6 +318,21 @@ describe("planner: decide", () => {
   })
 })
 
+describe("planner: a recorded chart tag moved in the registry after the rollout (Mirrored=False/Conflict)", () => {
+  it("Stalled carries the mirror's Conflict and message; Ready stays RolledOut, nothing deployed changed; no new rollout", () => {
+    const p = planOf(V0_11)
+    const message = "Release gpu-operator: tag r/aicr/cluster/charts/gpu-operator:v25.10.1 now holds sha256:e…, not sha256:a…"
+    const done = rollout("cluster-aaaaaaaaaaaa-1", p.desiredStateDigest, { approved: true, labels: { [LABEL_OUTCOME]: "Succeeded" } })
+    // What the planner wrote when the rollout ended: the plan is active and the target.
+    const rt = runtime({ plans: { active: p.desiredStateDigest, target: p.desiredStateDigest } })
+    const o = observed({ rt, status: rt.status?.plans, plans: new Map([planRead(p)]), rollouts: [done], mirrored: { ...cond("Mirrored", "False", "Conflict"), message, current: true } })
+    const d = decide(o)
+    expect(d.create).toBeUndefined()
+    expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "Conflict", message })
+    expect(readyCondition(o, d)).toMatchObject({ status: "True", message: expect.stringContaining("is rolled out") })
+  })
+})
+
 describe("planner: suspendEngine in Ready and Stalled (from the step-executor's status.engine)", () => {
   const withEngine = (suspendEngine: boolean, engine: Record<string, unknown>): ClusterRuntime => {
     const rt = runtime({ spec: { suspendEngine } })

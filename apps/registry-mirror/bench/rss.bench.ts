@@ -1,8 +1,10 @@
-// Idle RSS of the bundled registry-mirror controller, before and after it mirrored the fixture recipe
+// Idle RSS of the bundled registry-mirror controller, before and after it mirrored the fixture recipe, and after a
+// restart with the mirror recorded (its first pass checks the recorded tags)
 // (architecture.md §7: budget ≤ 80 MiB per idle controller). Not a test: it prints numbers.
 // Needs a running local control plane: npx tsx packages/testing/src/harness/cli.ts up --detach --dir DIR
 // Run: npx tsx apps/registry-mirror/bench/rss.bench.ts DIR
 import { spawn } from "node:child_process"
+import { once } from "node:events"
 import { readFileSync, writeFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -53,29 +55,35 @@ const resolve = async () =>
     }),
     "resolve",
   )
-const child = spawn(process.execPath, [
-  "--expose-gc", "--import", probe, bundle, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-  "--registry", `oci://${info.registry}/aicr/rss`, "--operator-namespace", ns,
-  ...Object.entries(upstream.rewrites).flatMap(([a, b]) => ["--upstream-rewrite", `${a}=${b}`]),
-], { stdio: ["ignore", "inherit", "pipe"], env: { ...process.env, ...(process.env.BENCH_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.BENCH_MALLOC_ARENA_MAX } : {}) } })
-let reported = 0
-let detail = ""
-child.stderr.on("data", (d: Buffer) => {
-  const m = /RSS (\d+) (.*)/u.exec(d.toString())
-  if (m) {
-    reported = Number(m[1])
-    const u = JSON.parse(m[2]!) as Record<string, number>
-    detail = Object.entries(u).filter(([k]) => k !== "rss").map(([k, v]) => `${k} ${(v / MiB).toFixed(1)}`).join(", ")
-  }
-  else process.stderr.write(d)
-})
-const rssAfterGc = async () => {
-  reported = 0
-  child.kill("SIGUSR2")
-  return eventually(async () => reported || undefined, { timeoutMs: 5_000, what: "RSS report" })
+/** The bundled controller in its own process, with the RSS probe. */
+const startController = () => {
+  const child = spawn(process.execPath, [
+    "--expose-gc", "--import", probe, bundle, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
+    "--registry", `oci://${info.registry}/aicr/rss`, "--operator-namespace", ns,
+    ...Object.entries(upstream.rewrites).flatMap(([a, b]) => ["--upstream-rewrite", `${a}=${b}`]),
+  ], { stdio: ["ignore", "inherit", "pipe"], env: { ...process.env, ...(process.env.BENCH_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.BENCH_MALLOC_ARENA_MAX } : {}) } })
+  const c = { child, reported: 0, detail: "" }
+  child.stderr.on("data", (d: Buffer) => {
+    const m = /RSS (\d+) (.*)/u.exec(d.toString())
+    if (m) {
+      c.reported = Number(m[1])
+      const u = JSON.parse(m[2]!) as Record<string, number>
+      c.detail = Object.entries(u).filter(([k]) => k !== "rss").map(([k, v]) => `${k} ${(v / MiB).toFixed(1)}`).join(", ")
+    }
+    else process.stderr.write(d)
+  })
+  return c
 }
-const rss = () => Number(/VmRSS:\s+(\d+) kB/u.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) * 1024
-const hwm = () => Number(/VmHWM:\s+(\d+) kB/u.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) * 1024
+let controller = startController()
+const rssAfterGc = async () => {
+  controller.reported = 0
+  controller.child.kill("SIGUSR2")
+  return eventually(async () => controller.reported || undefined, { timeoutMs: 5_000, what: "RSS report" })
+}
+const status = (what: string) => readFileSync(`/proc/${controller.child.pid}/status`, "utf8").match(new RegExp(`${what}:\\s+(\\d+) kB`, "u"))![1]
+const rss = () => Number(status("VmRSS")) * 1024
+const hwm = () => Number(status("VmHWM")) * 1024
+const detail = () => controller.detail
 try {
   await eventually(
     async () => {
@@ -85,7 +93,7 @@ try {
     { timeoutMs: 60_000, what: "Mirrored=False/AwaitingResolution" },
   )
   await new Promise((r) => setTimeout(r, 5_000))
-  console.log(`idle before any mirror (caches synced, first pass done): RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail})`)
+  console.log(`idle before any mirror (caches synced, first pass done): RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()})`)
   await resolve()
   const t0 = Date.now()
   await eventually(
@@ -97,9 +105,15 @@ try {
   )
   console.log(`Mirrored=True ${((Date.now() - t0) / 1000).toFixed(1)} s after the resolution`)
   await new Promise((r) => setTimeout(r, 10_000))
-  console.log(`idle 10 s after mirroring: RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail}; peak ${(hwm() / MiB).toFixed(1)} MiB)`)
+  console.log(`idle 10 s after mirroring: RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()}; peak ${(hwm() / MiB).toFixed(1)} MiB)`)
+  // A restart with the mirror recorded: the first pass checks the recorded tags (one HEAD each), which loads the OCI client.
+  controller.child.kill("SIGTERM")
+  await once(controller.child, "exit")
+  controller = startController()
+  await new Promise((r) => setTimeout(r, 10_000))
+  console.log(`idle 10 s after a restart with the mirror recorded (first check of the recorded tags done): RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()}; peak ${(hwm() / MiB).toFixed(1)} MiB)`)
 } finally {
-  child.kill("SIGTERM")
+  controller.child.kill("SIGTERM")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await upstream.stop()
   await rm(work, { recursive: true, force: true })

@@ -10,10 +10,13 @@ import { defectOutcome, errorsToOutcome, type FailureOutcome, type MirrorError }
 import type { MirrorResult } from "./mirror"
 import type { MirrorPlan } from "./plan"
 import type { Outcome } from "./status"
+import type { TagFound } from "./verify"
 
 export interface RegistryShape {
   /** Mirrors a plan; fails with the controller's tagged errors, dies on anything else. */
   readonly mirror: (plan: MirrorPlan) => Effect.Effect<MirrorResult, MirrorError>
+  /** What each `host/repository:tag` holds now (undefined: the tag is gone); fails like `mirror`. */
+  readonly resolveTags: (references: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TagFound>, MirrorError>
 }
 
 export class Registry extends Context.Service<Registry, RegistryShape>()("@aicr/registry-mirror/Registry") {}
@@ -35,7 +38,10 @@ export const lazyRegistry = (settings: MirrorSettings, userAgent: string): Effec
         },
       ))
     yield* Effect.addFinalizer(() => (opened === undefined ? Effect.void : Effect.promise(() => opened!.then((o) => o.close()).catch(() => undefined))))
-    return { mirror: (plan) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.mirror(plan))) }
+    return {
+      mirror: (plan) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.mirror(plan))),
+      resolveTags: (references) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.resolveTags(references))),
+    }
   })
 
 const toOutcome = (e: MirrorError, what: string): FailureOutcome => {
@@ -49,8 +55,10 @@ export const act = (decision: Decision): Effect.Effect<Outcome, never, Registry>
       return Effect.succeed({ _tag: "Awaiting", message: decision.message })
     case "UpToDate":
       return Effect.succeed({ _tag: "UpToDate" })
-    case "Fail":
-      return Effect.succeed(toOutcome(decision.error, `Mirroring input ${shortDigest(decision.inputDigest)}`))
+    case "Fail": {
+      const outcome = toOutcome(decision.error, decision.what ?? `Mirroring input ${shortDigest(decision.inputDigest)}`)
+      return Effect.succeed(decision.recheck === undefined ? outcome : { ...outcome, requeue: decision.recheck })
+    }
     case "Mirror":
       return Effect.gen(function* () {
         const registry = yield* Registry

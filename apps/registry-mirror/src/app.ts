@@ -11,6 +11,7 @@ import { lazyRegistry, Registry } from "./act"
 import { MirrorConfig, parseSettings } from "./config"
 import { contract } from "./contract"
 import { reconcile } from "./reconcile"
+import { LastVerification } from "./verify"
 
 export const registryMirrorApp: AppSpec<Error> = {
   name: contract.controller,
@@ -19,6 +20,7 @@ export const registryMirrorApp: AppSpec<Error> = {
       const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
       yield* Effect.logInfo("Starting registry-mirror", { registry: settings.registry, namespace: settings.namespace, rewrites: settings.rewrites.length })
       const registry = yield* lazyRegistry(settings, ctx.fieldManager)
+      const lastVerification = yield* LastVerification.make
       const { sources } = yield* informersFor(contract, (w) =>
         kindKey(w.kind) === kindKey(Core.ConfigMap) ? { namespace: settings.namespace } : { fieldSelector: `metadata.name=${SINGLETON_NAME}` })
       return [
@@ -26,7 +28,7 @@ export const registryMirrorApp: AppSpec<Error> = {
           name: contract.controller,
           kind: ClusterRuntimeKind,
           sources,
-          reconcile: (key: string) => reconcile(key).pipe(Effect.provideService(Registry, registry), Effect.provideService(MirrorConfig, settings)),
+          reconcile: (key: string) => reconcile(key).pipe(Effect.provideService(Registry, registry), Effect.provideService(MirrorConfig, settings), Effect.provideService(LastVerification, lastVerification)),
         },
       ]
     }),

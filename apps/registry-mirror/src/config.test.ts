@@ -10,6 +10,13 @@ describe("parseSettings", () => {
     const s = parseSettings([], { AICR_REGISTRY_REPOSITORY: "oci://r.example/p", AICR_UPSTREAM_REWRITES: "oci://ghcr.io=oci://l:1/ghcr.io,https://x=http://y", POD_NAMESPACE: "aicr-x" })
     expect(s).toMatchObject({ prefix: { registry: "r.example", prefix: "p" }, namespace: "aicr-x", rewrites: [["oci://ghcr.io", "oci://l:1/ghcr.io"], ["https://x", "http://y"]] })
   })
+  it("reads the verify interval: 10m by default, a duration flag or env, at least 1s", () => {
+    expect(parseSettings(["--registry", "oci://r/p"], {}).verifyIntervalMs).toBe(600_000)
+    expect(parseSettings(["--registry", "oci://r/p", "--verify-interval", "2s"], {}).verifyIntervalMs).toBe(2_000)
+    expect(parseSettings(["--registry", "oci://r/p"], { AICR_MIRROR_VERIFY_INTERVAL: "1h" }).verifyIntervalMs).toBe(3_600_000)
+    expect(() => parseSettings(["--registry", "oci://r/p", "--verify-interval", "500ms"], {})).toThrow(/--verify-interval/)
+    expect(() => parseSettings(["--registry", "oci://r/p", "--verify-interval", "soon"], {})).toThrow(/invalid duration/)
+  })
   it("requires the registry prefix", () => expect(() => parseSettings([], {})).toThrow(/--registry/))
   it("refuses unknown arguments", () => expect(() => parseSettings(["--registry", "oci://r/p", "--bogus", "1"], {})).toThrow(/unknown argument --bogus/))
 })

@@ -9,8 +9,9 @@
  * | `--operator-namespace NAME` | `AICR_OPERATOR_NAMESPACE` / `POD_NAMESPACE` | where content ConfigMaps live (default `aicr-system`) |
  * | `--upstream-rewrite FROM=TO` (repeatable, or comma-separated) | `AICR_UPSTREAM_REWRITES` | chart source prefix rewrites (air-gapped mirrors, the local upstream) |
  * | `--mirror-concurrency N` | `AICR_MIRROR_CONCURRENCY` | artifacts copied in parallel (default 4) |
+ * | `--verify-interval D` | `AICR_MIRROR_VERIFY_INTERVAL` | how often the recorded tags are checked in the registry (default 10m; also at start) |
  */
-import { readAppFlags } from "@aicr/runtime"
+import { parseDurationMs, readAppFlags } from "@aicr/runtime"
 import { Context, Layer } from "effect"
 import { parseRegistryPrefix, parseRewrites, type RegistryPrefix, type Rewrites } from "./source"
 
@@ -23,6 +24,8 @@ export interface MirrorSettings {
   readonly namespace: string
   readonly rewrites: Rewrites
   readonly concurrency: number
+  /** How often a complete mirror's recorded tags are checked in the registry (verify.ts). */
+  readonly verifyIntervalMs: number
 }
 
 export class MirrorConfig extends Context.Service<MirrorConfig, MirrorSettings>()("@aicr/registry-mirror/MirrorConfig") {
@@ -38,6 +41,7 @@ const FLAGS = {
   "operator-namespace": "AICR_OPERATOR_NAMESPACE",
   "upstream-rewrite": "AICR_UPSTREAM_REWRITES",
   "mirror-concurrency": "AICR_MIRROR_CONCURRENCY",
+  "verify-interval": "AICR_MIRROR_VERIFY_INTERVAL",
 } as const
 
 /** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */
@@ -47,6 +51,8 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
   if (registry === undefined) throw new Error(`--registry (or ${FLAGS.registry}) is required: oci://<host>[:port]/<prefix>`)
   const concurrency = Number(one("mirror-concurrency") ?? 4)
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) throw new Error("--mirror-concurrency must be an integer from 1 to 32")
+  const verifyIntervalMs = parseDurationMs(one("verify-interval") ?? "10m")
+  if (!(verifyIntervalMs >= 1000)) throw new Error("--verify-interval must be a duration of at least 1s (e.g. 10m)")
   return {
     prefix: parseRegistryPrefix(registry),
     registry,
@@ -55,5 +61,6 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
     namespace: one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system",
     rewrites: parseRewrites(all("upstream-rewrite")),
     concurrency,
+    verifyIntervalMs,
   }
 }

@@ -27,6 +27,8 @@ const observe = (s: RuntimeState, content: ContentRead = { _tag: "Found", data: 
     prefix,
     rewrites: [],
     now: NOW,
+    verification: { _tag: "NotChecked" },
+    verifyIntervalMs: 600_000,
   }
 }
 
@@ -39,6 +41,24 @@ describe("decide", () => {
     { name: "waits while the resolver resolves", given: observe({ resolved: { status: "False" } }), want: "AwaitResolution", reason: /False\/Resolving/ },
     { name: "waits when status.resolution names no content", given: observe({ inputDigest: undefined }), want: "AwaitResolution", reason: /status\.resolution/ },
     { name: "does nothing when status.mirror already holds this input under this prefix", given: observe({ mirror: mirrored }, { _tag: "NotRead" }), want: "UpToDate" },
+    { name: "does nothing when the recorded tags were checked and found intact", given: { ...observe({ mirror: mirrored }, { _tag: "NotRead" }), verification: { _tag: "Intact", checked: 2 } }, want: "UpToDate" },
+    {
+      name: "fails with Conflict when a recorded tag moved",
+      given: { ...observe({ mirror: mirrored }, { _tag: "NotRead" }), verification: { _tag: "Moved", moved: [{ key: "cert-manager", reference: "r/charts/cert-manager:v1", digest: "sha256:c", found: "sha256:d" }] } },
+      want: "Fail",
+      reason: /ConflictError/,
+    },
+    {
+      name: "mirrors again when a recorded tag is gone",
+      given: { ...observe({ mirror: mirrored }), verification: { _tag: "Missing", missing: [{ key: "cert-manager", reference: "r/charts/cert-manager:v1", digest: "sha256:c" }] } },
+      want: "Mirror",
+    },
+    {
+      name: "fails like a mirror when the registry did not answer the check",
+      given: { ...observe({ mirror: mirrored }, { _tag: "NotRead" }), verification: { _tag: "Unanswered", error: new RegistryUnavailableError({ registry: "r", cause: "HTTP 503", message: "503" }) } },
+      want: "Fail",
+      reason: /RegistryUnavailableError/,
+    },
     { name: "mirrors again when status.mirror holds another input", given: observe({ mirror: { ...mirrored, inputDigest: OTHER_INPUT_DIGEST } }), want: "Mirror" },
     { name: "mirrors again when the registry prefix changed", given: observe({ mirror: { ...mirrored, bundle: `other:5000/aicr/bundles/cluster:x@sha256:${"b".repeat(64)}` } }), want: "Mirror" },
     { name: "mirrors the plan of a current resolution", given: observe({}), want: "Mirror" },
@@ -49,6 +69,12 @@ describe("decide", () => {
     const d = decide(given)
     expect(d._tag).toBe(want)
     if (reason !== undefined) expect(d._tag === "AwaitResolution" ? d.message : d._tag === "Fail" ? d.error._tag : "").toMatch(reason)
+  })
+
+  it("a moved tag is rechecked after the verify interval; the Conflict names release, tag and both digests", () => {
+    const d = decide({ ...observe({ mirror: mirrored }, { _tag: "NotRead" }), verification: { _tag: "Moved", moved: [{ key: "cert-manager", reference: "r/charts/cert-manager:v1", digest: "sha256:c", found: "sha256:d" }] } })
+    expect(d).toMatchObject({ _tag: "Fail", recheck: { _tag: "After" } })
+    expect(d._tag === "Fail" && d.error.message).toMatch(/^Release cert-manager: tag r\/charts\/cert-manager:v1 now holds sha256:d, not sha256:c .* oras tag r\/charts\/cert-manager@sha256:c v1$/)
   })
 
   it("names every unsupported release in one ChartSourceUnsupported failure", () => {

@@ -4,7 +4,9 @@
  * - `Resolved` not True for this generation (read only via `current`, so stale or missing counts as not True),
  *   or no content named in `status.resolution` → wait.
  * - `status.mirror` already records a complete mirror of this inputDigest under the configured prefix → up to date
- *   (nothing is copied; status is rebuilt from the registry if it is ever lost, at 0 bytes).
+ *   (nothing is copied; status is rebuilt from the registry if it is ever lost, at 0 bytes), unless the check of
+ *   the recorded tags (verify.ts) found one moved (`Conflict`, rechecked every verify interval), gone (mirrored
+ *   again), or could not ask the registry (reported like a failed mirror).
  * - otherwise → mirror the plan of the content ConfigMap, or fail terminally when it cannot be planned.
  */
 import { shortDigest } from "@aicr/conditions"
@@ -12,17 +14,43 @@ import { readResolution } from "./content"
 import { ChartSourceUnsupportedError, ContentInvalidError, type MirrorError, ResolutionMissingError } from "./errors"
 import type { Observed } from "./gather"
 import { BUNDLE_NAME, type MirrorPlan, planMirror } from "./plan"
+import { Requeue } from "@aicr/runtime"
 import { repositoryIn } from "./source"
+import { movedTagError } from "./verify"
 
 export type Decision =
   | { readonly _tag: "AwaitResolution"; readonly message: string }
   | { readonly _tag: "UpToDate"; readonly inputDigest: string }
   | { readonly _tag: "Mirror"; readonly plan: MirrorPlan }
-  | { readonly _tag: "Fail"; readonly error: MirrorError; readonly inputDigest: string }
+  | {
+      readonly _tag: "Fail"
+      readonly error: MirrorError
+      readonly inputDigest: string
+      /** What the work was, for transient messages (default "Mirroring input <12 hex>"). */
+      readonly what?: string
+      /** When to look again, instead of the error table's. */
+      readonly recheck?: Requeue
+    }
 
 /** True when `status.mirror` is a complete mirror of `inputDigest` under the configured prefix. */
 export const mirrorIsCurrent = (o: Pick<Observed, "mirror" | "prefix">, inputDigest: string): boolean =>
   o.mirror?.inputDigest === inputDigest && (o.mirror.bundle ?? "").startsWith(`${repositoryIn(o.prefix, "bundles", BUNDLE_NAME)}:`)
+
+/** A current mirror, after the check of its recorded tags; undefined when a gone tag means mirroring again. */
+const checkedMirror = (o: Observed, inputDigest: string): Decision | undefined => {
+  const v = o.verification
+  switch (v._tag) {
+    case "NotChecked":
+    case "Intact":
+      return { _tag: "UpToDate", inputDigest }
+    case "Moved":
+      return { _tag: "Fail", inputDigest, error: movedTagError(v.moved, inputDigest), recheck: Requeue.after(o.verifyIntervalMs) }
+    case "Unanswered":
+      return { _tag: "Fail", inputDigest, error: v.error, what: `Checking the mirror of input ${shortDigest(inputDigest)}`, recheck: Requeue.after(o.verifyIntervalMs) }
+    case "Missing":
+      return undefined
+  }
+}
 
 export const decide = (o: Observed): Decision => {
   if (o.resolved.status !== "True") {
@@ -33,7 +61,10 @@ export const decide = (o: Observed): Decision => {
   if (inputDigest === undefined || name === undefined) {
     return { _tag: "AwaitResolution", message: "Waiting for status.resolution to name an inputDigest and a content ConfigMap" }
   }
-  if (mirrorIsCurrent(o, inputDigest)) return { _tag: "UpToDate", inputDigest }
+  if (mirrorIsCurrent(o, inputDigest)) {
+    const checked = checkedMirror(o, inputDigest)
+    if (checked !== undefined) return checked
+  }
   if (o.content._tag !== "Found") {
     return { _tag: "Fail", inputDigest, error: new ResolutionMissingError({ configMap: name, message: `Waiting for the content ConfigMap ${o.namespace}/${name} of input ${shortDigest(inputDigest)}` }) }
   }

@@ -8,7 +8,9 @@ import { Kube, type KubeError } from "@aicr/kube"
 import { Clock, Effect, Option } from "effect"
 import { MirrorConfig } from "./config"
 import { mirrorIsCurrent } from "./decide"
+import type { Registry } from "./act"
 import type { RegistryPrefix, Rewrites } from "./source"
+import { type LastVerification, type Verification, verifyMirror } from "./verify"
 
 /** `status.mirror` (registry-mirror's room) and `status.resolution` (the resolver's). */
 export type MirrorStatus = NonNullable<ClusterRuntimeStatus["mirror"]>
@@ -24,6 +26,9 @@ export interface Observed {
   /** Our own room as last written. */
   readonly mirror: MirrorStatus | undefined
   readonly content: ContentRead
+  /** The recorded mirror checked in the registry (verify.ts): only when it is current and a check is due. */
+  readonly verification: Verification
+  readonly verifyIntervalMs: number
   readonly namespace: string
   readonly prefix: RegistryPrefix
   readonly rewrites: Rewrites
@@ -33,7 +38,7 @@ export interface Observed {
 
 type ConfigMap = KubeObject & { readonly data?: Readonly<Record<string, string>> }
 
-export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeError, Kube | MirrorConfig> =>
+export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeError, Kube | MirrorConfig | Registry | LastVerification> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const config = yield* MirrorConfig
@@ -41,10 +46,15 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
     const resolved = current(runtime, Resolved)
     const resolution = runtime.status?.resolution
     const mirror = runtime.status?.mirror
-    const base = { runtime, generation: runtime.metadata.generation, resolved, resolution, mirror, namespace: config.namespace, prefix: config.prefix, rewrites: config.rewrites, now }
-    const due = resolved.status === "True" && resolution?.inputDigest !== undefined && resolution.contentConfigMap !== undefined && !mirrorIsCurrent(base, resolution.inputDigest)
+    const fields = { runtime, generation: runtime.metadata.generation, resolved, resolution, mirror, namespace: config.namespace, prefix: config.prefix, rewrites: config.rewrites, now, verifyIntervalMs: config.verifyIntervalMs }
+    const resolvedNow = resolved.status === "True" && resolution?.inputDigest !== undefined && resolution.contentConfigMap !== undefined
+    const isCurrent = resolvedNow && mirrorIsCurrent(fields, resolution.inputDigest!)
+    const verification: Verification = isCurrent ? yield* verifyMirror(mirror!, resolution.inputDigest!, now, config.verifyIntervalMs) : { _tag: "NotChecked" }
+    const base = { ...fields, verification }
+    // A recorded tag that is gone is pushed again from the resolution: the content is read as for a first mirror.
+    const due = resolvedNow && (!isCurrent || verification._tag === "Missing")
     if (!due) return { ...base, content: { _tag: "NotRead" } } satisfies Observed
-    const cm = yield* kube.get<ConfigMap>(Core.ConfigMap, `${config.namespace}/${resolution.contentConfigMap}`)
+    const cm = yield* kube.get<ConfigMap>(Core.ConfigMap, `${config.namespace}/${resolution!.contentConfigMap}`)
     const content: ContentRead = Option.isSome(cm) ? { _tag: "Found", data: cm.value.data ?? {} } : { _tag: "Missing" }
     return { ...base, content } satisfies Observed
   })

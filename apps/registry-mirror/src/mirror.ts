@@ -301,6 +301,15 @@ const mirrorBundle = async (client: OciClient, o: MirrorOptions, plan: MirrorPla
 
 export const BUNDLE_KEY = "bundle"
 
+/**
+ * What each `host/repository:tag` holds now (one manifest HEAD each; undefined when the tag is gone), for the check
+ * of a recorded mirror (verify.ts). Failures are translated like a mirror's (registry down → transient, refused
+ * credentials → `UnauthorizedError`).
+ */
+export const checkTags = (client: OciClient, references: ReadonlyArray<string>, o: Pick<MirrorOptions, "concurrency" | "signal"> = {}): Promise<Array<{ reference: string; digest: string | undefined }>> =>
+  mapLimit(references, o.concurrency ?? 4, (reference) =>
+    guarded("registry", BUNDLE_KEY, `Checking tag ${reference}`, async () => ({ reference, digest: (await client.manifestExists(reference, { signal: o.signal }))?.digest })))
+
 /** Mirrors every artifact of `plan`, then the bundle. Rejects with the first failure (a tagged error, or a defect). */
 export const runMirror = async (client: OciClient, plan: MirrorPlan, o: MirrorOptions = {}): Promise<MirrorResult> => {
   const before = client.stats.bytesSent

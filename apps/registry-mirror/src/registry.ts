@@ -10,7 +10,7 @@ import { readFile } from "node:fs/promises"
 import type { RegistryShape } from "./act"
 import type { MirrorSettings } from "./config"
 import { isMirrorError, RegistryCredentialsUnavailableError } from "./errors"
-import { runMirror } from "./mirror"
+import { checkTags, runMirror } from "./mirror"
 
 /** A docker config file re-read at every handshake, so rotated credentials are picked up without a restart. */
 export const credentialsFrom = (path: string | undefined): CredentialProvider | undefined =>
@@ -37,6 +37,11 @@ export const fromClient = (client: OciClient, settings: Pick<MirrorSettings, "re
   mirror: (plan) =>
     Effect.tryPromise({
       try: (signal) => runMirror(client, plan, { rewrites: settings.rewrites, concurrency: settings.concurrency, signal }),
+      catch: (e) => e,
+    }).pipe(Effect.catch((e) => (isMirrorError(e) ? Effect.fail(e) : Effect.die(e)))),
+  resolveTags: (references) =>
+    Effect.tryPromise({
+      try: (signal) => checkTags(client, references, { concurrency: settings.concurrency, signal }),
       catch: (e) => e,
     }).pipe(Effect.catch((e) => (isMirrorError(e) ? Effect.fail(e) : Effect.die(e)))),
 })

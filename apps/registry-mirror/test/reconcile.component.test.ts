@@ -4,6 +4,7 @@ import { ClusterRuntimeKind, Core, type ClusterRuntime } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
 import { makeFakeKube } from "@aicr/testing"
 import { it } from "@effect/vitest"
+import { Requeue } from "@aicr/runtime"
 import { Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
@@ -15,6 +16,7 @@ import {
   RegistryUnavailableError, ResolutionMissingError, UnauthorizedError,
 } from "../src/errors"
 import { reconcile } from "../src/reconcile"
+import { LastVerification } from "../src/verify"
 import { aRuntime, contentConfigMap, contentData, INPUT_DIGEST, NAMESPACE, OTHER_INPUT_DIGEST, type RuntimeState } from "./support/fixtures"
 import { makeFakeRegistry } from "./support/fake-registry"
 
@@ -26,7 +28,10 @@ const settings: MirrorSettings = {
   namespace: NAMESPACE,
   rewrites: [],
   concurrency: 4,
+  verifyIntervalMs: 600_000,
 }
+/** What a complete mirror's pass asks for: look again (check the recorded tags) after the verify interval. */
+const RECHECK = Requeue.after(settings.verifyIntervalMs)
 const T0 = Date.parse("2026-12-02T10:00:00Z")
 
 const setup = (state: RuntimeState = {}, options: { content?: boolean } = {}) => {
@@ -35,17 +40,22 @@ const setup = (state: RuntimeState = {}, options: { content?: boolean } = {}) =>
   if (options.content !== false) fake.seed(Core.ConfigMap, contentConfigMap(state.inputDigest ?? INPUT_DIGEST))
   const registry = makeFakeRegistry()
   const events = eventRecorderLayer({ controller: "operator.aicr.run/registry-mirror", instance: "test" }).pipe(Layer.provide(fake.layer))
-  const run = reconcile("cluster").pipe(
-    Effect.provide(Layer.mergeAll(fake.layer, events)),
-    Effect.provideService(Registry, registry.service),
-    Effect.provideService(MirrorConfig, settings),
-    Effect.exit,
-  )
+  // The process's memory of its last check; `restart` forgets it, as a new process would.
+  let last = Effect.runSync(LastVerification.make)
+  const run = Effect.suspend(() =>
+    reconcile("cluster").pipe(
+      Effect.provide(Layer.mergeAll(fake.layer, events)),
+      Effect.provideService(Registry, registry.service),
+      Effect.provideService(MirrorConfig, settings),
+      Effect.provideService(LastVerification, last),
+      Effect.exit,
+    ))
+  const restart = () => void (last = Effect.runSync(LastVerification.make))
   const statusWrites = () => fake.writesTo(ClusterRuntimeKind, "cluster").filter((w) => w.subresource === "status")
   const runtime = () => fake.peek<ClusterRuntime>(ClusterRuntimeKind, "cluster")!
   const mirrored = () => runtime().status?.conditions?.find((c) => c.type === "Mirrored")
   const warnings = () => fake.writes.filter((w) => w.kind === "Event" && w.verb === "create").map((w) => (w.body as { reason: string; type: string }))
-  return { fake, registry, run, statusWrites, runtime, mirrored, warnings, events }
+  return { fake, registry, run, restart, statusWrites, runtime, mirrored, warnings, events }
 }
 
 /** Sets the clock to T0 first: conditions then carry a real date. */
@@ -71,7 +81,7 @@ describe("registry-mirror reconcile", () => {
     at(
       Effect.gen(function* () {
         const t = setup()
-        expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
+        expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
         expect(t.registry.calls()).toBe(1)
         expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored", observedGeneration: 1, message: `Mirrored 13 charts, 3 wrapper charts and the bundle of input ${INPUT_DIGEST.slice(7, 19)}` })
         const mirror = t.runtime().status!.mirror!
@@ -90,9 +100,10 @@ describe("registry-mirror reconcile", () => {
         yield* t.run
         t.fake.clearWrites()
         yield* TestClock.adjust("1 hour")
-        expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
+        expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
         expect(t.fake.writes).toHaveLength(0)
         expect(t.registry.calls()).toBe(1)
+        expect(t.registry.checks()).toBe(1) // the interval passed: the recorded tags were checked, and found intact
       }),
     ))
 
@@ -169,6 +180,117 @@ describe("registry-mirror reconcile", () => {
       }),
     ))
 
+  describe("the recorded tags, checked in the registry (a registry has no watch)", () => {
+    const chartTag = (t: ReturnType<typeof setup>, release: string) => {
+      const ref = t.runtime().status!.mirror!.charts!.find((c) => c.release === release)!.ref
+      return { reference: ref.slice(0, ref.indexOf("@")), digest: ref.slice(ref.indexOf("@") + 1) }
+    }
+    const MOVED = `sha256:${"e".repeat(64)}`
+
+    it.effect("checks on the first pass after a start and after the interval, not on every pass in between", () =>
+      at(
+        Effect.gen(function* () {
+          const t = setup()
+          yield* t.run // mirrors: the tags were just written, nothing to check
+          expect(t.registry.checks()).toBe(0)
+          yield* TestClock.adjust("9 minutes")
+          yield* t.run
+          expect(t.registry.checks()).toBe(0)
+          yield* TestClock.adjust("1 minute")
+          expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
+          expect(t.registry.checks()).toBe(1)
+          yield* t.run
+          expect(t.registry.checks()).toBe(1)
+          t.restart()
+          yield* t.run
+          expect(t.registry.checks()).toBe(2)
+          expect(t.registry.calls()).toBe(1)
+        }),
+      ))
+
+    it.effect("a tag moved under a recorded release: Mirrored=False/Conflict names the release, the tag and both digests, pushes nothing back; restored, it clears", () =>
+      at(
+        Effect.gen(function* () {
+          const t = setup()
+          yield* t.run
+          const mirror = t.runtime().status!.mirror
+          const gpu = chartTag(t, "gpu-operator")
+          t.registry.tags.set(gpu.reference, MOVED)
+          t.restart()
+          const exit = yield* t.run
+          expect(exit).toEqual(Exit.succeed(RECHECK))
+          expect(t.mirrored()).toMatchObject({ status: "False", reason: "Conflict" })
+          expect(t.mirrored()!.message).toBe(
+            `Release gpu-operator: tag ${gpu.reference} now holds ${MOVED}, not ${gpu.digest} as mirrored for input ${INPUT_DIGEST.slice(7, 19)}; ` +
+              "deployed releases stay at the recorded digest, but no new plan is composed until the tag holds it again; " +
+              `the mirror never overwrites a tag: find who pushed it, then restore it with oras tag ${gpu.reference.slice(0, gpu.reference.lastIndexOf(":"))}@${gpu.digest} ${gpu.reference.slice(gpu.reference.lastIndexOf(":") + 1)}`,
+          )
+          expect(t.registry.tags.get(gpu.reference)).toBe(MOVED)
+          expect(t.registry.calls()).toBe(1)
+          expect(t.runtime().status!.mirror).toEqual(mirror)
+          expect(t.warnings()).toEqual([expect.objectContaining({ type: "Warning", reason: "Conflict", action: "Mirror" })])
+          // Still moved: checked again on the next pass, nothing written.
+          t.fake.clearWrites()
+          yield* t.run
+          expect(t.registry.checks()).toBe(2)
+          expect(t.fake.writes).toHaveLength(0)
+          // Restored by hand (oras tag): the next check finds it; Mirrored is True again.
+          t.registry.tags.set(gpu.reference, gpu.digest)
+          expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
+          expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
+          expect(t.registry.calls()).toBe(1)
+        }),
+      ))
+
+    it.effect("several moved tags: the first is named with both digests, the others listed", () =>
+      at(
+        Effect.gen(function* () {
+          const t = setup()
+          yield* t.run
+          for (const r of ["gpu-operator", "cert-manager"]) t.registry.tags.set(chartTag(t, r).reference, MOVED)
+          t.restart()
+          yield* t.run
+          expect(t.mirrored()).toMatchObject({ reason: "Conflict", message: expect.stringMatching(/^Release cert-manager: tag .*\(and 1 more: gpu-operator\)/) })
+        }),
+      ))
+
+    it.effect("a recorded tag that is gone is pushed again from the resolution (no overwrite); Mirrored stays True", () =>
+      at(
+        Effect.gen(function* () {
+          const t = setup()
+          yield* t.run
+          const gpu = chartTag(t, "gpu-operator")
+          t.registry.tags.delete(gpu.reference)
+          t.restart()
+          t.fake.clearWrites()
+          expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
+          expect(t.registry.calls()).toBe(2)
+          expect(t.registry.tags.get(gpu.reference)).toBeDefined()
+          expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
+        }),
+      ))
+
+    it.effect("a check the registry does not answer is shown like a failed mirror, and checked again", () =>
+      at(
+        Effect.gen(function* () {
+          const t = setup()
+          yield* t.run
+          t.restart()
+          t.registry.failNextCheck(new RegistryUnavailableError({ registry: "registry.example", cause: "HTTP 503", message: "HEAD answered 503" }))
+          const exit = yield* t.run
+          expect(Exit.isFailure(exit) && exit.cause.toString()).toContain("RetryAfterTransientFailure")
+          expect(t.mirrored()).toMatchObject({ status: "False", reason: "Mirroring", message: `Checking the mirror of input ${INPUT_DIGEST.slice(7, 19)}: retrying after a transient failure: registry.example is unavailable (HTTP 503)` })
+          t.registry.failNextCheck(new UnauthorizedError({ registry: "registry.example", message: "The runtime registry registry.example refused the check: unauthorized" }))
+          expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
+          expect(t.mirrored()).toMatchObject({ status: "False", reason: "Unauthorized" })
+          yield* t.run
+          expect(t.registry.checks()).toBe(3)
+          expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
+          expect(t.registry.calls()).toBe(1)
+        }),
+      ))
+  })
+
   describe("error mapping", () => {
     const terminal: Array<{ error: MirrorError; status: string; reason: string; requeue: object }> = [
       { error: new UnauthorizedError({ registry: "registry.example", message: "The runtime registry registry.example refused the push" }), status: "False", reason: "Unauthorized", requeue: { _tag: "After" } },
@@ -212,7 +334,7 @@ describe("registry-mirror reconcile", () => {
           yield* t.run
           expect(t.fake.writes).toHaveLength(0)
           // Recovered.
-          expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
+          expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
           expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
         }),
       ))
@@ -255,7 +377,13 @@ describe("registry-mirror reconcile", () => {
   it.effect("ignores any runtime not named cluster", () =>
     Effect.gen(function* () {
       const t = setup()
-      const exit = yield* reconcile("other").pipe(Effect.provide(Layer.mergeAll(t.fake.layer, t.events)), Effect.provideService(Registry, t.registry.service), Effect.provideService(MirrorConfig, settings), Effect.exit)
+      const exit = yield* reconcile("other").pipe(
+        Effect.provide(Layer.mergeAll(t.fake.layer, t.events)),
+        Effect.provideService(Registry, t.registry.service),
+        Effect.provideService(MirrorConfig, settings),
+        Effect.provideService(LastVerification, Effect.runSync(LastVerification.make)),
+        Effect.exit,
+      )
       expect(exit).toEqual(Exit.succeed({ _tag: "Never" }))
       expect(t.fake.writes).toHaveLength(0)
     }))

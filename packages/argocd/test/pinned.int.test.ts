@@ -1,7 +1,7 @@
 // Charts pinned by digest, on real Argo CD v3.4.2 (repo-server with helm v3.19.4) and the real OCI registry: the
 // Application exactly as the step-executor writes it (releaseApplication: native OCI source, targetRevision the chart's
-// manifest digest) keeps what it deployed when someone re-pushes other content under the same chart tag, as ECR allows
-// with mutable tags. A control Application that names the tag instead (the same native OCI source, targetRevision the
+// manifest digest) keeps what it deployed when someone re-pushes other content under the same chart tag with helm, as
+// ECR allows with mutable tags: the same objects at the same resourceVersions, the same resource list, Synced. A control Application that names the tag instead (the same native OCI source, targetRevision the
 // version) moves to the new content on the same refresh, which proves Argo CD saw the re-push.
 import { ANNOTATION_CHART_DIGEST, type Application, releaseApplication } from "../src/application"
 import { isReadyAt, notReadyAt } from "../src/ready"
@@ -22,10 +22,22 @@ let helm: IsolatedHelm
 let first: Chart
 let nsPinned = ""
 let nsTag = ""
+let before: Awaited<ReturnType<typeof deployed>> | undefined
+let resourcesBefore: unknown
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const deployment = async (ns: string, name: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path: `/apis/apps/v1/namespaces/${ns}/deployments/${name}` }), `GET Deployment ${ns}/${name}`)
 const imageOf = async (ns: string, name: string): Promise<string> => (await deployment(ns, name)).spec.template.spec.containers[0].image
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const configMap = async (ns: string, name: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/configmaps/${name}` }), `GET ConfigMap ${ns}/${name}`)
+/** What the release deployed, as the API server holds it: every object's identity, resourceVersion and spec/data. */
+const deployed = async (ns: string, name: string) => {
+  const [d, cm] = await Promise.all([deployment(ns, name), configMap(ns, `${name}-settings`)])
+  return {
+    deployment: { uid: d.metadata.uid, resourceVersion: d.metadata.resourceVersion, generation: d.metadata.generation, labels: d.metadata.labels, spec: d.spec },
+    configMap: { uid: cm.metadata.uid, resourceVersion: cm.metadata.resourceVersion, data: cm.data },
+  }
+}
 const app = async (name: string): Promise<Application> => expectOk(await kubeRequest(info, { method: "GET", path: `${APPS}/${name}` }), `GET Application ${name}`)
 const hardRefresh = (name: string) =>
   kubeRequest(info, { method: "PATCH", path: `${APPS}/${name}`, contentType: "application/merge-patch+json", body: { metadata: { annotations: { "argocd.argoproj.io/refresh": "hard" } } } })
@@ -70,6 +82,8 @@ describe("charts pinned by digest on real Argo CD", () => {
     await waitForApplication(info, BY_TAG, first.digest, { timeoutMs: 120_000 })
     expect(await imageOf(nsPinned, PINNED)).toBe("registry.example/demo:1.0.0")
     expect(await imageOf(nsTag, BY_TAG)).toBe("registry.example/demo:1.0.0")
+    before = await deployed(nsPinned, PINNED)
+    resourcesBefore = ready.status?.resources
   })
 
   it("other content re-pushed under the same tag changes nothing the pinned Application deployed; the tag-pinned control follows it", async () => {
@@ -88,5 +102,11 @@ describe("charts pinned by digest on real Argo CD", () => {
     expect(a.status?.sync?.revision).toBe(first.digest)
     expect(a.spec?.source.targetRevision).toBe(first.digest)
     expect(await imageOf(nsPinned, PINNED)).toBe("registry.example/demo:1.0.0")
+    // Nothing it deployed was written again: same objects, same resourceVersions, same content; Argo CD lists the
+    // same resources, all Synced.
+    expect(before).toBeDefined()
+    expect(await deployed(nsPinned, PINNED)).toEqual(before)
+    expect(a.status?.resources).toEqual(resourcesBefore)
+    expect(a.status?.sync?.status).toBe("Synced")
   })
 })
