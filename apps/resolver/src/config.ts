@@ -5,6 +5,8 @@
  * |---|---|---|
  * | `--aicr-version v0.11.1` | `AICR_VERSION` | the pinned AICR (chart `aicr.version`), required |
  * | `--aicr-image REF` | `AICR_IMAGE` | its image, digest-pinned in production (default `ghcr.io/nvidia/aicr:<version>`) |
+ * | `--allow-prerelease-aicr BOOL` | `AICR_ALLOW_PRERELEASE` | `AllowPrereleaseAICR` (chart `aicr.allowPrerelease`), default false |
+ * | `--allow-unsupported-aicr BOOL` | `AICR_ALLOW_UNSUPPORTED_VERSION` | development only: resolve with an AICR outside `>=1.0.0,<2.0.0` (chart `aicr.allowUnsupportedVersion`), default false |
  * | `--operator-namespace NAME` | `AICR_OPERATOR_NAMESPACE` / `POD_NAMESPACE` | content ConfigMaps (default `aicr-system`) |
  * | `--jobs-namespace NAME` | `AICR_JOBS_NAMESPACE` | recipe and bundle Jobs (default: the operator namespace) |
  * | `--discovery-namespace NAME` | `AICR_DISCOVERY_NAMESPACE` | the snapshot agent Job (default: the operator namespace) |
@@ -17,7 +19,7 @@
  * | `--job-deadline SECONDS` | | activeDeadlineSeconds of every AICR Job (default 600) |
  * | `--job-ttl SECONDS` | | ttlSecondsAfterFinished (default 3600) |
  */
-import { type AicrJobSettings, type Capabilities, capabilitiesOf, DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
+import { type AicrJobSettings, type Capabilities, capabilitiesOf, DEFAULT_JOB_SETTINGS, type VersionGate, versionGate } from "@aicr/aicr"
 import { parseJobSeconds as seconds, readAppFlags } from "@aicr/runtime"
 import { Context, Layer } from "effect"
 
@@ -25,6 +27,8 @@ export interface ResolverSettings {
   readonly caps: Capabilities
   /** The version as configured (`v0.11.1`), recorded in status.resolution. */
   readonly version: string
+  /** The version gate on the pinned AICR, with the allowances given (operator.md §4.3 step 3). */
+  readonly gate: VersionGate
   readonly jobs: AicrJobSettings
   readonly namespace: string
   /** `host[:port]` and `prefix` of the runtime registry. */
@@ -43,6 +47,8 @@ export class ResolverConfig extends Context.Service<ResolverConfig, ResolverSett
 const ENV: Readonly<Record<string, string>> = {
   "aicr-version": "AICR_VERSION",
   "aicr-image": "AICR_IMAGE",
+  "allow-prerelease-aicr": "AICR_ALLOW_PRERELEASE",
+  "allow-unsupported-aicr": "AICR_ALLOW_UNSUPPORTED_VERSION",
   "operator-namespace": "AICR_OPERATOR_NAMESPACE",
   "jobs-namespace": "AICR_JOBS_NAMESPACE",
   "discovery-namespace": "AICR_DISCOVERY_NAMESPACE",
@@ -63,6 +69,12 @@ export const parseRegistry = (value: string): { host: string; prefix: string } =
   return { host: m[1]!, prefix: m[2]! }
 }
 
+const bool = (flag: string, value: string | undefined): boolean => {
+  if (value === undefined || /^(false|0|no)$/iu.test(value)) return false
+  if (/^(true|1|yes)$/iu.test(value)) return true
+  throw new Error(`--${flag} must be true or false, not ${JSON.stringify(value)}`)
+}
+
 /** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): ResolverSettings => {
   const flags = readAppFlags(argv, env, ENV)
@@ -76,8 +88,10 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
   if (registry === undefined) throw new Error("--registry (or AICR_REGISTRY_REPOSITORY) is required: oci://<host>[:port]/<prefix>")
   const namespace = one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system"
   const allowed = many("component-namespaces")
+  const gate = versionGate(caps, { prerelease: bool("allow-prerelease-aicr", one("allow-prerelease-aicr")), outsideRange: bool("allow-unsupported-aicr", one("allow-unsupported-aicr")) })
   return {
     caps,
+    gate,
     version: version.startsWith("v") ? version : `v${version}`,
     namespace,
     jobs: {

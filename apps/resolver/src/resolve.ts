@@ -90,6 +90,8 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const d = discover(spec.placement, nodes.list())
     const noSnapshotBase = { discovery: discoveryStatusOf(d, previous), resolution: runtime.status?.resolution }
     if (d.problem !== undefined) return failed(noSnapshotBase, d.problem.reason, d.problem.message)
+    // The version gate (operator.md §4.3 step 3): an AICR outside the supported range runs no Job, snapshot included.
+    if (settings.gate._tag === "Refused") return failed(noSnapshotBase, "AICRVersionMismatch", settings.gate.message)
     // A value the pinned AICR refuses is the user's to fix before any AICR run, snapshot included.
     const badSpec = invalidCriteria(spec, settings.caps)
     if (badSpec !== undefined) {
@@ -141,7 +143,7 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const contentName = contentConfigMapName(inputDigest)
     const contentKey = `${settings.namespace}/${contentName}`
     if (base.resolution?.inputDigest === inputDigest && base.resolution.contentConfigMap === contentName && Option.isSome(yield* kube.get(Core.ConfigMap, contentKey))) {
-      return { ...base, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(base.resolution)), requeue: Requeue.onChange }
+      return { ...base, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(base.resolution, settings)), requeue: Requeue.onChange }
     }
 
     const recipe = yield* runJob(recipeJob(settings.jobs, inputDigest, recipeRequest(spec, eff.criteria)), (job) => [outputConfigMap(job, "recipe", inputDigest)])
@@ -200,7 +202,7 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     }
     yield* kube.create(Core.ConfigMap, content).pipe(Effect.catchReason("KubeError", "AlreadyExists", () => Effect.void))
     const resolution: ResolutionStatus = { inputDigest, aicr: { version: settings.version, image: settings.jobs.image }, contentConfigMap: contentName, releases: parsedBundle.success.releases.length, resolvedAt: now }
-    return { discovery, resolution, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(resolution)), requeue: Requeue.onChange }
+    return { discovery, resolution, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(resolution, settings)), requeue: Requeue.onChange }
   })
 
 /** A snapshot document as JSON; one that no longer parses is left out of the content (it was checked when taken). */
@@ -216,7 +218,9 @@ const definedOnly = (c: ObservedCriteria) => Object.fromEntries(Object.entries(c
 
 const isLoopbackHost = (host: string) => /^(127\.|localhost|\[::1\])/u.test(host)
 
-export const resolvedMessage = (r: ResolutionStatus): string => `Resolved input ${shortDigest(r.inputDigest ?? "")} with AICR ${r.aicr?.version ?? "?"} into ${r.releases ?? 0} releases`
+/** The development allowance is never silent: a resolution it let through says so. */
+export const resolvedMessage = (r: ResolutionStatus, settings: Pick<ResolverSettings, "gate">): string =>
+  `Resolved input ${shortDigest(r.inputDigest ?? "")} with AICR ${r.aicr?.version ?? "?"} into ${r.releases ?? 0} releases${settings.gate._tag === "Allowed" ? `; ${settings.gate.note}` : ""}`
 
 /** Every release whose namespace the chart does not allow, as `release (namespace)`. */
 export const namespacesNotAllowed = (recipe: RecipeResult, allowed: ReadonlyArray<string> | undefined): string[] =>

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
-import { type BundleFiles, capabilitiesOf, DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
+import { type BundleFiles, capabilitiesOf, DEFAULT_JOB_SETTINGS, versionGate } from "@aicr/aicr"
 import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
 import { makeFakeKube } from "@aicr/testing"
@@ -25,6 +25,8 @@ const T0 = Date.parse("2026-12-02T10:00:00Z")
 const settings = (over: Partial<ResolverSettings> = {}): ResolverSettings => ({
   caps: capabilitiesOf(VERSION)!,
   version: VERSION,
+  // The AICR built here is 0.x: the development allowance, as the local control plane sets it.
+  gate: versionGate(capabilitiesOf(VERSION)!, { prerelease: false, outsideRange: true }),
   jobs: { ...DEFAULT_JOB_SETTINGS, image: `ghcr.io/nvidia/aicr:${VERSION}` },
   namespace: NS,
   registry: { host: "registry.example", prefix: "aicr/cluster" },
@@ -141,7 +143,12 @@ describe("resolver reconcile", () => {
       yield* t.run
       expect(t.pulls).toEqual([expect.stringMatching(new RegExp(`^registry\\.example/aicr/cluster/bundles/cluster@${DIGEST}$`))])
       const r = t.rt()
-      expect(t.condition("Resolved")).toMatchObject({ status: "True", reason: "InputsResolved", message: expect.stringMatching(/into 13 releases$/) })
+      // The development allowance that lets this 0.x AICR through is named in the message, never silent.
+      expect(t.condition("Resolved")).toMatchObject({
+        status: "True",
+        reason: "InputsResolved",
+        message: expect.stringMatching(/into 13 releases; AICR \S+ is outside the supported range >=1\.0\.0,<2\.0\.0, allowed for development only \(aicr\.allowUnsupportedVersion\)$/),
+      })
       expect(r.status?.resolution).toMatchObject({ releases: 13, aicr: { version: VERSION }, resolvedAt: "2026-12-02T10:00:00Z" })
       const content = t.fake.peek<KubeObject & { immutable: boolean; data: Record<string, string> }>(Core.ConfigMap, `${NS}/${r.status!.resolution!.contentConfigMap}`)!
       expect(content.immutable).toBe(true)
@@ -236,6 +243,27 @@ describe("resolver reconcile", () => {
       yield* t.run
       expect(t.condition("Discovered")).toMatchObject({ status: "False", reason: "SnapshotIncomplete", message: expect.stringMatching(/the snapshot lacks K8s\.server\.version/) })
       expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "SnapshotIncomplete" })
+    })))
+
+  it.effect("the version gate: a 0.x AICR without the development allowance is AICRVersionMismatch with the range, and no Job runs", () =>
+    at(Effect.gen(function* () {
+      const caps = capabilitiesOf(VERSION)!
+      const t = setup({ spec: { ...SPEC, placement: { ...SPEC.placement, accelerated: { nodeSelector: { pool: "gpu" } } } }, settings: { gate: versionGate(caps, { prerelease: false, outsideRange: false }) } })
+      expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
+      const message = `AICR ${caps.version} is outside the supported range >=1.0.0,<2.0.0: pin a supported release (chart aicr.version); a development control plane may allow it with aicr.allowUnsupportedVersion (resolver --allow-unsupported-aicr)`
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "AICRVersionMismatch", message })
+      expect(t.condition("Discovered")).toMatchObject({ status: "False", reason: "AICRVersionMismatch", message })
+      expect(t.jobs()).toEqual([])
+      expect(t.fake.writesTo(Core.Event).map((w) => (w.body as { type: string; reason: string }))).toEqual([expect.objectContaining({ type: "Warning", reason: "AICRVersionMismatch" })])
+    })))
+
+  it.effect("the version gate: a 1.x prerelease without AllowPrereleaseAICR is AICRVersionMismatch naming the allowance", () =>
+    at(Effect.gen(function* () {
+      const caps = capabilitiesOf("v1.2.0-rc0")!
+      const t = setup({ settings: { caps, version: "v1.2.0-rc0", gate: versionGate(caps, { prerelease: false, outsideRange: false }) } })
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "AICRVersionMismatch", message: expect.stringMatching(/^AICR 1\.2\.0-rc0 is a prerelease: .*--allow-prerelease-aicr\)$/) })
+      expect(t.jobs()).toEqual([])
     })))
 
   it.effect("intent gaming: AICRInvalidRequest naming it and the accepted values, no Job", () =>
