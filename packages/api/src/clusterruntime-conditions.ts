@@ -23,7 +23,7 @@ const aicrJobReasons = {
 } as const
 
 const versionReasons = {
-  AICRVersionMismatch: "an artifact records an AICR version other than the pinned one",
+  AICRVersionMismatch: "the pinned AICR is outside >=1.0.0,<2.0.0 (or a prerelease without the allowance), or an artifact records an AICR version other than the pinned one",
   AICRArtifactUnsupported: "an artifact's apiVersion or schema is one the operator's parsers do not accept",
 } as const
 
