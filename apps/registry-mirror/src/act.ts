@@ -49,6 +49,8 @@ export const act = (decision: Decision): Effect.Effect<Outcome, never, Registry>
       return Effect.succeed({ _tag: "Awaiting", message: decision.message })
     case "UpToDate":
       return Effect.succeed({ _tag: "UpToDate" })
+    case "Paused":
+      return Effect.succeed({ _tag: "Paused", message: decision.message })
     case "Fail":
       return Effect.succeed(toOutcome(decision.error, `Mirroring input ${shortDigest(decision.inputDigest)}`))
     case "Mirror":

@@ -5,6 +5,7 @@
  *   or no content named in `status.resolution` → wait.
  * - `status.mirror` already records a complete mirror of this inputDigest under the configured prefix → up to date
  *   (nothing is copied; status is rebuilt from the registry if it is ever lost, at 0 bytes).
+ * - `spec.paused` → no new mirror starts (operator.md §4.13); the one already recorded stays as it is.
  * - otherwise → mirror the plan of the content ConfigMap, or fail terminally when it cannot be planned.
  */
 import { shortDigest } from "@aicr/conditions"
@@ -17,6 +18,7 @@ import { repositoryIn } from "./source"
 export type Decision =
   | { readonly _tag: "AwaitResolution"; readonly message: string }
   | { readonly _tag: "UpToDate"; readonly inputDigest: string }
+  | { readonly _tag: "Paused"; readonly message: string }
   | { readonly _tag: "Mirror"; readonly plan: MirrorPlan }
   | { readonly _tag: "Fail"; readonly error: MirrorError; readonly inputDigest: string }
 
@@ -34,6 +36,7 @@ export const decide = (o: Observed): Decision => {
     return { _tag: "AwaitResolution", message: "Waiting for status.resolution to name an inputDigest and a content ConfigMap" }
   }
   if (mirrorIsCurrent(o, inputDigest)) return { _tag: "UpToDate", inputDigest }
+  if (o.runtime.spec.paused === true) return { _tag: "Paused", message: `spec.paused is set: input ${shortDigest(inputDigest)} is not mirrored until it is cleared` }
   if (o.content._tag !== "Found") {
     return { _tag: "Fail", inputDigest, error: new ResolutionMissingError({ configMap: name, message: `Waiting for the content ConfigMap ${o.namespace}/${name} of input ${shortDigest(inputDigest)}` }) }
   }

@@ -34,7 +34,6 @@ export const resolverApp: AppSpec<Error> = {
       yield* Effect.logInfo("Starting resolver", { aicr: settings.version, image: settings.jobs.image, registry: `${settings.registry.host}/${settings.registry.prefix}`, namespace: settings.namespace })
       if (settings.gate._tag === "Allowed") yield* Effect.logWarning("Development allowance in use", { note: settings.gate.note })
       if (settings.gate._tag === "Refused") yield* Effect.logError("The pinned AICR does not pass the version gate: every resolution is AICRVersionMismatch", { message: settings.gate.message })
-      if (settings.allowedNamespaces === undefined) yield* Effect.logWarning("No --component-namespaces: releases may render into any namespace")
       const { store, close } = openBundleStore(settings, `aicr-${contract.controller}`)
       yield* Effect.addFinalizer(() => Effect.promise(close))
       const namespaces = [...new Set([settings.jobs.namespace, settings.jobs.discoveryNamespace, settings.namespace])]

@@ -22,6 +22,14 @@ describe("parseSettings", () => {
     expect(parseSettings(["--aicr-version", "v1.2.0-rc0", ...BASE], { AICR_ALLOW_PRERELEASE: "true" }).gate._tag).toBe("Supported")
   })
 
+  it("refuses to start without --component-namespaces (chart namespaces.components): never every namespace", () => {
+    const want = "--component-namespaces (or AICR_COMPONENT_NAMESPACES) is required: every namespace the recipe may deploy into, comma-separated (chart namespaces.components)"
+    expect(() => parseSettings(["--aicr-version", "v1.1.2", "--registry", "oci://registry.example/aicr/cluster"], {})).toThrow(want)
+    expect(() => parseSettings(["--aicr-version", "v1.1.2", "--registry", "oci://registry.example/aicr/cluster", "--component-namespaces", " , "], {})).toThrow(want)
+    expect(parseSettings(["--aicr-version", "v1.1.2", "--registry", "oci://registry.example/aicr/cluster", "--component-namespaces", "kube-system,gpu-operator", "--component-namespaces=gpu-operator"], {}).allowedNamespaces).toEqual(["gpu-operator", "kube-system"])
+    expect(parseSettings(["--aicr-version", "v1.1.2", "--registry", "oci://registry.example/aicr/cluster"], { AICR_COMPONENT_NAMESPACES: "monitoring" }).allowedNamespaces).toEqual(["monitoring"])
+  })
+
   it("refuses an allowance that is not a boolean", () => {
     expect(() => parseSettings(["--aicr-version", "v0.11.1", "--allow-unsupported-aicr=maybe", ...BASE], {})).toThrow('--allow-unsupported-aicr must be true or false, not "maybe"')
   })

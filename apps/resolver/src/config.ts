@@ -15,7 +15,7 @@
  * | `--registry oci://host[:port]/prefix` | `AICR_REGISTRY_REPOSITORY` | the runtime registry prefix; bundles are pushed under `bundles/cluster`, required |
  * | `--plain-http host[:port]` (repeatable) | `AICR_REGISTRY_PLAIN_HTTP` | registries spoken to over plain HTTP (loopback always is) |
  * | `--docker-config PATH` | `AICR_DOCKER_CONFIG` | docker `config.json`: the resolver's pulls and each bundle Job's per-run credential |
- * | `--component-namespaces a,b,…` | `AICR_COMPONENT_NAMESPACES` | chart `namespaces.components`; releases elsewhere are `NamespaceNotAllowed` (unset: every namespace) |
+ * | `--component-namespaces a,b,…` | `AICR_COMPONENT_NAMESPACES` | chart `namespaces.components`, required; releases elsewhere are `NamespaceNotAllowed` |
  * | `--job-deadline SECONDS` | | activeDeadlineSeconds of every AICR Job (default 600) |
  * | `--job-ttl SECONDS` | | ttlSecondsAfterFinished (default 3600) |
  */
@@ -35,7 +35,8 @@ export interface ResolverSettings {
   readonly registry: { readonly host: string; readonly prefix: string }
   readonly plainHttp: ReadonlyArray<string>
   readonly dockerConfig: string | undefined
-  readonly allowedNamespaces: ReadonlyArray<string> | undefined
+  /** Chart `namespaces.components`: never empty, sorted. */
+  readonly allowedNamespaces: ReadonlyArray<string>
 }
 
 export class ResolverConfig extends Context.Service<ResolverConfig, ResolverSettings>()("@aicr/resolver/ResolverConfig") {
@@ -88,6 +89,9 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
   if (registry === undefined) throw new Error("--registry (or AICR_REGISTRY_REPOSITORY) is required: oci://<host>[:port]/<prefix>")
   const namespace = one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system"
   const allowed = many("component-namespaces")
+  if (allowed.length === 0) {
+    throw new Error("--component-namespaces (or AICR_COMPONENT_NAMESPACES) is required: every namespace the recipe may deploy into, comma-separated (chart namespaces.components)")
+  }
   const gate = versionGate(caps, { prerelease: bool("allow-prerelease-aicr", one("allow-prerelease-aicr")), outsideRange: bool("allow-unsupported-aicr", one("allow-unsupported-aicr")) })
   return {
     caps,
@@ -107,6 +111,6 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
     registry: parseRegistry(registry),
     plainHttp: many("plain-http"),
     dockerConfig: one("docker-config"),
-    allowedNamespaces: allowed.length === 0 ? undefined : [...new Set(allowed)].sort(),
+    allowedNamespaces: [...new Set(allowed)].sort(),
   }
 }

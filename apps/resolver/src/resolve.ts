@@ -4,10 +4,13 @@
  * @aicr/aicr; this file sequences them and does the Kube and registry I/O. It returns the status to write.
  *
  *   nodes ─ discover ─ problem? ─────────────────────────────► Discovered=False/<reason>, Resolved=False/<reason>
- *                     └ snapshot (per AICR image + accelerated profile) ─ running/failed ─► Discovered=False/…
- *                       └ criteria confirmed? ─ no ──────────────► CriteriaConflict
- *                         └ inputDigest = status.resolution's ─► Resolved=True (no AICR run)
- *                           └ recipe Job ─ bundle Job ─ pull ─ checks ─ content ConfigMap ─► Resolved=True
+ *                     └ version gate refuses? ───────────────────► AICRVersionMismatch (no AICR run)
+ *                       └ snapshot (per AICR image + accelerated profile) ─ running/failed ─► Discovered=False/…
+ *                         (spec.paused: not started ──────────────► Discovering/Resolving "spec.paused is set")
+ *                         └ criteria confirmed? ─ no ──────────────► CriteriaConflict
+ *                           └ inputDigest = status.resolution's ─► Resolved=True (no AICR run)
+ *                             └ spec.paused ─────────────────────► Resolving "spec.paused is set" (no AICR run)
+ *                               └ recipe Job ─ bundle Job ─ pull ─ checks ─ content ConfigMap ─► Resolved=True
  */
 import {
   bundleArgs, bundleDocument, bundleJob, capabilitiesOf, componentsInOrder, credentialSecret, invalidCriterionOf, jobName, outputConfigMap, parseAicrErrorText, parseBundle,
@@ -106,6 +109,11 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
       if (previous?.snapshot?.digest === key) {
         observed = previous.criteria ?? {}
       } else {
+        // spec.paused (operator.md §4.13): no AICR Job starts, the snapshot agent included; what is resolved stays.
+        if (spec.paused === true) {
+          const msg = `spec.paused is set: no snapshot is taken on node ${d.snapshotNode} until it is cleared`
+          return { ...noSnapshotBase, discovered: Discovered.false("Discovering", msg), resolved: Resolved.false("Resolving", msg), requeue: Requeue.onChange }
+        }
         const s = yield* runJob(snapshotJob(settings.jobs, key, d.snapshotNode), (job) => [outputConfigMap(job, "snapshot", key)])
         const where = `Snapshot Job ${settings.jobs.discoveryNamespace}/${s.name} on node ${d.snapshotNode}`
         if (s._tag === "Started" || s._tag === "Running") {
@@ -146,6 +154,8 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
       return { ...base, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(base.resolution, settings)), requeue: Requeue.onChange }
     }
 
+    if (spec.paused === true) return stop("Resolving", `spec.paused is set: input ${short} is not resolved until it is cleared`)
+
     const recipe = yield* runJob(recipeJob(settings.jobs, inputDigest, recipeRequest(spec, eff.criteria)), (job) => [outputConfigMap(job, "recipe", inputDigest)])
     if (recipe._tag === "Started" || recipe._tag === "Running") return stop("Resolving", `Resolving input ${short}: recipe Job ${settings.jobs.namespace}/${recipe.name} ${recipe._tag === "Started" ? "started" : recipe.detail}`)
     if (recipe._tag === "Failed") {
@@ -156,7 +166,7 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     if (Result.isFailure(parsedRecipe)) return stop(parsedRecipe.failure.reason, `Recipe Job ${settings.jobs.namespace}/${recipe.name}: ${parsedRecipe.failure.message}`)
     const outside = namespacesNotAllowed(parsedRecipe.success, settings.allowedNamespaces)
     if (outside.length > 0) {
-      return stop("NamespaceNotAllowed", `The plan renders ${outside.length} release(s) outside the allowed namespaces (${listOf(settings.allowedNamespaces ?? [])}): ${outside.join(", ")}`)
+      return stop("NamespaceNotAllowed", `The plan renders ${outside.length} release(s) outside the allowed namespaces (${listOf(settings.allowedNamespaces)}): ${outside.join(", ")}`)
     }
 
     const store = yield* BundleStore
@@ -223,8 +233,8 @@ export const resolvedMessage = (r: ResolutionStatus, settings: Pick<ResolverSett
   `Resolved input ${shortDigest(r.inputDigest ?? "")} with AICR ${r.aicr?.version ?? "?"} into ${r.releases ?? 0} releases${settings.gate._tag === "Allowed" ? `; ${settings.gate.note}` : ""}`
 
 /** Every release whose namespace the chart does not allow, as `release (namespace)`. */
-export const namespacesNotAllowed = (recipe: RecipeResult, allowed: ReadonlyArray<string> | undefined): string[] =>
-  allowed === undefined ? [] : componentsInOrder(recipe).filter((c) => c.namespace !== undefined && !allowed.includes(c.namespace)).map((c) => `${c.name} (${c.namespace})`)
+export const namespacesNotAllowed = (recipe: RecipeResult, allowed: ReadonlyArray<string>): string[] =>
+  componentsInOrder(recipe).filter((c) => c.namespace !== undefined && !allowed.includes(c.namespace)).map((c) => `${c.name} (${c.namespace})`)
 
 /** The snapshot the current discovery was confirmed with, if its output ConfigMap is still there. */
 const latestSnapshotText = (settings: ResolverSettings, d: Discovery, pin: { version: string; image: string }) =>

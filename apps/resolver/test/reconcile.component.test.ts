@@ -266,6 +266,46 @@ describe("resolver reconcile", () => {
       expect(t.jobs()).toEqual([])
     })))
 
+  it.effect("spec.paused: no AICR Job starts (Resolving, not a stall, no Warning) until it is cleared; then the resolution runs", () =>
+    at(Effect.gen(function* () {
+      const t = setup({ spec: { ...SPEC, paused: true } })
+      expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
+      expect(t.condition("Discovered")).toMatchObject({ status: "True", reason: "NodeGroupsDiscovered" })
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "Resolving", message: expect.stringMatching(/^spec\.paused is set: input [0-9a-f]{12} is not resolved until it is cleared$/) })
+      expect(t.jobs()).toEqual([])
+      expect(t.fake.writesTo(Core.Event)).toEqual([])
+      yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { paused: false } } })
+      yield* t.run
+      expect(t.jobs()).toEqual([expect.stringMatching(/\/aicr-recipe-/)])
+    })))
+
+  it.effect("spec.paused: a resolved runtime stays Resolved=True; a new input waits, and the accelerated group's snapshot is not taken", () =>
+    at(Effect.gen(function* () {
+      const t = setup()
+      yield* t.run
+      t.finish(t.jobs()[0]!, 0, "", recipeJson)
+      yield* t.run
+      t.finish(t.jobs()[1]!, 0, `${DIGEST}\n`)
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "True", reason: "InputsResolved" })
+      const resolution = t.rt().status?.resolution
+      yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { paused: true } } })
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "True", reason: "InputsResolved", observedGeneration: 2 })
+      // A new intent while paused: nothing runs, the published resolution stays.
+      yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { intent: "inference" } } })
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "Resolving", message: expect.stringMatching(/^spec\.paused is set: input [0-9a-f]{12} is not resolved until it is cleared$/) })
+      expect(t.rt().status?.resolution).toEqual(resolution)
+      expect(t.jobs()).toHaveLength(2)
+      // An accelerated group, still paused: no snapshot agent either.
+      yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { placement: { ...SPEC.placement, accelerated: { nodeSelector: { pool: "gpu" } } } } } })
+      yield* t.run
+      expect(t.condition("Discovered")).toMatchObject({ status: "False", reason: "Discovering", message: "spec.paused is set: no snapshot is taken on node g1 until it is cleared" })
+      expect(t.jobs()).toHaveLength(2)
+      expect(t.fake.writesTo(Core.Event)).toEqual([])
+    })))
+
   it.effect("intent gaming: AICRInvalidRequest naming it and the accepted values, no Job", () =>
     at(Effect.gen(function* () {
       const t = setup({ spec: { ...SPEC, intent: "gaming" } })

@@ -259,6 +259,27 @@ describe("resolver on the local control plane", () => {
     expect(current(r, "Resolved")).toMatchObject({ status: "False", reason: "AICRVersionMismatch" })
   }, 300_000)
 
+  it("spec.paused: a new input starts no AICR Job until it is cleared, then resolves", async () => {
+    await stop()
+    await setSpec(SAMPLE)
+    start(CURRENT)
+    const before = await waitFor("Resolved", "True", "InputsResolved", 240_000)
+    const recipes = await aicrJobs("recipe")
+    // Paused and a new toleration in one edit: the input changes, nothing runs.
+    const changed = { ...SAMPLE, paused: true, placement: { ...SAMPLE.placement, accelerated: { ...SAMPLE.placement.accelerated, tolerations: [...SAMPLE.placement.accelerated.tolerations, { key: "dedicated", operator: "Equal", value: "gpu", effect: "NoSchedule" }] } } }
+    await setSpec(changed)
+    const r = await waitFor("Resolved", "False", "Resolving", 60_000)
+    expect(cond(r, "Resolved")?.message).toMatch(/^spec\.paused is set: input [0-9a-f]{12} is not resolved until it is cleared$/)
+    expect(r.status?.resolution?.inputDigest).toBe(before.status?.resolution?.inputDigest)
+    await sleep(3000)
+    expect(await aicrJobs("recipe")).toEqual(recipes)
+
+    await setSpec({ ...changed, paused: false })
+    const after = await waitFor("Resolved", "True", "InputsResolved", 240_000)
+    expect(after.status?.resolution?.inputDigest).not.toBe(before.status?.resolution?.inputDigest)
+    expect((await aicrJobs("recipe")).length).toBe(recipes.length + 1)
+  }, 500_000)
+
   it(`AICR ${PREVIOUS} resolves the same runtime into its own recipe, and its recorded bundle is the hand-run one`, async () => {
     await stop()
     start(PREVIOUS)
