@@ -13,8 +13,8 @@
  *                               └ recipe Job ─ bundle Job ─ pull ─ checks ─ content ConfigMap ─► Resolved=True
  */
 import {
-  bundleArgs, bundleDocument, bundleJob, capabilitiesOf, componentsInOrder, credentialSecret, invalidCriterionOf, jobName, outputConfigMap, parseAicrErrorText, parseBundle,
-  parseRecipe, parseSnapshot, parseText, recipeJob, type RecipeResult, snapshotFacts, snapshotJob,
+  bundleArgs, bundleDocument, bundleJob, capabilitiesOf, componentsInOrder, credentialSecret, invalidCriterionOf, invalidSetFlagOf, jobName, outputConfigMap, overrideProblems,
+  parseAicrErrorText, parseBundle, parseRecipe, parseSnapshot, parseText, recipeJob, type RecipeResult, snapshotFacts, snapshotJob,
 } from "@aicr/aicr"
 import { type ClusterRuntime, type ClusterRuntimeStatus, contentConfigMapName, Core, Discovered, LABEL_ROLE, type KubeObject, Resolved, ROLE_CONTENT } from "@aicr/api"
 import { type ConditionIntent, listOf, shortDigest, toConditionTime } from "@aicr/conditions"
@@ -177,6 +177,8 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     if (bundle._tag === "Started" || bundle._tag === "Running") return stop("Resolving", `Resolving input ${short}: bundle Job ${settings.jobs.namespace}/${bundle.name} ${bundle._tag === "Started" ? "started" : bundle.detail}`)
     if (bundle._tag === "Failed") {
       const msg = aicrMessage("Bundle", bundle, settings)
+      const badSet = bundle.transient ? undefined : invalidSetFlagOf(parseAicrErrorText(bundle.message))
+      if (badSet !== undefined) return stop("InvalidOverride", `AICR refused the override ${badSet}: ${msg}`)
       if (bundle.transient) return stop("Resolving", `Resolving input ${short}: retrying after a transient failure: ${msg}`, { transient: msg })
       return stop(bundle.reason === "AICRUnauthorized" ? "Unauthorized" : bundle.reason, msg)
     }
@@ -190,6 +192,11 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     }
     const parsedBundle = parseBundle(pulled.success, settings.caps.bundleLayout, componentsInOrder(parsedRecipe.success))
     if (Result.isFailure(parsedBundle)) return stop(parsedBundle.failure.reason, `Bundle Job ${settings.jobs.namespace}/${bundle.name}: ${parsedBundle.failure.message}`)
+    // AICR renders an unknown component key or a path through a non-map without failing: the bundle tells.
+    const unapplied = overrideProblems(spec.overrides ?? [], parsedBundle.success.releases)
+    if (unapplied.length > 0) {
+      return stop(unapplied[0]!.reason, `Bundle Job ${settings.jobs.namespace}/${bundle.name} did not apply ${unapplied.length} override(s): ${unapplied.map((u) => u.message).join("; ")}`)
+    }
 
     const snapshotYaml = snapshotText ?? (yield* latestSnapshotText(settings, d, pin))
     // The agent always writes YAML (aicr-cli.md §2.1); the content key is snapshot.json, so it is stored as JSON.

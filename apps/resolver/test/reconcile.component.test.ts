@@ -306,6 +306,28 @@ describe("resolver reconcile", () => {
       expect(t.fake.writesTo(Core.Event)).toEqual([])
     })))
 
+  it.effect("an override the rendered bundle lacks is OverridePathUnknown; a --set AICR refuses is InvalidOverride; no content either way", () =>
+    at(Effect.gen(function* () {
+      // The bundle the real AICR rendered for an unknown component key: the same as without it.
+      const t = setup({ spec: { ...SPEC, overrides: [{ path: "nosuchcomponent:foo.bar", value: "1" }] } })
+      yield* t.run
+      t.finish(t.jobs()[0]!, 0, "", recipeJson)
+      yield* t.run
+      t.finish(t.jobs()[1]!, 0, `${DIGEST}\n`)
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "OverridePathUnknown", message: expect.stringMatching(/did not apply 1 override\(s\): nosuchcomponent:foo\.bar=1: no release is named "nosuchcomponent"/) })
+      expect(t.fake.writesTo(Core.ConfigMap).filter((w) => w.verb === "create" && w.key.includes("aicr-content-"))).toEqual([])
+
+      const u = setup({ spec: { ...SPEC, overrides: [{ path: "gpuoperator:driver.version", value: "" }] } })
+      yield* u.run
+      u.finish(u.jobs()[0]!, 0, "", recipeJson)
+      yield* u.run
+      // The real v0.11.1's failure line for an empty --set value.
+      u.finish(u.jobs()[1]!, 2, '{"level":"ERROR","msg":"command failed","error":"[INVALID_REQUEST] invalid bundle command options: [INVALID_REQUEST] invalid --set flag: [INVALID_REQUEST] invalid format \'gpuoperator:driver.version=\': path and value cannot be empty","exitCode":2}')
+      yield* u.run
+      expect(u.condition("Resolved")).toMatchObject({ status: "False", reason: "InvalidOverride", message: expect.stringMatching(/^AICR refused the override gpuoperator:driver\.version=: Bundle Job aicr-system\/aicr-bundle-\w+ exited 2: .*path and value cannot be empty$/) })
+    })))
+
   it.effect("intent gaming: AICRInvalidRequest naming it and the accepted values, no Job", () =>
     at(Effect.gen(function* () {
       const t = setup({ spec: { ...SPEC, intent: "gaming" } })

@@ -259,6 +259,29 @@ describe("resolver on the local control plane", () => {
     expect(current(r, "Resolved")).toMatchObject({ status: "False", reason: "AICRVersionMismatch" })
   }, 300_000)
 
+  it("overrides the real AICR does not apply: OverridePathUnknown / InvalidOverride naming each; one it refuses: InvalidOverride", async () => {
+    await stop()
+    await setSpec(SAMPLE)
+    start(CURRENT)
+    // An unknown component key (AICR ignores it silently) and a path through a string (AICR leaves it out).
+    await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version.major", value: "580" }, { path: "nosuchcomponent:foo.bar", value: "1" }] })
+    let r = await waitFor("Resolved", "False", "InvalidOverride", 240_000)
+    expect(cond(r, "Resolved")?.message).toMatch(new RegExp(
+      `^Bundle Job ${ns}/aicr-bundle-\\w+ did not apply 2 override\\(s\\): gpuoperator:driver\\.version\\.major=580: driver\\.version is a string in the values of gpu-operator, not a map, so AICR left the override out; ` +
+        `nosuchcomponent:foo\\.bar=1: no release is named "nosuchcomponent" and no release's values carry the value \\(AICR ignores an unknown component key\\)$`,
+    ))
+    await setSpec({ ...SAMPLE, overrides: [{ path: "nosuchcomponent:foo.bar", value: "1" }] })
+    r = await waitFor("Resolved", "False", "OverridePathUnknown", 240_000)
+    expect(cond(r, "Resolved")?.message).toContain('nosuchcomponent:foo.bar=1: no release is named "nosuchcomponent"')
+    // An empty value passes admission; AICR refuses the --set (exit 2).
+    await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version", value: "" }] })
+    r = await waitFor("Resolved", "False", "InvalidOverride", 240_000)
+    expect(cond(r, "Resolved")?.message).toMatch(/^AICR refused the override gpuoperator:driver\.version=: Bundle Job \S+ exited 2: .*path and value cannot be empty/)
+    // A good override resolves.
+    await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version", value: "580.105.08" }] })
+    await waitFor("Resolved", "True", "InputsResolved", 240_000)
+  }, 900_000)
+
   it("spec.paused: a new input starts no AICR Job until it is cleared, then resolves", async () => {
     await stop()
     await setSpec(SAMPLE)

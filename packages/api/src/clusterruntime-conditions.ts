@@ -28,8 +28,8 @@ const versionReasons = {
 } as const
 
 const renderReasons = {
-  OverridePathUnknown: "an override path is absent from the rendered values",
-  InvalidOverride: "an override AICR cannot express",
+  OverridePathUnknown: "an override is absent from the rendered values (an unknown component key, which AICR ignores silently); the message names each",
+  InvalidOverride: "an override AICR cannot express: it refused the --set, or the path runs through a value that is not a map; the message names each",
   InvalidPlacement: "a placement AICR cannot express",
   NamespaceNotAllowed: "the plan renders releases outside the chart's namespaces.components; the message names each",
   ChartSourceUnsupported: "a rendered release holds neither an upstream chart reference nor a local chart",
