@@ -301,6 +301,9 @@ describe("resolver on the local control plane", () => {
     const after = await waitFor("Resolved", "True", "InputsResolved", 240_000)
     expect(after.status?.resolution?.inputDigest).not.toBe(before.status?.resolution?.inputDigest)
     expect((await aicrJobs("recipe")).length).toBe(recipes.length + 1)
+    // Leave the sample spec for the next test.
+    await setSpec(SAMPLE)
+    await waitFor("Resolved", "True", "InputsResolved", 240_000)
   }, 500_000)
 
   it(`AICR ${PREVIOUS} resolves the same runtime into its own recipe, and its recorded bundle is the hand-run one`, async () => {
