@@ -40,7 +40,8 @@ describe("aicr-dev up --detach and down", () => {
     expect(stdout).toMatch(/^cluster\s/m)
     // The resolver runs the real AICR (snapshot, recipe, bundle Jobs) and the mirror mirrors what it resolved.
     expect(stdout).toContain("Discovered=True NodeGroupsDiscovered")
-    expect(stdout).toMatch(/^Resolved=True InputsResolved: Resolved input [0-9a-f]{12} with AICR v\S+ into 13 releases$/m)
+    // The local AICR is 0.x: up runs the resolver with the development allowance, and the message says so.
+    expect(stdout).toMatch(/^Resolved=True InputsResolved: Resolved input [0-9a-f]{12} with AICR v\S+ into 13 releases; AICR \S+ is outside the supported range >=1\.0\.0,<2\.0\.0, allowed for development only \(aicr\.allowUnsupportedVersion\)$/m)
     expect(stdout).toMatch(/^Mirrored=True ContentMirrored: /m)
     expect(stdout).toContain("RegistryCredentialsReady=True CredentialsPresent")
     expect(stdout).toContain("EngineAvailable=True EngineReady")

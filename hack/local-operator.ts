@@ -237,6 +237,9 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
       [
         ...runtimeFlags("resolver"),
         "--aicr-version", process.env.AICR_VERSION ?? readVersions().aicr,
+        // The AICR built here is 0.x, outside the supported >=1.0.0,<2.0.0: the development allowance (chart
+        // aicr.allowUnsupportedVersion), which every Resolved message names.
+        "--allow-unsupported-aicr=true",
         "--registry", registryPrefix(info),
         "--operator-namespace", OPERATOR_NAMESPACE,
         "--component-namespaces", COMPONENT_NAMESPACES.join(","),

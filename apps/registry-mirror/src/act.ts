@@ -55,6 +55,8 @@ export const act = (decision: Decision): Effect.Effect<Outcome, never, Registry>
       return Effect.succeed({ _tag: "Awaiting", message: decision.message })
     case "UpToDate":
       return Effect.succeed({ _tag: "UpToDate" })
+    case "Paused":
+      return Effect.succeed({ _tag: "Paused", message: decision.message })
     case "Fail": {
       const outcome = toOutcome(decision.error, decision.what ?? `Mirroring input ${shortDigest(decision.inputDigest)}`)
       return Effect.succeed(decision.recheck === undefined ? outcome : { ...outcome, requeue: decision.recheck })

@@ -7,6 +7,7 @@
  *   (nothing is copied; status is rebuilt from the registry if it is ever lost, at 0 bytes), unless the check of
  *   the recorded tags (verify.ts) found one moved (`Conflict`, rechecked every verify interval), gone (mirrored
  *   again), or could not ask the registry (reported like a failed mirror).
+ * - `spec.paused` → no new mirror starts (operator.md §4.13); the one already recorded stays as it is.
  * - otherwise → mirror the plan of the content ConfigMap, or fail terminally when it cannot be planned.
  */
 import { shortDigest } from "@aicr/conditions"
@@ -21,6 +22,7 @@ import { movedTagError } from "./verify"
 export type Decision =
   | { readonly _tag: "AwaitResolution"; readonly message: string }
   | { readonly _tag: "UpToDate"; readonly inputDigest: string }
+  | { readonly _tag: "Paused"; readonly message: string }
   | { readonly _tag: "Mirror"; readonly plan: MirrorPlan }
   | {
       readonly _tag: "Fail"
@@ -65,6 +67,7 @@ export const decide = (o: Observed): Decision => {
     const checked = checkedMirror(o, inputDigest)
     if (checked !== undefined) return checked
   }
+  if (o.runtime.spec.paused === true) return { _tag: "Paused", message: `spec.paused is set: input ${shortDigest(inputDigest)} is not mirrored until it is cleared` }
   if (o.content._tag !== "Found") {
     return { _tag: "Fail", inputDigest, error: new ResolutionMissingError({ configMap: name, message: `Waiting for the content ConfigMap ${o.namespace}/${name} of input ${shortDigest(inputDigest)}` }) }
   }

@@ -14,6 +14,8 @@ export type Outcome =
   | { readonly _tag: "Mirrored"; readonly result: MirrorResult }
   | { readonly _tag: "UpToDate" }
   | { readonly _tag: "Awaiting"; readonly message: string }
+  /** spec.paused: waiting, not a stall (Ready says Paused). */
+  | { readonly _tag: "Paused"; readonly message: string }
   | FailureOutcome
 
 /** The room content for a finished mirror: every artifact, sorted by status key, and the bundle. */
@@ -37,6 +39,8 @@ export const mirroredCondition = (outcome: Outcome, room: MirrorStatus | undefin
       return Mirrored.true("ContentMirrored", mirroredMessage(room ?? {}))
     case "Awaiting":
       return Mirrored.false("AwaitingResolution", outcome.message)
+    case "Paused":
+      return Mirrored.false("Mirroring", outcome.message)
     case "Failed":
       return outcome.condition
   }

@@ -107,6 +107,35 @@ describe("registry-mirror reconcile", () => {
       }),
     ))
 
+  it.effect("spec.paused: no new mirror starts (Mirrored=False/Mirroring, not a stall, no Warning); a current mirror stays True; clearing it mirrors", () =>
+    at(
+      Effect.gen(function* () {
+        const t = setup()
+        // The spec edit bumps the generation; the resolver has written Resolved=True for it (inputs unchanged).
+        const paused = (p: boolean) => {
+          const generation = t.runtime().metadata.generation! + 1
+          const next = aRuntime({ generation, mirror: t.runtime().status?.mirror })
+          t.fake.seed(ClusterRuntimeKind, { ...next, spec: { ...next.spec, paused: p }, status: { ...next.status, conditions: [...(t.runtime().status?.conditions ?? []).filter((c) => c.type !== "Resolved"), ...next.status!.conditions!] } })
+          expect(t.runtime().metadata.generation).toBe(generation)
+        }
+        paused(true)
+        expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
+        expect(t.registry.calls()).toBe(0)
+        expect(t.mirrored()).toMatchObject({ status: "False", reason: "Mirroring", message: `spec.paused is set: input ${INPUT_DIGEST.slice(7, 19)} is not mirrored until it is cleared` })
+        expect(t.runtime().status?.mirror).toBeUndefined()
+        expect(t.warnings()).toEqual([])
+        paused(false)
+        yield* t.run
+        expect(t.registry.calls()).toBe(1)
+        expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
+        // Paused again with the mirror current: nothing to start, Mirrored stays True.
+        paused(true)
+        yield* t.run
+        expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
+        expect(t.registry.calls()).toBe(1)
+      }),
+    ))
+
   it.effect("idempotence while waiting: a repeated wait writes nothing", () =>
     at(
       Effect.gen(function* () {

@@ -44,7 +44,8 @@ await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "C
 
 const child = spawn(process.execPath, [
   "--expose-gc", "--import", probe, built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-  "--aicr-version", VERSION, "--registry", `oci://${info.registry}/aicr/bench`, "--operator-namespace", ns,
+  "--aicr-version", VERSION, "--allow-unsupported-aicr=true", "--registry", `oci://${info.registry}/aicr/bench`, "--operator-namespace", ns,
+  "--component-namespaces", "cert-manager,gpu-operator,kai-scheduler,kube-system,kubeflow,monitoring,nvidia-dra-driver,nvsentinel,skyhook",
 ], { stdio: ["ignore", "inherit", "pipe"] })
 let stderr = ""
 child.stderr!.on("data", (d: Buffer) => void (stderr += d.toString()))

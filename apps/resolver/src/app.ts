@@ -32,7 +32,8 @@ export const resolverApp: AppSpec<Error> = {
     Effect.gen(function* () {
       const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
       yield* Effect.logInfo("Starting resolver", { aicr: settings.version, image: settings.jobs.image, registry: `${settings.registry.host}/${settings.registry.prefix}`, namespace: settings.namespace })
-      if (settings.allowedNamespaces === undefined) yield* Effect.logWarning("No --component-namespaces: releases may render into any namespace")
+      if (settings.gate._tag === "Allowed") yield* Effect.logWarning("Development allowance in use", { note: settings.gate.note })
+      if (settings.gate._tag === "Refused") yield* Effect.logError("The pinned AICR does not pass the version gate: every resolution is AICRVersionMismatch", { message: settings.gate.message })
       const { store, close } = openBundleStore(settings, `aicr-${contract.controller}`)
       yield* Effect.addFinalizer(() => Effect.promise(close))
       const namespaces = [...new Set([settings.jobs.namespace, settings.jobs.discoveryNamespace, settings.namespace])]

@@ -5,6 +5,8 @@
  * |---|---|---|
  * | `--aicr-version v0.11.1` | `AICR_VERSION` | the pinned AICR (chart `aicr.version`), required |
  * | `--aicr-image REF` | `AICR_IMAGE` | its image, digest-pinned in production (default `ghcr.io/nvidia/aicr:<version>`) |
+ * | `--allow-prerelease-aicr BOOL` | `AICR_ALLOW_PRERELEASE` | `AllowPrereleaseAICR` (chart `aicr.allowPrerelease`), default false |
+ * | `--allow-unsupported-aicr BOOL` | `AICR_ALLOW_UNSUPPORTED_VERSION` | development only: resolve with an AICR outside `>=1.0.0,<2.0.0` (chart `aicr.allowUnsupportedVersion`), default false |
  * | `--operator-namespace NAME` | `AICR_OPERATOR_NAMESPACE` / `POD_NAMESPACE` | content ConfigMaps (default `aicr-system`) |
  * | `--jobs-namespace NAME` | `AICR_JOBS_NAMESPACE` | recipe and bundle Jobs (default: the operator namespace) |
  * | `--discovery-namespace NAME` | `AICR_DISCOVERY_NAMESPACE` | the snapshot agent Job (default: the operator namespace) |
@@ -13,11 +15,11 @@
  * | `--registry oci://host[:port]/prefix` | `AICR_REGISTRY_REPOSITORY` | the runtime registry prefix; bundles are pushed under `bundles/cluster`, required |
  * | `--plain-http host[:port]` (repeatable) | `AICR_REGISTRY_PLAIN_HTTP` | registries spoken to over plain HTTP (loopback always is) |
  * | `--docker-config PATH` | `AICR_DOCKER_CONFIG` | docker `config.json`: the resolver's pulls and each bundle Job's per-run credential |
- * | `--component-namespaces a,b,…` | `AICR_COMPONENT_NAMESPACES` | chart `namespaces.components`; releases elsewhere are `NamespaceNotAllowed` (unset: every namespace) |
+ * | `--component-namespaces a,b,…` | `AICR_COMPONENT_NAMESPACES` | chart `namespaces.components`, required; releases elsewhere are `NamespaceNotAllowed` |
  * | `--job-deadline SECONDS` | | activeDeadlineSeconds of every AICR Job (default 600) |
  * | `--job-ttl SECONDS` | | ttlSecondsAfterFinished (default 3600) |
  */
-import { type AicrJobSettings, type Capabilities, capabilitiesOf, DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
+import { type AicrJobSettings, type Capabilities, capabilitiesOf, DEFAULT_JOB_SETTINGS, type VersionGate, versionGate } from "@aicr/aicr"
 import { parseJobSeconds as seconds, readAppFlags } from "@aicr/runtime"
 import { Context, Layer } from "effect"
 
@@ -25,13 +27,16 @@ export interface ResolverSettings {
   readonly caps: Capabilities
   /** The version as configured (`v0.11.1`), recorded in status.resolution. */
   readonly version: string
+  /** The version gate on the pinned AICR, with the allowances given (operator.md §4.3 step 3). */
+  readonly gate: VersionGate
   readonly jobs: AicrJobSettings
   readonly namespace: string
   /** `host[:port]` and `prefix` of the runtime registry. */
   readonly registry: { readonly host: string; readonly prefix: string }
   readonly plainHttp: ReadonlyArray<string>
   readonly dockerConfig: string | undefined
-  readonly allowedNamespaces: ReadonlyArray<string> | undefined
+  /** Chart `namespaces.components`: never empty, sorted. */
+  readonly allowedNamespaces: ReadonlyArray<string>
 }
 
 export class ResolverConfig extends Context.Service<ResolverConfig, ResolverSettings>()("@aicr/resolver/ResolverConfig") {
@@ -43,6 +48,8 @@ export class ResolverConfig extends Context.Service<ResolverConfig, ResolverSett
 const ENV: Readonly<Record<string, string>> = {
   "aicr-version": "AICR_VERSION",
   "aicr-image": "AICR_IMAGE",
+  "allow-prerelease-aicr": "AICR_ALLOW_PRERELEASE",
+  "allow-unsupported-aicr": "AICR_ALLOW_UNSUPPORTED_VERSION",
   "operator-namespace": "AICR_OPERATOR_NAMESPACE",
   "jobs-namespace": "AICR_JOBS_NAMESPACE",
   "discovery-namespace": "AICR_DISCOVERY_NAMESPACE",
@@ -63,6 +70,12 @@ export const parseRegistry = (value: string): { host: string; prefix: string } =
   return { host: m[1]!, prefix: m[2]! }
 }
 
+const bool = (flag: string, value: string | undefined): boolean => {
+  if (value === undefined || /^(false|0|no)$/iu.test(value)) return false
+  if (/^(true|1|yes)$/iu.test(value)) return true
+  throw new Error(`--${flag} must be true or false, not ${JSON.stringify(value)}`)
+}
+
 /** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): ResolverSettings => {
   const flags = readAppFlags(argv, env, ENV)
@@ -76,8 +89,13 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
   if (registry === undefined) throw new Error("--registry (or AICR_REGISTRY_REPOSITORY) is required: oci://<host>[:port]/<prefix>")
   const namespace = one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system"
   const allowed = many("component-namespaces")
+  if (allowed.length === 0) {
+    throw new Error("--component-namespaces (or AICR_COMPONENT_NAMESPACES) is required: every namespace the recipe may deploy into, comma-separated (chart namespaces.components)")
+  }
+  const gate = versionGate(caps, { prerelease: bool("allow-prerelease-aicr", one("allow-prerelease-aicr")), outsideRange: bool("allow-unsupported-aicr", one("allow-unsupported-aicr")) })
   return {
     caps,
+    gate,
     version: version.startsWith("v") ? version : `v${version}`,
     namespace,
     jobs: {
@@ -93,6 +111,6 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
     registry: parseRegistry(registry),
     plainHttp: many("plain-http"),
     dockerConfig: one("docker-config"),
-    allowedNamespaces: allowed.length === 0 ? undefined : [...new Set(allowed)].sort(),
+    allowedNamespaces: [...new Set(allowed)].sort(),
   }
 }

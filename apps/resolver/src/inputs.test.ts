@@ -56,16 +56,18 @@ describe("bundleRequest and inputDigest", () => {
     expect(withTolerations([{ key: "x", value: "y", effect: "NoSchedule" }])).toMatchObject({ acceleratedTolerations: [{ key: "x", value: "y", effect: "NoSchedule" }] })
   })
   it("changes with every input, and only with inputs", () => {
-    const base = { aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" }, spec, criteria: { accelerator: "h100" }, facts: {}, allowedNamespaces: undefined }
+    const base = { aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" }, spec, criteria: { accelerator: "h100" }, facts: {}, allowedNamespaces: ["gpu-operator"] }
     const d = inputDigestOf(base)
     expect(inputDigestOf({ ...base, spec: { ...spec } })).toBe(d)
+    // spec.paused is no input: pausing and resuming re-resolves nothing.
+    expect(inputDigestOf({ ...base, spec: { ...spec, paused: true } })).toBe(d)
     for (const changed of [
       { ...base, aicr: { ...base.aicr, version: "v0.10.16" } },
       { ...base, spec: { ...spec, intent: "inference" } },
       { ...base, spec: { ...spec, overrides: [{ path: "a:b", value: "1" }] } },
       { ...base, criteria: { accelerator: "a100" } },
       { ...base, facts: { accelerated: { product: "x", osImage: undefined, drivers: [] } } },
-      { ...base, allowedNamespaces: ["a"] },
+      { ...base, allowedNamespaces: ["gpu-operator", "kube-system"] },
     ]) expect(inputDigestOf(changed)).not.toBe(d)
   })
 })

@@ -103,7 +103,7 @@ export const inputDigestOf = (i: {
   readonly spec: ClusterRuntimeSpec
   readonly criteria: ObservedCriteria
   readonly facts: GroupFacts
-  readonly allowedNamespaces: ReadonlyArray<string> | undefined
+  readonly allowedNamespaces: ReadonlyArray<string>
 }): string =>
   digestOf({
     aicr: i.aicr,
@@ -113,7 +113,7 @@ export const inputDigestOf = (i: {
     placement: i.spec.placement ?? null,
     overrides: i.spec.overrides ?? [],
     facts: i.facts,
-    namespaces: i.allowedNamespaces ?? null,
+    namespaces: i.allowedNamespaces,
   })
 
 /** The snapshot is retaken when the AICR image or the accelerated group's profile changes. */

@@ -4,14 +4,17 @@
  * @aicr/aicr; this file sequences them and does the Kube and registry I/O. It returns the status to write.
  *
  *   nodes ─ discover ─ problem? ─────────────────────────────► Discovered=False/<reason>, Resolved=False/<reason>
- *                     └ snapshot (per AICR image + accelerated profile) ─ running/failed ─► Discovered=False/…
- *                       └ criteria confirmed? ─ no ──────────────► CriteriaConflict
- *                         └ inputDigest = status.resolution's ─► Resolved=True (no AICR run)
- *                           └ recipe Job ─ bundle Job ─ pull ─ checks ─ content ConfigMap ─► Resolved=True
+ *                     └ version gate refuses? ───────────────────► AICRVersionMismatch (no AICR run)
+ *                       └ snapshot (per AICR image + accelerated profile) ─ running/failed ─► Discovered=False/…
+ *                         (spec.paused: not started ──────────────► Discovering/Resolving "spec.paused is set")
+ *                         └ criteria confirmed? ─ no ──────────────► CriteriaConflict
+ *                           └ inputDigest = status.resolution's ─► Resolved=True (no AICR run)
+ *                             └ spec.paused ─────────────────────► Resolving "spec.paused is set" (no AICR run)
+ *                               └ recipe Job ─ bundle Job ─ pull ─ checks ─ content ConfigMap ─► Resolved=True
  */
 import {
-  bundleArgs, bundleDocument, bundleJob, capabilitiesOf, componentsInOrder, credentialSecret, invalidCriterionOf, jobName, outputConfigMap, parseAicrErrorText, parseBundle,
-  parseRecipe, parseSnapshot, parseText, recipeJob, type RecipeResult, snapshotFacts, snapshotJob,
+  bundleArgs, bundleDocument, bundleJob, capabilitiesOf, componentsInOrder, credentialSecret, invalidCriterionOf, invalidSetFlagOf, jobName, outputConfigMap, overrideProblems,
+  parseAicrErrorText, parseBundle, parseRecipe, parseSnapshot, parseText, recipeJob, type RecipeResult, snapshotFacts, snapshotJob,
 } from "@aicr/aicr"
 import { type ClusterRuntime, type ClusterRuntimeStatus, contentConfigMapName, Core, Discovered, LABEL_ROLE, type KubeObject, Resolved, ROLE_CONTENT } from "@aicr/api"
 import { type ConditionIntent, listOf, shortDigest, toConditionTime } from "@aicr/conditions"
@@ -90,6 +93,8 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const d = discover(spec.placement, nodes.list())
     const noSnapshotBase = { discovery: discoveryStatusOf(d, previous), resolution: runtime.status?.resolution }
     if (d.problem !== undefined) return failed(noSnapshotBase, d.problem.reason, d.problem.message)
+    // The version gate (operator.md §4.3 step 3): an AICR outside the supported range runs no Job, snapshot included.
+    if (settings.gate._tag === "Refused") return failed(noSnapshotBase, "AICRVersionMismatch", settings.gate.message)
     // A value the pinned AICR refuses is the user's to fix before any AICR run, snapshot included.
     const badSpec = invalidCriteria(spec, settings.caps)
     if (badSpec !== undefined) {
@@ -104,6 +109,11 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
       if (previous?.snapshot?.digest === key) {
         observed = previous.criteria ?? {}
       } else {
+        // spec.paused (operator.md §4.13): no AICR Job starts, the snapshot agent included; what is resolved stays.
+        if (spec.paused === true) {
+          const msg = `spec.paused is set: no snapshot is taken on node ${d.snapshotNode} until it is cleared`
+          return { ...noSnapshotBase, discovered: Discovered.false("Discovering", msg), resolved: Resolved.false("Resolving", msg), requeue: Requeue.onChange }
+        }
         const s = yield* runJob(snapshotJob(settings.jobs, key, d.snapshotNode), (job) => [outputConfigMap(job, "snapshot", key)])
         const where = `Snapshot Job ${settings.jobs.discoveryNamespace}/${s.name} on node ${d.snapshotNode}`
         if (s._tag === "Started" || s._tag === "Running") {
@@ -141,8 +151,10 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const contentName = contentConfigMapName(inputDigest)
     const contentKey = `${settings.namespace}/${contentName}`
     if (base.resolution?.inputDigest === inputDigest && base.resolution.contentConfigMap === contentName && Option.isSome(yield* kube.get(Core.ConfigMap, contentKey))) {
-      return { ...base, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(base.resolution)), requeue: Requeue.onChange }
+      return { ...base, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(base.resolution, settings)), requeue: Requeue.onChange }
     }
+
+    if (spec.paused === true) return stop("Resolving", `spec.paused is set: input ${short} is not resolved until it is cleared`)
 
     const recipe = yield* runJob(recipeJob(settings.jobs, inputDigest, recipeRequest(spec, eff.criteria)), (job) => [outputConfigMap(job, "recipe", inputDigest)])
     if (recipe._tag === "Started" || recipe._tag === "Running") return stop("Resolving", `Resolving input ${short}: recipe Job ${settings.jobs.namespace}/${recipe.name} ${recipe._tag === "Started" ? "started" : recipe.detail}`)
@@ -154,7 +166,7 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     if (Result.isFailure(parsedRecipe)) return stop(parsedRecipe.failure.reason, `Recipe Job ${settings.jobs.namespace}/${recipe.name}: ${parsedRecipe.failure.message}`)
     const outside = namespacesNotAllowed(parsedRecipe.success, settings.allowedNamespaces)
     if (outside.length > 0) {
-      return stop("NamespaceNotAllowed", `The plan renders ${outside.length} release(s) outside the allowed namespaces (${listOf(settings.allowedNamespaces ?? [])}): ${outside.join(", ")}`)
+      return stop("NamespaceNotAllowed", `The plan renders ${outside.length} release(s) outside the allowed namespaces (${listOf(settings.allowedNamespaces)}): ${outside.join(", ")}`)
     }
 
     const store = yield* BundleStore
@@ -165,6 +177,8 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     if (bundle._tag === "Started" || bundle._tag === "Running") return stop("Resolving", `Resolving input ${short}: bundle Job ${settings.jobs.namespace}/${bundle.name} ${bundle._tag === "Started" ? "started" : bundle.detail}`)
     if (bundle._tag === "Failed") {
       const msg = aicrMessage("Bundle", bundle, settings)
+      const badSet = bundle.transient ? undefined : invalidSetFlagOf(parseAicrErrorText(bundle.message))
+      if (badSet !== undefined) return stop("InvalidOverride", `AICR refused the override ${badSet}: ${msg}`)
       if (bundle.transient) return stop("Resolving", `Resolving input ${short}: retrying after a transient failure: ${msg}`, { transient: msg })
       return stop(bundle.reason === "AICRUnauthorized" ? "Unauthorized" : bundle.reason, msg)
     }
@@ -178,6 +192,11 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     }
     const parsedBundle = parseBundle(pulled.success, settings.caps.bundleLayout, componentsInOrder(parsedRecipe.success))
     if (Result.isFailure(parsedBundle)) return stop(parsedBundle.failure.reason, `Bundle Job ${settings.jobs.namespace}/${bundle.name}: ${parsedBundle.failure.message}`)
+    // AICR renders an unknown component key or a path through a non-map without failing: the bundle tells.
+    const unapplied = overrideProblems(spec.overrides ?? [], parsedBundle.success.releases)
+    if (unapplied.length > 0) {
+      return stop(unapplied[0]!.reason, `Bundle Job ${settings.jobs.namespace}/${bundle.name} did not apply ${unapplied.length} override(s): ${unapplied.map((u) => u.message).join("; ")}`)
+    }
 
     const snapshotYaml = snapshotText ?? (yield* latestSnapshotText(settings, d, pin))
     // The agent always writes YAML (aicr-cli.md §2.1); the content key is snapshot.json, so it is stored as JSON.
@@ -200,7 +219,7 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     }
     yield* kube.create(Core.ConfigMap, content).pipe(Effect.catchReason("KubeError", "AlreadyExists", () => Effect.void))
     const resolution: ResolutionStatus = { inputDigest, aicr: { version: settings.version, image: settings.jobs.image }, contentConfigMap: contentName, releases: parsedBundle.success.releases.length, resolvedAt: now }
-    return { discovery, resolution, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(resolution)), requeue: Requeue.onChange }
+    return { discovery, resolution, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(resolution, settings)), requeue: Requeue.onChange }
   })
 
 /** A snapshot document as JSON; one that no longer parses is left out of the content (it was checked when taken). */
@@ -216,11 +235,13 @@ const definedOnly = (c: ObservedCriteria) => Object.fromEntries(Object.entries(c
 
 const isLoopbackHost = (host: string) => /^(127\.|localhost|\[::1\])/u.test(host)
 
-export const resolvedMessage = (r: ResolutionStatus): string => `Resolved input ${shortDigest(r.inputDigest ?? "")} with AICR ${r.aicr?.version ?? "?"} into ${r.releases ?? 0} releases`
+/** The development allowance is never silent: a resolution it let through says so. */
+export const resolvedMessage = (r: ResolutionStatus, settings: Pick<ResolverSettings, "gate">): string =>
+  `Resolved input ${shortDigest(r.inputDigest ?? "")} with AICR ${r.aicr?.version ?? "?"} into ${r.releases ?? 0} releases${settings.gate._tag === "Allowed" ? `; ${settings.gate.note}` : ""}`
 
 /** Every release whose namespace the chart does not allow, as `release (namespace)`. */
-export const namespacesNotAllowed = (recipe: RecipeResult, allowed: ReadonlyArray<string> | undefined): string[] =>
-  allowed === undefined ? [] : componentsInOrder(recipe).filter((c) => c.namespace !== undefined && !allowed.includes(c.namespace)).map((c) => `${c.name} (${c.namespace})`)
+export const namespacesNotAllowed = (recipe: RecipeResult, allowed: ReadonlyArray<string>): string[] =>
+  componentsInOrder(recipe).filter((c) => c.namespace !== undefined && !allowed.includes(c.namespace)).map((c) => `${c.name} (${c.namespace})`)
 
 /** The snapshot the current discovery was confirmed with, if its output ConfigMap is still there. */
 const latestSnapshotText = (settings: ResolverSettings, d: Discovery, pin: { version: string; image: string }) =>

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
-import { type BundleFiles, capabilitiesOf, DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
+import { type BundleFiles, capabilitiesOf, DEFAULT_JOB_SETTINGS, versionGate } from "@aicr/aicr"
 import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
 import { makeFakeKube } from "@aicr/testing"
@@ -25,6 +25,8 @@ const T0 = Date.parse("2026-12-02T10:00:00Z")
 const settings = (over: Partial<ResolverSettings> = {}): ResolverSettings => ({
   caps: capabilitiesOf(VERSION)!,
   version: VERSION,
+  // The AICR built here is 0.x: the development allowance, as the local control plane sets it.
+  gate: versionGate(capabilitiesOf(VERSION)!, { prerelease: false, outsideRange: true }),
   jobs: { ...DEFAULT_JOB_SETTINGS, image: `ghcr.io/nvidia/aicr:${VERSION}` },
   namespace: NS,
   registry: { host: "registry.example", prefix: "aicr/cluster" },
@@ -141,7 +143,12 @@ describe("resolver reconcile", () => {
       yield* t.run
       expect(t.pulls).toEqual([expect.stringMatching(new RegExp(`^registry\\.example/aicr/cluster/bundles/cluster@${DIGEST}$`))])
       const r = t.rt()
-      expect(t.condition("Resolved")).toMatchObject({ status: "True", reason: "InputsResolved", message: expect.stringMatching(/into 13 releases$/) })
+      // The development allowance that lets this 0.x AICR through is named in the message, never silent.
+      expect(t.condition("Resolved")).toMatchObject({
+        status: "True",
+        reason: "InputsResolved",
+        message: expect.stringMatching(/into 13 releases; AICR \S+ is outside the supported range >=1\.0\.0,<2\.0\.0, allowed for development only \(aicr\.allowUnsupportedVersion\)$/),
+      })
       expect(r.status?.resolution).toMatchObject({ releases: 13, aicr: { version: VERSION }, resolvedAt: "2026-12-02T10:00:00Z" })
       const content = t.fake.peek<KubeObject & { immutable: boolean; data: Record<string, string> }>(Core.ConfigMap, `${NS}/${r.status!.resolution!.contentConfigMap}`)!
       expect(content.immutable).toBe(true)
@@ -236,6 +243,89 @@ describe("resolver reconcile", () => {
       yield* t.run
       expect(t.condition("Discovered")).toMatchObject({ status: "False", reason: "SnapshotIncomplete", message: expect.stringMatching(/the snapshot lacks K8s\.server\.version/) })
       expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "SnapshotIncomplete" })
+    })))
+
+  it.effect("the version gate: a 0.x AICR without the development allowance is AICRVersionMismatch with the range, and no Job runs", () =>
+    at(Effect.gen(function* () {
+      const caps = capabilitiesOf(VERSION)!
+      const t = setup({ spec: { ...SPEC, placement: { ...SPEC.placement, accelerated: { nodeSelector: { pool: "gpu" } } } }, settings: { gate: versionGate(caps, { prerelease: false, outsideRange: false }) } })
+      expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
+      const message = `AICR ${caps.version} is outside the supported range >=1.0.0,<2.0.0: pin a supported release (chart aicr.version); a development control plane may allow it with aicr.allowUnsupportedVersion (resolver --allow-unsupported-aicr)`
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "AICRVersionMismatch", message })
+      expect(t.condition("Discovered")).toMatchObject({ status: "False", reason: "AICRVersionMismatch", message })
+      expect(t.jobs()).toEqual([])
+      expect(t.fake.writesTo(Core.Event).map((w) => (w.body as { type: string; reason: string }))).toEqual([expect.objectContaining({ type: "Warning", reason: "AICRVersionMismatch" })])
+    })))
+
+  it.effect("the version gate: a 1.x prerelease without AllowPrereleaseAICR is AICRVersionMismatch naming the allowance", () =>
+    at(Effect.gen(function* () {
+      const caps = capabilitiesOf("v1.2.0-rc0")!
+      const t = setup({ settings: { caps, version: "v1.2.0-rc0", gate: versionGate(caps, { prerelease: false, outsideRange: false }) } })
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "AICRVersionMismatch", message: expect.stringMatching(/^AICR 1\.2\.0-rc0 is a prerelease: .*--allow-prerelease-aicr\)$/) })
+      expect(t.jobs()).toEqual([])
+    })))
+
+  it.effect("spec.paused: no AICR Job starts (Resolving, not a stall, no Warning) until it is cleared; then the resolution runs", () =>
+    at(Effect.gen(function* () {
+      const t = setup({ spec: { ...SPEC, paused: true } })
+      expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
+      expect(t.condition("Discovered")).toMatchObject({ status: "True", reason: "NodeGroupsDiscovered" })
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "Resolving", message: expect.stringMatching(/^spec\.paused is set: input [0-9a-f]{12} is not resolved until it is cleared$/) })
+      expect(t.jobs()).toEqual([])
+      expect(t.fake.writesTo(Core.Event)).toEqual([])
+      yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { paused: false } } })
+      yield* t.run
+      expect(t.jobs()).toEqual([expect.stringMatching(/\/aicr-recipe-/)])
+    })))
+
+  it.effect("spec.paused: a resolved runtime stays Resolved=True; a new input waits, and the accelerated group's snapshot is not taken", () =>
+    at(Effect.gen(function* () {
+      const t = setup()
+      yield* t.run
+      t.finish(t.jobs()[0]!, 0, "", recipeJson)
+      yield* t.run
+      t.finish(t.jobs()[1]!, 0, `${DIGEST}\n`)
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "True", reason: "InputsResolved" })
+      const resolution = t.rt().status?.resolution
+      yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { paused: true } } })
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "True", reason: "InputsResolved", observedGeneration: 2 })
+      // A new intent while paused: nothing runs, the published resolution stays.
+      yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { intent: "inference" } } })
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "Resolving", message: expect.stringMatching(/^spec\.paused is set: input [0-9a-f]{12} is not resolved until it is cleared$/) })
+      expect(t.rt().status?.resolution).toEqual(resolution)
+      expect(t.jobs()).toHaveLength(2)
+      // An accelerated group, still paused: no snapshot agent either.
+      yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { placement: { ...SPEC.placement, accelerated: { nodeSelector: { pool: "gpu" } } } } } })
+      yield* t.run
+      expect(t.condition("Discovered")).toMatchObject({ status: "False", reason: "Discovering", message: "spec.paused is set: no snapshot is taken on node g1 until it is cleared" })
+      expect(t.jobs()).toHaveLength(2)
+      expect(t.fake.writesTo(Core.Event)).toEqual([])
+    })))
+
+  it.effect("an override the rendered bundle lacks is OverridePathUnknown; a --set AICR refuses is InvalidOverride; no content either way", () =>
+    at(Effect.gen(function* () {
+      // The bundle the real AICR rendered for an unknown component key: the same as without it.
+      const t = setup({ spec: { ...SPEC, overrides: [{ path: "nosuchcomponent:foo.bar", value: "1" }] } })
+      yield* t.run
+      t.finish(t.jobs()[0]!, 0, "", recipeJson)
+      yield* t.run
+      t.finish(t.jobs()[1]!, 0, `${DIGEST}\n`)
+      yield* t.run
+      expect(t.condition("Resolved")).toMatchObject({ status: "False", reason: "OverridePathUnknown", message: expect.stringMatching(/did not apply 1 override\(s\): nosuchcomponent:foo\.bar=1: no release is named "nosuchcomponent"/) })
+      expect(t.fake.writesTo(Core.ConfigMap).filter((w) => w.verb === "create" && w.key.includes("aicr-content-"))).toEqual([])
+
+      const u = setup({ spec: { ...SPEC, overrides: [{ path: "gpuoperator:driver.version", value: "" }] } })
+      yield* u.run
+      u.finish(u.jobs()[0]!, 0, "", recipeJson)
+      yield* u.run
+      // The real v0.11.1's failure line for an empty --set value.
+      u.finish(u.jobs()[1]!, 2, '{"level":"ERROR","msg":"command failed","error":"[INVALID_REQUEST] invalid bundle command options: [INVALID_REQUEST] invalid --set flag: [INVALID_REQUEST] invalid format \'gpuoperator:driver.version=\': path and value cannot be empty","exitCode":2}')
+      yield* u.run
+      expect(u.condition("Resolved")).toMatchObject({ status: "False", reason: "InvalidOverride", message: expect.stringMatching(/^AICR refused the override gpuoperator:driver\.version=: Bundle Job aicr-system\/aicr-bundle-\w+ exited 2: .*path and value cannot be empty$/) })
     })))
 
   it.effect("intent gaming: AICRInvalidRequest naming it and the accepted values, no Job", () =>

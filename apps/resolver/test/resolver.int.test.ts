@@ -24,10 +24,12 @@ let registry: Registry
 let ns: string
 let fiber: Fiber.Fiber<never, unknown> | undefined
 
-const start = (version: string, namespaces: readonly string[] = NAMESPACES) => {
+/** The AICR built here is 0.x: the resolver runs with the development allowance unless a test says otherwise. */
+const start = (version: string, namespaces: readonly string[] = NAMESPACES, opts: { allowUnsupported?: boolean; image?: string } = {}) => {
   const config = parseConfig("resolver", [
     "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
     "--aicr-version", version, "--registry", `oci://${registry.address}/aicr/it`, "--operator-namespace", ns, "--component-namespaces", namespaces.join(","),
+    `--allow-unsupported-aicr=${opts.allowUnsupported ?? true}`, ...(opts.image !== undefined ? ["--aicr-image", opts.image] : []),
   ], {})
   fiber = Effect.runFork(runApp(resolverApp, config))
 }
@@ -224,6 +226,85 @@ describe("resolver on the local control plane", () => {
     const r = await waitFor("Resolved", "False", "NamespaceNotAllowed", 120_000)
     expect(cond(r, "Resolved")?.message).toMatch(/3 release\(s\) outside the allowed namespaces .*: skyhook-operator \(skyhook\), skyhook-customizations \(skyhook\), nvsentinel \(nvsentinel\)/)
   }, 200_000)
+
+  it(`the version gate: the real AICR ${CURRENT} (0.x) without the development allowance is AICRVersionMismatch with the range, and runs no Job`, async () => {
+    await stop()
+    await setSpec(SAMPLE)
+    // What the real binary says it is: the version the gate refuses.
+    const reported = (await run(aicrBinary(CURRENT), ["--version"], { env: { PATH: process.env.PATH, HOME: work } })).stdout
+    expect(reported).toContain(CURRENT.replace(/^v/, ""))
+    const before = { snapshot: await aicrJobs("snapshot"), recipe: await aicrJobs("recipe"), bundle: await aicrJobs("bundle") }
+    start(CURRENT, NAMESPACES, { allowUnsupported: false })
+    const r = await waitFor("Resolved", "False", "AICRVersionMismatch", 120_000)
+    expect(cond(r, "Resolved")?.message).toBe(
+      `AICR ${CURRENT.replace(/^v/, "")} is outside the supported range >=1.0.0,<2.0.0: pin a supported release (chart aicr.version); a development control plane may allow it with aicr.allowUnsupportedVersion (resolver --allow-unsupported-aicr)`,
+    )
+    expect(current(r, "Discovered")).toMatchObject({ status: "False", reason: "AICRVersionMismatch" })
+    await sleep(2000)
+    expect({ snapshot: await aicrJobs("snapshot"), recipe: await aicrJobs("recipe"), bundle: await aicrJobs("bundle") }).toEqual(before)
+
+    // With the allowance the same AICR resolves, and the message names the allowance.
+    await stop()
+    start(CURRENT)
+    const ok = await waitFor("Resolved", "True", "InputsResolved", 240_000)
+    expect(cond(ok, "Resolved")?.message).toMatch(/into 13 releases; AICR \S+ is outside the supported range >=1\.0\.0,<2\.0\.0, allowed for development only \(aicr\.allowUnsupportedVersion\)$/)
+  }, 400_000)
+
+  it(`the version gate: an AICR image of ${PREVIOUS} under the pinned ${CURRENT} records its own version in the snapshot, AICRVersionMismatch naming both`, async () => {
+    await stop()
+    await setSpec(SAMPLE)
+    start(CURRENT, NAMESPACES, { image: `ghcr.io/nvidia/aicr:${PREVIOUS}` })
+    const r = await waitFor("Discovered", "False", "AICRVersionMismatch", 240_000)
+    expect(cond(r, "Discovered")?.message).toMatch(new RegExp(`^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node \\S+: Snapshot records AICR v?${PREVIOUS.replace(/^v/, "").replaceAll(".", "\\.")}, the pinned AICR is ${CURRENT.replace(/^v/, "").replaceAll(".", "\\.")}$`))
+    expect(current(r, "Resolved")).toMatchObject({ status: "False", reason: "AICRVersionMismatch" })
+  }, 300_000)
+
+  it("overrides the real AICR does not apply: OverridePathUnknown / InvalidOverride naming each; one it refuses: InvalidOverride", async () => {
+    await stop()
+    await setSpec(SAMPLE)
+    start(CURRENT)
+    // An unknown component key (AICR ignores it silently) and a path through a string (AICR leaves it out).
+    await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version.major", value: "580" }, { path: "nosuchcomponent:foo.bar", value: "1" }] })
+    let r = await waitFor("Resolved", "False", "InvalidOverride", 240_000)
+    expect(cond(r, "Resolved")?.message).toMatch(new RegExp(
+      `^Bundle Job ${ns}/aicr-bundle-\\w+ did not apply 2 override\\(s\\): gpuoperator:driver\\.version\\.major=580: driver\\.version is a string in the values of gpu-operator, not a map, so AICR left the override out; ` +
+        `nosuchcomponent:foo\\.bar=1: no release is named "nosuchcomponent" and no release's values carry the value \\(AICR ignores an unknown component key\\)$`,
+    ))
+    await setSpec({ ...SAMPLE, overrides: [{ path: "nosuchcomponent:foo.bar", value: "1" }] })
+    r = await waitFor("Resolved", "False", "OverridePathUnknown", 240_000)
+    expect(cond(r, "Resolved")?.message).toContain('nosuchcomponent:foo.bar=1: no release is named "nosuchcomponent"')
+    // An empty value passes admission; AICR refuses the --set (exit 2).
+    await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version", value: "" }] })
+    r = await waitFor("Resolved", "False", "InvalidOverride", 240_000)
+    expect(cond(r, "Resolved")?.message).toMatch(/^AICR refused the override gpuoperator:driver\.version=: Bundle Job \S+ exited 2: .*path and value cannot be empty/)
+    // A good override resolves.
+    await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version", value: "580.105.08" }] })
+    await waitFor("Resolved", "True", "InputsResolved", 240_000)
+  }, 900_000)
+
+  it("spec.paused: a new input starts no AICR Job until it is cleared, then resolves", async () => {
+    await stop()
+    await setSpec(SAMPLE)
+    start(CURRENT)
+    const before = await waitFor("Resolved", "True", "InputsResolved", 240_000)
+    const recipes = await aicrJobs("recipe")
+    // Paused and a new toleration in one edit: the input changes, nothing runs.
+    const changed = { ...SAMPLE, paused: true, placement: { ...SAMPLE.placement, accelerated: { ...SAMPLE.placement.accelerated, tolerations: [...SAMPLE.placement.accelerated.tolerations, { key: "dedicated", operator: "Equal", value: "gpu", effect: "NoSchedule" }] } } }
+    await setSpec(changed)
+    const r = await waitFor("Resolved", "False", "Resolving", 60_000)
+    expect(cond(r, "Resolved")?.message).toMatch(/^spec\.paused is set: input [0-9a-f]{12} is not resolved until it is cleared$/)
+    expect(r.status?.resolution?.inputDigest).toBe(before.status?.resolution?.inputDigest)
+    await sleep(3000)
+    expect(await aicrJobs("recipe")).toEqual(recipes)
+
+    await setSpec({ ...changed, paused: false })
+    const after = await waitFor("Resolved", "True", "InputsResolved", 240_000)
+    expect(after.status?.resolution?.inputDigest).not.toBe(before.status?.resolution?.inputDigest)
+    expect((await aicrJobs("recipe")).length).toBe(recipes.length + 1)
+    // Leave the sample spec for the next test.
+    await setSpec(SAMPLE)
+    await waitFor("Resolved", "True", "InputsResolved", 240_000)
+  }, 500_000)
 
   it(`AICR ${PREVIOUS} resolves the same runtime into its own recipe, and its recorded bundle is the hand-run one`, async () => {
     await stop()

@@ -73,3 +73,43 @@ export const capabilitiesOf = (version: string): Capabilities | undefined => {
   }
 }
 
+
+/** The AICR releases the operator supports (operator.md §2 support envelope, §4.3 step 3). */
+export const SUPPORTED_AICR_RANGE = ">=1.0.0,<2.0.0"
+/** The same range for `semver`: `<2.0.0-0` also keeps 2.0.0's prereleases out. */
+const SUPPORTED_SEMVER_RANGE = ">=1.0.0 <2.0.0-0"
+
+/**
+ * What may pass the version gate besides a supported release. `prerelease` is `AllowPrereleaseAICR` (chart
+ * `aicr.allowPrerelease`); `outsideRange` is the development allowance (chart `aicr.allowUnsupportedVersion`) that
+ * keeps AICR 0.x builds usable on a development control plane: never a production setting.
+ */
+export interface VersionAllowances {
+  readonly prerelease: boolean
+  readonly outsideRange: boolean
+}
+
+export type VersionGate =
+  | { readonly _tag: "Supported" }
+  /** Outside the range, let through by the development allowance; the note says so wherever it is shown. */
+  | { readonly _tag: "Allowed"; readonly note: string }
+  /** `AICRVersionMismatch`, with the range or what to change in the message. */
+  | { readonly _tag: "Refused"; readonly message: string }
+
+/**
+ * The version gate of operator.md §4.3 step 3 on the pinned AICR: a release within `>=1.0.0,<2.0.0`; a prerelease
+ * only with the prerelease allowance; anything outside the range only with the development allowance.
+ */
+export const versionGate = (caps: Capabilities, allow: VersionAllowances): VersionGate => {
+  const v = caps.version
+  const pre = semver.prerelease(v) !== null
+  if (pre && !allow.prerelease) {
+    return { _tag: "Refused", message: `AICR ${v} is a prerelease: pin a release, or allow prereleases (chart aicr.allowPrerelease, resolver --allow-prerelease-aicr)` }
+  }
+  if (semver.satisfies(v, SUPPORTED_SEMVER_RANGE, { includePrerelease: true })) return { _tag: "Supported" }
+  if (allow.outsideRange) return { _tag: "Allowed", note: `AICR ${v} is outside the supported range ${SUPPORTED_AICR_RANGE}, allowed for development only (aicr.allowUnsupportedVersion)` }
+  return {
+    _tag: "Refused",
+    message: `AICR ${v} is outside the supported range ${SUPPORTED_AICR_RANGE}: pin a supported release (chart aicr.version); a development control plane may allow it with aicr.allowUnsupportedVersion (resolver --allow-unsupported-aicr)`,
+  }
+}

@@ -23,13 +23,13 @@ const aicrJobReasons = {
 } as const
 
 const versionReasons = {
-  AICRVersionMismatch: "an artifact records an AICR version other than the pinned one",
+  AICRVersionMismatch: "the pinned AICR is outside >=1.0.0,<2.0.0 (or a prerelease without the allowance), or an artifact records an AICR version other than the pinned one",
   AICRArtifactUnsupported: "an artifact's apiVersion or schema is one the operator's parsers do not accept",
 } as const
 
 const renderReasons = {
-  OverridePathUnknown: "an override path is absent from the rendered values",
-  InvalidOverride: "an override AICR cannot express",
+  OverridePathUnknown: "an override is absent from the rendered values (an unknown component key, which AICR ignores silently); the message names each",
+  InvalidOverride: "an override AICR cannot express: it refused the --set, or the path runs through a value that is not a map; the message names each",
   InvalidPlacement: "a placement AICR cannot express",
   NamespaceNotAllowed: "the plan renders releases outside the chart's namespaces.components; the message names each",
   ChartSourceUnsupported: "a rendered release holds neither an upstream chart reference nor a local chart",

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs"
 import { parse } from "yaml"
 import { describe, expect, it } from "vitest"
 import { renderConditionCatalog } from "./catalog-doc"
+import { namedIn, tierTestFiles } from "./named-in-tests"
 import { ClusterRuntimeCrd, renderCrds, RuntimeRolloutCrd } from "./crds"
 import { buildCrd } from "./crd"
 import { unbounded } from "./structural"
@@ -30,7 +31,8 @@ describe("generated CRDs (golden)", () => {
     } catch {
       expect.fail(`docs/api/conditions.md is missing. ${REGENERATE}`)
     }
-    expect(onDisk === renderConditionCatalog(), REGENERATE).toBe(true)
+    const tests = tierTestFiles()
+    expect(onDisk === renderConditionCatalog((type, reason) => namedIn(tests, type, reason)), `${REGENERATE} (the page also lists the tests naming each reason)`).toBe(true)
   })
 })
 

@@ -33,7 +33,7 @@ const flags = (app: string, registry: string): string[] => {
     case "ecr-credential-refresher":
       return ["--registry", prefix, "--operator-namespace", NS, "--engine-namespace", "argocd", "--auth-provider", "static"]
     case "resolver":
-      return ["--aicr-version", "v0.11.1", "--registry", prefix, "--operator-namespace", NS, "--component-namespaces", "gpu-operator"]
+      return ["--aicr-version", "v0.11.1", "--allow-unsupported-aicr=true", "--registry", prefix, "--operator-namespace", NS, "--component-namespaces", "gpu-operator"]
     case "step-executor":
       return ["--operator-namespace", NS, "--engine-namespace", "argocd", "--engine-project", "aicr"]
     default:
