@@ -6,7 +6,6 @@ import { once } from "node:events"
 import { join } from "node:path"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { contentConfigMapName } from "@aicr/api"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
 import { parseConfig, runApp } from "@aicr/runtime"
@@ -16,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { registryMirrorApp } from "../src/app"
 import { contentConfigMap, contentData, INPUT_DIGEST, OTHER_INPUT_DIGEST } from "./support/fixtures"
+import { resolveAsResolver } from "./support/resolved"
 
 const info: HarnessInfo = inject("harness")
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
@@ -41,20 +41,7 @@ const mirrored = async () => (await getRuntime()).status?.conditions?.find((c) =
 const touch = async (value: string) =>
   expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { annotations: { "test/touch": value } } } }), "touch")
 
-/** What the resolver would write: Resolved=True for the current generation and the resolution. */
-const resolve = async (inputDigest: string) => {
-  const generation = (await getRuntime()).metadata.generation
-  const body = {
-    apiVersion: "operator.aicr.run/v1alpha1",
-    kind: "ClusterRuntime",
-    metadata: { name: "cluster" },
-    status: {
-      conditions: [{ type: "Resolved", status: "True", observedGeneration: generation, lastTransitionTime: "2026-12-02T10:00:00Z", reason: "InputsResolved", message: "" }],
-      resolution: { inputDigest, contentConfigMap: contentConfigMapName(inputDigest), releases: 14 },
-    },
-  }
-  expectOk(await kubeRequest(info, { method: "PATCH", path: `${RUNTIME}/status?fieldManager=aicr-resolver&force=true`, body, contentType: "application/apply-patch+yaml" }), "resolve")
-}
+const resolve = (inputDigest: string) => resolveAsResolver(info, inputDigest)
 
 beforeAll(async () => {
   registryDir = await mkdtemp(join(tmpdir(), "mirror-ctl-registry-"))

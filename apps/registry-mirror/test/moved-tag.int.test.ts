@@ -9,7 +9,6 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { contentConfigMapName } from "@aicr/api"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
 import { parseConfig, runApp } from "@aicr/runtime"
@@ -20,6 +19,7 @@ import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { registryMirrorApp } from "../src/app"
 import { contentConfigMap, contentData, INPUT_DIGEST } from "./support/fixtures"
+import { resolveAsResolver } from "./support/resolved"
 
 const run = promisify(execFile)
 const info: HarnessInfo = inject("harness")
@@ -37,20 +37,7 @@ interface Mirror { inputDigest?: string; bundle?: string; charts?: Array<{ relea
 const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { metadata: { generation: number }; status?: { conditions?: Cond[]; mirror?: Mirror } }
 const mirrored = async () => (await getRuntime()).status?.conditions?.find((c) => c.type === "Mirrored")
 
-/** What the resolver would write: Resolved=True for the current generation and the resolution. */
-const resolve = async (inputDigest: string) => {
-  const generation = (await getRuntime()).metadata.generation
-  const body = {
-    apiVersion: "operator.aicr.run/v1alpha1",
-    kind: "ClusterRuntime",
-    metadata: { name: "cluster" },
-    status: {
-      conditions: [{ type: "Resolved", status: "True", observedGeneration: generation, lastTransitionTime: "2026-12-02T10:00:00Z", reason: "InputsResolved", message: "" }],
-      resolution: { inputDigest, contentConfigMap: contentConfigMapName(inputDigest), releases: 14 },
-    },
-  }
-  expectOk(await kubeRequest(info, { method: "PATCH", path: `${RUNTIME}/status?fieldManager=aicr-resolver&force=true`, body, contentType: "application/apply-patch+yaml" }), "resolve")
-}
+const resolve = (inputDigest: string) => resolveAsResolver(info, inputDigest)
 
 beforeAll(async () => {
   registryDir = await mkdtemp(join(tmpdir(), "mirror-moved-registry-"))

@@ -4,7 +4,6 @@
 import { join } from "node:path"
 import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { contentConfigMapName } from "@aicr/api"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
 import { parseConfig, runApp } from "@aicr/runtime"
@@ -13,6 +12,7 @@ import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { registryMirrorApp } from "../src/app"
 import { contentConfigMap, contentData, INPUT_DIGEST } from "./support/fixtures"
+import { resolveAsResolver } from "./support/resolved"
 
 const info: HarnessInfo = inject("harness")
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
@@ -32,20 +32,7 @@ const mirrored = async () => {
 const setPaused = async (paused: boolean) =>
   expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { paused } }, contentType: "application/merge-patch+json" }), "set paused")
 
-/** What the resolver writes for the current generation: Resolved=True and the resolution. */
-const resolve = async (inputDigest: string) => {
-  const generation = (await getRuntime()).metadata.generation
-  const body = {
-    apiVersion: "operator.aicr.run/v1alpha1",
-    kind: "ClusterRuntime",
-    metadata: { name: "cluster" },
-    status: {
-      conditions: [{ type: "Resolved", status: "True", observedGeneration: generation, lastTransitionTime: "2026-12-02T10:00:00Z", reason: "InputsResolved", message: "" }],
-      resolution: { inputDigest, contentConfigMap: contentConfigMapName(inputDigest), releases: 14 },
-    },
-  }
-  expectOk(await kubeRequest(info, { method: "PATCH", path: `${RUNTIME}/status?fieldManager=aicr-resolver&force=true`, body, contentType: "application/apply-patch+yaml" }), "resolve")
-}
+const resolve = (inputDigest: string) => resolveAsResolver(info, inputDigest)
 
 /** The tags of the bundle repository in the registry (none: the repository does not exist). */
 const bundleTags = async (): Promise<string[]> => {
