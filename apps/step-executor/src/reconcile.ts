@@ -47,21 +47,22 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError, Servic
     const refused = yield* suspend(decided, ns)
     const { decision: d, refusal } = reported(o, decided, refused)
     const r = d.rollout
-    // A message-only rewrite of the rollout's room deferred by the pacer: come back when it is due.
+    // A rewrite deferred by the pacer (messages only; on the runtime, the Application count): come back when it is due.
     let messageDue = 0
     if (r !== undefined) {
       yield* step(r, ns)
       const write = rolloutStatus(o, r)
       if (write !== undefined) messageDue = yield* writePacedStatus(rolloutRoom, r.rollout, write, caches.rollouts)
     }
-    yield* writeStatus(runtimeRoom, runtime, runtimeStatus(o, d, refusal), caches.runtimes)
+    const countDue = yield* writePacedStatus(runtimeRoom, runtime, runtimeStatus(o, d, refusal), caches.runtimes, ["engine.applications"])
+    const due = [messageDue, countDue].filter((ms) => ms > 0)
     // Watch events on Applications drive progress; the deadline (and a slow safety poll) bound the wait.
     // While Applications exist, come back in time to notice an Argo CD that stopped comparing them. A refusal clears by
     // itself (an operation ends: a watch event) or by a change no watch here sees (a policy or role edited): come back
     // soon. Every timer reads the caches only.
     const staleCheck = d.ours > 0 ? Requeue.after(Math.max(1_000, o.settings.engineStaleAfterMs / 2)) : Requeue.onChange
     const refusalRetry = refusal !== undefined ? Requeue.min(staleCheck, Requeue.after(REFUSAL_RETRY_MS)) : staleCheck
-    const watchdog = messageDue > 0 ? Requeue.min(refusalRetry, Requeue.after(messageDue)) : refusalRetry
+    const watchdog = due.length > 0 ? Requeue.min(refusalRetry, Requeue.after(Math.min(...due))) : refusalRetry
     if (r?.deadline !== undefined) return Requeue.min(watchdog, Requeue.after(Math.max(50, Math.min(r.deadline - o.now + 50, 30_000))))
     return Requeue.min(watchdog, r !== undefined && r.progress._tag === "InProgress" ? Requeue.after(30_000) : Requeue.onChange)
   })

@@ -200,6 +200,31 @@ describe("step-executor reconcile", () => {
       }),
     ))
 
+  it.effect("pacing: a step writes its Application, its Event and the rollout's room at once; the Application count and message-only rewrites wait 10 s, then are written", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        expect(t.runtime().status?.engine?.applications).toBe(1)
+        yield* t.argo("a", readyStatus)
+        t.fake.clearWrites()
+        // Step 2: its Application, its StepStarted Event and the rollout's room (a Ready, b written) at once; the
+        // runtime's Application count (1 → 2) is all that changes there, so it waits.
+        const r = yield* t.run
+        expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`).sort()).toEqual(["apply Application", "apply RuntimeRollout", "create Event"])
+        expect(r).toEqual(Exit.succeed(Requeue.after(10_000)))
+        expect(t.runtime().status?.engine?.applications).toBe(1)
+        t.fake.clearWrites()
+        yield* TestClock.adjust("10 seconds")
+        yield* t.run
+        expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`)).toEqual(["apply ClusterRuntime"])
+        expect(t.runtime().status?.engine?.applications).toBe(2)
+        t.fake.clearWrites()
+        yield* t.run
+        expect(t.fake.writes).toHaveLength(0)
+      }),
+    ))
+
   it.effect("gates: no approval, a stale approval, AwaitingAcknowledgement, validation Required without ValidationReady", () =>
     at0(
       Effect.gen(function* () {

@@ -52,6 +52,13 @@ describe("onlyMessagesChange", () => {
     expect(onlyMessagesChange(room, live, status)).toBe(want)
   })
 
+  it("also leaves out the informational fields it is given, by their path under status", () => {
+    const counted = widget({ conditions: [cond("Alpha"), cond("AlphaReady")], alpha: { state: "Waiting", count: 1 } })
+    expect(onlyMessagesChange(room, counted, write({ state: "Waiting", count: 2 }), ["alpha.count"])).toBe(true)
+    expect(onlyMessagesChange(room, counted, write({ state: "Waiting", count: 2 }))).toBe(false)
+    expect(onlyMessagesChange(room, counted, write({ state: "Ready", count: 2 }), ["alpha.count"])).toBe(false)
+  })
+
   it("is false on a first visit (the conditions themselves are new)", () => {
     expect(onlyMessagesChange(room, widget(), write({ state: "Waiting" }))).toBe(false)
   })
