@@ -240,7 +240,19 @@ try {
     suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
     chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated } : "skipped (--no-chaos)",
   }
-  if (repeated.length > 0) throw new Error(`Applications written more than once per step: ${JSON.stringify(repeated)}`)
+  if (repeated.length > 0) {
+    // What to look at: each apply of a repeated Application (when, the answer) and the executor's log lines naming it.
+    const detail = repeated.map(({ n }) => ({
+      application: n,
+      applies: applies(n).map((e) => {
+        const t = e as unknown as { requestReceivedTimestamp?: string; stageTimestamp?: string }
+        return { received: t.requestReceivedTimestamp, done: t.stageTimestamp, stage: e.stage, code: e.responseStatus?.code }
+      }),
+      log: readFileSync(logFile, "utf8").split("\n").filter((l) => l.includes(`argocd/${n}"`) || l.includes("Caches synced")).slice(-80),
+    }))
+    console.log(JSON.stringify({ repeatedDetail: detail }))
+    throw new Error(`Applications written more than once per step: ${JSON.stringify(repeated)}`)
+  }
   if (process.argv.includes("--no-baselines")) {
     console.log(JSON.stringify({ ...common, syncWaves: "skipped (--no-baselines)", polling30s: "skipped (--no-baselines)" }))
     throw new Done()
