@@ -1,7 +1,5 @@
-import { LABEL_OUTCOME } from "@aicr/api"
 import { describe, expect, it } from "vitest"
-import { aRollout } from "../test/support/fixtures"
-import { approversOf, type Binding, bindingChangesApprovers, openRollouts } from "./access"
+import { approversOf, type Binding, bindingChangesApprovers } from "./access"
 
 const ROLE = "aicr-operator-approver"
 const binding = (name: string, role: string, kind = "ClusterRole"): Binding => ({
@@ -24,12 +22,6 @@ describe("who may approve, as bindings change", () => {
       bindingChangesApprovers({ type: "add", object: other }, ROLE),
       bindingChangesApprovers({ type: "add", object: binding("ns-role", ROLE, "Role") }, ROLE),
     ]).toEqual([true, true, true, true, false, false])
-  })
-
-  it("maps such an event to every rollout still open (no outcome label)", () => {
-    const open = aRollout()
-    const closed = { ...aRollout(), metadata: { ...aRollout().metadata, name: "cluster-3f2a9c1d0e4b-0", labels: { [LABEL_OUTCOME]: "Expired" } } }
-    expect(openRollouts([closed, open])).toEqual([open.metadata.name])
   })
 
   it("lists the subjects of the approver bindings only", () => {

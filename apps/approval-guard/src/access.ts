@@ -3,7 +3,7 @@
  * says who may approve) and the authorizer's answer for one approver (a SubjectAccessReview of the custom verb
  * `approve` on this rollout, the same question admission asked when the approval was written).
  */
-import { keyOf, LABEL_OUTCOME, type ObjectKey, Rbac, Reviews, type KubeObject, type RuntimeRollout } from "@aicr/api"
+import { Rbac, Reviews, type KubeObject } from "@aicr/api"
 import { type InformerEvent, Kube, type KubeError } from "@aicr/kube"
 import { Context, Effect } from "effect"
 
@@ -42,10 +42,6 @@ const bindsRole = (b: Binding, role: string) => b.roleRef?.kind === "ClusterRole
  */
 export const bindingChangesApprovers = (e: InformerEvent<Binding>, role: string): boolean =>
   bindsRole(e.object, role) || (e.type === "update" && bindsRole(e.old, role))
-
-/** The rollouts whose `Approved` may still change: those the planner has not closed with an outcome label (pure). */
-export const openRollouts = (rollouts: ReadonlyArray<RuntimeRollout>): ReadonlyArray<ObjectKey> =>
-  rollouts.filter((r) => r.metadata.labels?.[LABEL_OUTCOME] === undefined).map(keyOf)
 
 /** The live access checks: a list of ClusterRoleBindings and one SubjectAccessReview per approval. */
 export const liveAccess = Effect.gen(function* () {

@@ -7,7 +7,7 @@
 import { ClusterRuntimeKind, Core, kindKey, SINGLETON_NAME } from "@aicr/api"
 import { type AppSpec, appSettings, informersFor } from "@aicr/runtime"
 import { Effect } from "effect"
-import { ChartRegistry, openChartRegistry } from "./charts"
+import { ChartRegistry, lazyChartRegistry } from "./charts"
 import { parseSettings, PlannerConfig } from "./config"
 import { contract } from "./contract"
 import { reconcile } from "./reconcile"
@@ -30,8 +30,7 @@ export const plannerApp: AppSpec<Error> = {
             return {}
         }
       })
-      const { registry, close } = openChartRegistry(settings, `aicr-${contract.controller}`)
-      yield* Effect.addFinalizer(() => Effect.promise(close))
+      const registry = yield* lazyChartRegistry(settings, `aicr-${contract.controller}`)
       return [
         {
           name: contract.controller,

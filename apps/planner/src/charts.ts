@@ -6,10 +6,13 @@
  * registry's credentials (the registry-mirror's docker config, re-read at each check so rotated tokens count).
  * A manifest the registry does not have is `Missing`; a registry that does not answer is `Unavailable` (transient:
  * retried); any other refusal (unauthorized, denied, a malformed reference) is `Refused`.
+ *
+ * The OCI client (`./chart-registry`: `@aicr/oras` with undici, ~10 MiB of RSS) is loaded by the first check, then
+ * kept: a pinned plan is rare, and an idle planner never loads it (a dynamic `import()`, which the split bundle keeps
+ * in a chunk of its own, as registry-mirror does).
  */
 import type { Plan } from "@aicr/api"
-import { dockerConfigCredentials, isOciError, OciClient } from "@aicr/oras"
-import { Context, Effect } from "effect"
+import { Context, Effect, type Scope } from "effect"
 
 export interface ChartRef {
   readonly release: string
@@ -32,31 +35,18 @@ export class ChartRegistry extends Context.Service<ChartRegistry, ChartRegistryS
 /** Every release's chart of a plan, by digest (the tag is dropped: the digest is what the plan pins). */
 export const chartsOf = (plan: Plan): ChartRef[] => plan.releases.map((r) => ({ release: r.name, ref: `${r.chart.ref.replace(/:[^:/@]+$/u, "")}@${r.chart.digest}` }))
 
-/** The check over an OCI client: HEAD every manifest, in order, stopping at the first registry failure. */
-export const checkWith = (client: Pick<OciClient, "manifestExists">): ChartRegistryShape => ({
-  check: (charts) =>
-    Effect.promise(async (): Promise<ChartCheck> => {
-      const missing: ChartRef[] = []
-      for (const c of charts) {
-        try {
-          if ((await client.manifestExists(c.ref)) === undefined) missing.push(c)
-        } catch (e) {
-          const message = e instanceof Error ? e.message : String(e)
-          if (isOciError(e, "Unavailable")) return { _tag: "Unavailable", message }
-          return { _tag: "Refused", release: c.release, message }
-        }
-      }
-      return missing.length === 0 ? { _tag: "Present", checked: charts.length } : { _tag: "Missing", missing, checked: charts.length }
-    }),
-})
-
-/** The controller's registry client: the settings' credentials and plain-HTTP hosts, and how to close it. */
-export const openChartRegistry = (settings: { readonly dockerConfig: string | undefined; readonly plainHttp: ReadonlyArray<string> }, userAgent: string) => {
-  const path = settings.dockerConfig
-  const client = new OciClient({
-    ...(path !== undefined ? { credentials: (registry: string) => dockerConfigCredentials({ path })(registry) } : {}),
-    plainHttp: [...settings.plainHttp],
-    userAgent,
+/** The running controller's `ChartRegistry`: the OCI client loaded by the first check, closed with the scope. */
+export const lazyChartRegistry = (settings: { readonly dockerConfig: string | undefined; readonly plainHttp: ReadonlyArray<string> }, userAgent: string): Effect.Effect<ChartRegistryShape, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    let opened: Promise<{ readonly registry: ChartRegistryShape; readonly close: () => Promise<void> }> | undefined
+    const open = () =>
+      (opened ??= import("./chart-registry").then(
+        (m) => m.openChartRegistry(settings, userAgent),
+        (e: unknown) => {
+          opened = undefined
+          throw e
+        },
+      ))
+    yield* Effect.addFinalizer(() => (opened === undefined ? Effect.void : Effect.promise(() => opened!.then((o) => o.close()).catch(() => undefined))))
+    return { check: (charts) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.check(charts))) }
   })
-  return { registry: checkWith(client), close: () => client.close() }
-}

@@ -134,10 +134,17 @@ try {
       writes: mine.filter((e) => done(e) && WRITES.has(e.verb)).length,
       reads: mine.filter((e) => done(e) && (e.verb === "get" || e.verb === "list")).length,
       watches: mine.filter((e) => e.verb === "watch" && e.stage === "ResponseStarted").length,
+      writesByResource: mine.filter((e) => done(e) && WRITES.has(e.verb)).reduce<Record<string, number>>((m, e) => {
+        const k = `${e.verb} ${e.objectRef?.resource ?? "?"}${e.objectRef?.subresource !== undefined ? `/${e.objectRef.subresource}` : ""}`
+        return { ...m, [k]: (m[k] ?? 0) + 1 }
+      }, {}),
       readsByResource: Object.entries(mine.filter((e) => done(e) && (e.verb === "get" || e.verb === "list")).reduce<Record<string, number>>((m, e) => ({ ...m, [`${e.verb} ${e.objectRef?.resource ?? "?"}`]: (m[`${e.verb} ${e.objectRef?.resource ?? "?"}`] ?? 0) + 1 }), {})),
     }
   }
-  const minus = (a: ReturnType<typeof requests>, b: ReturnType<typeof requests>) => ({ writes: a.writes - b.writes, reads: a.reads - b.reads, watches: a.watches - b.watches })
+  const minus = (a: ReturnType<typeof requests>, b: ReturnType<typeof requests>) => ({
+    writes: a.writes - b.writes, reads: a.reads - b.reads, watches: a.watches - b.watches,
+    writesByResource: Object.fromEntries(Object.entries(a.writesByResource).map(([k, v]) => [k, v - (b.writesByResource[k] ?? 0)]).filter(([, v]) => v !== 0)),
+  })
 
   // 1. A clean install (first, the executor idle before any Application exists).
   startExecutor()
@@ -175,7 +182,7 @@ try {
   }
   const installFigures = {
     seconds: +installSeconds.toFixed(1), perStepSeconds: +(installSeconds / N).toFixed(2), edges: edges.length, edgeOverheadMs: { p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) },
-    executorApiWritesPerStep: +(reqInstall.writes / N).toFixed(1), executorApiReadsPerStep: +(reqInstall.reads / N).toFixed(1), executorWatchesStarted: reqInstall.watches,
+    executorApiWritesPerStep: +(reqInstall.writes / N).toFixed(1), executorApiReadsPerStep: +(reqInstall.reads / N).toFixed(1), executorWatchesStarted: reqInstall.watches, executorApiWritesByResource: reqInstall.writesByResource,
   }
   if (process.argv.includes("--idle-only")) {
     console.log(JSON.stringify({ what: `step-executor bundle after a ${N}-release install (--idle-only)`, bundle: built.entry, nodeFlags, install: installFigures, idleAfterInstall: idle }))
@@ -233,7 +240,19 @@ try {
     suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
     chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated } : "skipped (--no-chaos)",
   }
-  if (repeated.length > 0) throw new Error(`Applications written more than once per step: ${JSON.stringify(repeated)}`)
+  if (repeated.length > 0) {
+    // What to look at: each apply of a repeated Application (when, the answer) and the executor's log lines naming it.
+    const detail = repeated.map(({ n }) => ({
+      application: n,
+      applies: applies(n).map((e) => {
+        const t = e as unknown as { requestReceivedTimestamp?: string; stageTimestamp?: string }
+        return { received: t.requestReceivedTimestamp, done: t.stageTimestamp, stage: e.stage, code: e.responseStatus?.code }
+      }),
+      log: readFileSync(logFile, "utf8").split("\n").filter((l) => l.includes(`argocd/${n}"`) || l.includes("Caches synced")).slice(-80),
+    }))
+    console.log(JSON.stringify({ repeatedDetail: detail }))
+    throw new Error(`Applications written more than once per step: ${JSON.stringify(repeated)}`)
+  }
   if (process.argv.includes("--no-baselines")) {
     console.log(JSON.stringify({ ...common, syncWaves: "skipped (--no-baselines)", polling30s: "skipped (--no-baselines)" }))
     throw new Done()

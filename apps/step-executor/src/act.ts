@@ -6,12 +6,15 @@
  *   refused by the API server (`Forbidden`/`Invalid`: an admission policy, RBAC) is reported, not retried in a hot loop;
  * - the rollout's one action: server-side apply of the step's Application (field manager `aicr-step-executor`, no
  *   force), or the delete of a Remove step's Application with a uid precondition; a Normal `StepStarted` Event each;
- * - the status rooms (`applyStatus`, skipped when nothing changed).
+ * - the status rooms (`applyStatus`, skipped when nothing changed); on the rollout, a rewrite that changes only
+ *   messages (what the step in flight still waits for, with each Argo CD status update) is paced: at most one per
+ *   10 s (`@aicr/runtime`'s `StatusPacer`), the latest written once the interval is over; on the runtime, so is a
+ *   rewrite that changes only `status.engine.applications` (the count grows by one with each Install step).
  */
 import { ArgoCD, type KubeObject, type Room } from "@aicr/api"
 import { suspensionPatch } from "@aicr/argocd"
-import { EventRecorder, type Informer, Kube, type KubeError, type StatusWrite } from "@aicr/kube"
-import { Expectations } from "@aicr/runtime"
+import { EventRecorder, type Informer, Kube, type KubeError, onlyMessagesChange, type StatusWrite } from "@aicr/kube"
+import { Expectations, StatusPacer } from "@aicr/runtime"
 import { Effect } from "effect"
 import { Caches } from "./caches"
 import { contract } from "./contract"
@@ -80,4 +83,15 @@ export const writeStatus = <T extends KubeObject>(room: Room, obj: T, write: Sta
     const { applied, object } = yield* (yield* Kube).applyStatus(room, obj, write)
     if (applied) yield* (yield* Expectations).written(cache, object)
     return applied
+  })
+
+/**
+ * `writeStatus` with changes of messages only (and of the informational fields in `also`) paced (`StatusPacer`,
+ * keyed by the object's uid): the ms until a deferred rewrite is due, 0 when nothing was deferred. The caller comes
+ * back then, so the latest is written.
+ */
+export const writePacedStatus = <T extends KubeObject>(room: Room, obj: T, write: StatusWrite, cache: Informer<T>, also: ReadonlyArray<string> = []): Effect.Effect<number, KubeError, Kube | Expectations | StatusPacer> =>
+  Effect.gen(function* () {
+    const pacer = yield* StatusPacer
+    return yield* pacer.pace(`${room.kind.kind}/${obj.metadata.uid ?? obj.metadata.name}`, onlyMessagesChange(room, obj, write, also), writeStatus(room, obj, write, cache))
   })

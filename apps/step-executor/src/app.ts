@@ -1,10 +1,10 @@
 /**
  * step-executor's composition: settings, the informer caches of its contract's watches (`caches.ts`), each mapped to
- * `cluster`, the process's expectations and kept plan read, and the controller, as an `AppSpec` the runtime runs. No
+ * `cluster`, the process's expectations, status pacer and kept plan read, and the controller, as an `AppSpec` the runtime runs. No
  * logic here.
  */
 import { ClusterRuntimeKind } from "@aicr/api"
-import { type AppSpec, appSettings, Expectations, makeExpectations } from "@aicr/runtime"
+import { type AppSpec, appSettings, Expectations, makeExpectations, makeStatusPacer, StatusPacer } from "@aicr/runtime"
 import { Effect } from "effect"
 import { Caches, makeCaches } from "./caches"
 import { ExecutorConfig, parseSettings } from "./config"
@@ -20,6 +20,7 @@ export const stepExecutorApp: AppSpec<Error> = {
       yield* Effect.logInfo("Starting step-executor", { engineNamespace: settings.engineNamespace, project: settings.project, stepTimeoutMs: settings.stepTimeoutMs })
       const { caches, sources } = yield* makeCaches(settings)
       const expectations = makeExpectations()
+      const pacer = makeStatusPacer()
       const plans = makePlanReads()
       return [
         {
@@ -31,6 +32,7 @@ export const stepExecutorApp: AppSpec<Error> = {
               Effect.provideService(ExecutorConfig, settings),
               Effect.provideService(Caches, caches),
               Effect.provideService(Expectations, expectations),
+              Effect.provideService(StatusPacer, pacer),
               Effect.provideService(PlanReads, plans),
             ),
         },

@@ -16,9 +16,9 @@
 import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, RuntimeRolloutKind } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import type { EventRecorder, Kube, KubeError } from "@aicr/kube"
-import { Expectations, fromCache, Requeue, singleton, warnOnTransition } from "@aicr/runtime"
+import { Expectations, fromCache, Requeue, singleton, type StatusPacer, warnOnTransition } from "@aicr/runtime"
 import { Cause, Clock, Effect } from "effect"
-import { step, suspend, writeStatus } from "./act"
+import { step, suspend, writePacedStatus, writeStatus } from "./act"
 import { Caches } from "./caches"
 import type { ExecutorConfig } from "./config"
 import { contract } from "./contract"
@@ -35,7 +35,7 @@ const EXPECTATION_RECHECK_MS = 5_000
 export const runtimeRoom = roomOn(contract, ClusterRuntimeKind)
 export const rolloutRoom = roomOn(contract, RuntimeRolloutKind)
 
-type Services = Kube | EventRecorder | Caches | Expectations | PlanReads | ExecutorConfig
+type Services = Kube | EventRecorder | Caches | Expectations | StatusPacer | PlanReads | ExecutorConfig
 
 /** One pass over what the caches show. */
 const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError, Services> =>
@@ -47,18 +47,22 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError, Servic
     const refused = yield* suspend(decided, ns)
     const { decision: d, refusal } = reported(o, decided, refused)
     const r = d.rollout
+    // A rewrite deferred by the pacer (messages only; on the runtime, the Application count): come back when it is due.
+    let messageDue = 0
     if (r !== undefined) {
       yield* step(r, ns)
       const write = rolloutStatus(o, r)
-      if (write !== undefined) yield* writeStatus(rolloutRoom, r.rollout, write, caches.rollouts)
+      if (write !== undefined) messageDue = yield* writePacedStatus(rolloutRoom, r.rollout, write, caches.rollouts)
     }
-    yield* writeStatus(runtimeRoom, runtime, runtimeStatus(o, d, refusal), caches.runtimes)
+    const countDue = yield* writePacedStatus(runtimeRoom, runtime, runtimeStatus(o, d, refusal), caches.runtimes, ["engine.applications"])
+    const due = [messageDue, countDue].filter((ms) => ms > 0)
     // Watch events on Applications drive progress; the deadline (and a slow safety poll) bound the wait.
     // While Applications exist, come back in time to notice an Argo CD that stopped comparing them. A refusal clears by
     // itself (an operation ends: a watch event) or by a change no watch here sees (a policy or role edited): come back
     // soon. Every timer reads the caches only.
     const staleCheck = d.ours > 0 ? Requeue.after(Math.max(1_000, o.settings.engineStaleAfterMs / 2)) : Requeue.onChange
-    const watchdog = refusal !== undefined ? Requeue.min(staleCheck, Requeue.after(REFUSAL_RETRY_MS)) : staleCheck
+    const refusalRetry = refusal !== undefined ? Requeue.min(staleCheck, Requeue.after(REFUSAL_RETRY_MS)) : staleCheck
+    const watchdog = due.length > 0 ? Requeue.min(refusalRetry, Requeue.after(Math.min(...due))) : refusalRetry
     if (r?.deadline !== undefined) return Requeue.min(watchdog, Requeue.after(Math.max(50, Math.min(r.deadline - o.now + 50, 30_000))))
     return Requeue.min(watchdog, r !== undefined && r.progress._tag === "InProgress" ? Requeue.after(30_000) : Requeue.onChange)
   })

@@ -11,7 +11,7 @@ import { eventRecorderLayer, type Informer, Kube, type KubeShape } from "@aicr/k
 import { makeFakeKube, settle } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
-import { Expectations, makeExpectations, Requeue } from "@aicr/runtime"
+import { Expectations, makeExpectations, makeStatusPacer, Requeue, StatusPacer } from "@aicr/runtime"
 import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { Caches, type ExecutorCaches, makeCaches } from "../src/caches"
@@ -56,6 +56,7 @@ const setup = (s: Setup = {}) => {
   // The executor's caches on FakeKube, made by the first pass; each pass starts once they show what the test wrote.
   let caches: ExecutorCaches | undefined
   const expectations = makeExpectations()
+  const pacer = makeStatusPacer()
   const plans = makePlanReads()
   const ready = Effect.gen(function* () {
     caches ??= (yield* makeCaches(config).pipe(Effect.provide(fake.layer))).caches
@@ -69,6 +70,7 @@ const setup = (s: Setup = {}) => {
         Effect.provideService(ExecutorConfig, config),
         Effect.provideService(Caches, c),
         Effect.provideService(Expectations, expectations),
+        Effect.provideService(StatusPacer, pacer),
         Effect.provideService(PlanReads, plans),
       )
     ),
@@ -173,7 +175,12 @@ describe("step-executor reconcile", () => {
         yield* t.run
         yield* t.argo("a", staleStatus)
         t.fake.clearWrites()
+        // Only the step's message changes (what it waits for): the rewrite waits for the pacer's 10 s, then comes.
+        expect(yield* t.run).toEqual(Exit.succeed(Requeue.after(10_000)))
+        expect(t.fake.writes).toHaveLength(0)
+        yield* TestClock.adjust("10 seconds")
         yield* t.run
+        expect(t.fake.writes.map((w) => w.kind)).toEqual(["RuntimeRollout"])
         expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(0)
         expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "WaitingForReady" })
         expect(t.rollout().status!.steps!.items![0]!.message).toContain("sync status OutOfSync")
@@ -196,6 +203,31 @@ describe("step-executor reconcile", () => {
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
         expect(t.rollout().status!.steps).toMatchObject({ total: 3, done: 3 })
         expect(t.rollout().status!.steps!.current).toBeUndefined()
+      }),
+    ))
+
+  it.effect("pacing: a step writes its Application, its Event and the rollout's room at once; the Application count and message-only rewrites wait 10 s, then are written", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        expect(t.runtime().status?.engine?.applications).toBe(1)
+        yield* t.argo("a", readyStatus)
+        t.fake.clearWrites()
+        // Step 2: its Application, its StepStarted Event and the rollout's room (a Ready, b written) at once; the
+        // runtime's Application count (1 → 2) is all that changes there, so it waits.
+        const r = yield* t.run
+        expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`).sort()).toEqual(["apply Application", "apply RuntimeRollout", "create Event"])
+        expect(r).toEqual(Exit.succeed(Requeue.after(10_000)))
+        expect(t.runtime().status?.engine?.applications).toBe(1)
+        t.fake.clearWrites()
+        yield* TestClock.adjust("10 seconds")
+        yield* t.run
+        expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`)).toEqual(["apply ClusterRuntime"])
+        expect(t.runtime().status?.engine?.applications).toBe(2)
+        t.fake.clearWrites()
+        yield* t.run
+        expect(t.fake.writes).toHaveLength(0)
       }),
     ))
 
@@ -489,6 +521,9 @@ describe("step-executor reconcile", () => {
         yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Progressing"))
         yield* t.run
         expect(t.app("nvsentinel")).toBeUndefined()
+        // A message-only change: written once the pacer's interval is over.
+        yield* TestClock.adjust("10 seconds")
+        yield* t.run
         expect(t.progressing()!.message).toContain(`step 2/3 gpu-operator-readiness (Install): Waiting for ${GATE} (the readiness gate's Job completes only once the gate passed): health Progressing`)
         yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Healthy"))
         yield* t.run
@@ -634,6 +669,7 @@ describe("step-executor reconcile", () => {
             Effect.provideService(ExecutorConfig, settings),
             Effect.provideService(Caches, caches),
             Effect.provideService(Expectations, expectations),
+            Effect.provideService(StatusPacer, makeStatusPacer()),
             Effect.provideService(PlanReads, plans),
             Effect.exit,
           )

@@ -1,7 +1,7 @@
 import type { KubeObject, Room } from "@aicr/api"
 import { Cause, Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { RoomViolation, buildStatusApply, jsonEqual, makeApplyStatus, statusUnchanged } from "./status"
+import { RoomViolation, buildStatusApply, jsonEqual, makeApplyStatus, onlyMessagesChange, statusUnchanged } from "./status"
 import type { WireCondition } from "./types"
 
 const Widget = { group: "test.aicr.run", version: "v1", kind: "Widget", plural: "widgets", namespaced: false } as const
@@ -35,6 +35,32 @@ describe("buildStatusApply", () => {
 
   it("refuses an object of another kind", () => {
     expect(() => buildStatusApply(room, { ...widget(), kind: "Gadget" }, { conditions: [cond("Alpha"), cond("AlphaReady")] })).toThrow(RoomViolation)
+  })
+})
+
+describe("onlyMessagesChange", () => {
+  const live = widget({ conditions: [cond("Alpha"), cond("AlphaReady")], alpha: { state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] } })
+  const write = (alpha: Record<string, unknown>, ready: Partial<WireCondition> = {}) => ({ conditions: [cond("Alpha"), cond("AlphaReady", "True", ready)], alpha })
+  it.each([
+    { name: "is true when only a condition's message differs", status: write({ state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] }, { message: "health Progressing" }), want: true },
+    { name: "is true when only a message inside the room's key differs", status: write({ state: "Waiting", items: [{ state: "Waiting", message: "health Progressing" }] }), want: true },
+    { name: "is false when nothing differs (no write at all)", status: write({ state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] }), want: false },
+    { name: "is false when a state in the room's key differs too", status: write({ state: "Ready", items: [{ state: "Waiting", message: "health Progressing" }] }), want: false },
+    { name: "is false when a condition's reason differs too", status: write({ state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] }, { reason: "Other", message: "x" }), want: false },
+    { name: "is false when a message appears where there was none and a field goes", status: write({ state: "Waiting", items: [{ message: "x" }] }), want: false },
+  ])("$name", ({ status, want }) => {
+    expect(onlyMessagesChange(room, live, status)).toBe(want)
+  })
+
+  it("also leaves out the informational fields it is given, by their path under status", () => {
+    const counted = widget({ conditions: [cond("Alpha"), cond("AlphaReady")], alpha: { state: "Waiting", count: 1 } })
+    expect(onlyMessagesChange(room, counted, write({ state: "Waiting", count: 2 }), ["alpha.count"])).toBe(true)
+    expect(onlyMessagesChange(room, counted, write({ state: "Waiting", count: 2 }))).toBe(false)
+    expect(onlyMessagesChange(room, counted, write({ state: "Ready", count: 2 }), ["alpha.count"])).toBe(false)
+  })
+
+  it("is false on a first visit (the conditions themselves are new)", () => {
+    expect(onlyMessagesChange(room, widget(), write({ state: "Waiting" }))).toBe(false)
   })
 })
 

@@ -95,6 +95,27 @@ export const statusUnchanged = (room: Room, live: KubeObject, body: { readonly s
   return true
 }
 
+/** `value` with every `message` key removed, at any depth, and the dotted paths in `also` (e.g. `engine.applications`). */
+const withoutMessages = (value: unknown, also: ReadonlyArray<string> = [], path = ""): unknown => {
+  if (Array.isArray(value)) return value.map((v) => withoutMessages(v, also, path))
+  if (typeof value !== "object" || value === null) return value
+  const at = (k: string) => (path === "" ? k : `${path}.${k}`)
+  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== "message" && !also.includes(at(k))).map(([k, v]) => [k, withoutMessages(v, also, at(k))]))
+}
+
+/**
+ * True when applying `status` for `room` on `live` would change nothing but `message` texts (the conditions' and
+ * any under the room's status keys) and the informational fields named in `also` (dotted paths under `status`, e.g.
+ * `engine.applications`): a rewrite a controller may defer (`@aicr/runtime`'s status pacer). False when nothing would
+ * change at all, and when anything else would (a status, a reason, a state).
+ */
+export const onlyMessagesChange = (room: Room, live: KubeObject, status: StatusWrite, also: ReadonlyArray<string> = []): boolean => {
+  const body = buildStatusApply(room, live, status)
+  if (statusUnchanged(room, live, body)) return false
+  const bare = { ...live, status: withoutMessages(statusOf(live), also) } as KubeObject
+  return statusUnchanged(room, bare, { status: withoutMessages(body.status, also) as Record<string, unknown> })
+}
+
 type ApplyFn = <T extends KubeObject>(kind: Room["kind"], obj: unknown, options: ApplyOptions) => Effect.Effect<T, KubeError>
 
 /**

@@ -10,6 +10,7 @@ export { makeMetrics, type Metrics, type ReconcileResult } from "./metrics"
 export { healthServer, metricsServer, parseBindAddress, serve, type Check, type ServerHandle } from "./health"
 export { parseConfig, parseDurationMs, parseJobSeconds, readAppFlags, type AppFlags, type RuntimeConfig } from "./config"
 export { Expectations, makeExpectations, reached, type ExpectationsShape } from "./expectations"
+export { makeStatusPacer, MESSAGE_INTERVAL_DEFAULT, StatusPacer, type StatusPacerShape } from "./pacer"
 export { main, runApp, LeadershipLost, type AppContext, type AppController, type AppSpec, type RunOptions } from "./main"
 export {
   appSettings, type ContractInformers, type FailureClass, fromCache, informersFor, lazy, rooted, type RootedOptions, singleton, warnOnTransition, type WatchScope,
