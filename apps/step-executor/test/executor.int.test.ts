@@ -195,7 +195,11 @@ describe("step-executor on real Argo CD", () => {
       const first = recorder.apps(next)[0]!
       expect(isReadyAt(lastBefore(recorder.apps(prev), first.seq)!.object, at(prev, "0.1.0"))).toBe(true)
     }
-    const rt = await get(info, RUNTIME)
+    // The Application count is informational: the executor paces its rewrites (at most one per 10 s per object).
+    const rt = await eventually(async () => {
+      const r = await get(info, RUNTIME)
+      return r.status.engine?.applications === 3 && r
+    }, { timeoutMs: 30_000, intervalMs: 250, what: "status.engine.applications 3 (paced)" })
     expect(rt.status.engine).toMatchObject({ namespace: "argocd", project: "aicr", applications: 3, suspended: 0 })
     expect(rt.status.conditions.find((c: Cond) => c.type === "EngineAvailable")).toMatchObject({ status: "True", reason: "EngineReady" })
     await closeRollout(info, "exec-1", "Succeeded")
