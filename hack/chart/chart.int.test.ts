@@ -152,7 +152,7 @@ describe("helm lint and template", () => {
     const objs = objectsOf(await template(join(CI, "static-values.yaml"), "--set", "registryMirror.upstreamRewrites[0]=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia"))
     const deployments = objs.filter((o) => o.kind === "Deployment").map(deploymentOf)
     for (const d of deployments) {
-      const c = d.spec.template.spec.containers[0]! as { args: string[]; env: Array<{ name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }> }
+      const c = d.spec.template.spec.containers[0]! as unknown as { args: string[]; env: Array<{ name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }> }
       expect(c.args, d.metadata.name).toEqual(expect.arrayContaining(["--metrics-bind-address=$(POD_IP):8080", "--health-probe-bind-address=$(POD_IP):8081"]))
       expect(c.env.find((e) => e.name === "POD_IP")?.valueFrom?.fieldRef?.fieldPath, d.metadata.name).toBe("status.podIP")
     }
