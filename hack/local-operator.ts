@@ -302,7 +302,10 @@ export const startLocalUpstream = async (info: HarnessInfo, opts: { dir: string;
   } catch (e) {
     await proc.stop()
     rmSync(stateFile(opts.dir), { force: true })
-    throw e
+    // The recorded port may be taken by now: start once more on a free one (the values then change with it).
+    if (port === undefined) throw e
+    rmSync(portFile, { force: true })
+    return startLocalUpstream(info, opts)
   }
 }
 
