@@ -349,7 +349,8 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
     }
   })
 
-  it("installs, and every controller's pods are admitted and roll out", async () => {
+  // helm waits up to 3 minutes and each rollout status up to 2: on a loaded machine more than the tier's default.
+  it("installs, and every controller's pods are admitted and roll out", { timeout: 600_000 }, async () => {
     await h.helm("install", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "-f", installValues, "--wait", "--timeout", "3m", "--kubeconfig", info.kubeconfig)
     for (const d of ["aicr-resolver", "aicr-registry-mirror", "aicr-planner", "aicr-approval-guard", "aicr-step-executor", "aicr-ecr-credential-refresher", "aicr-validation-gate"]) {
       const { stdout } = await kubectl("-n", NAMESPACE, "rollout", "status", `deployment/${d}`, "--timeout=120s")
