@@ -120,8 +120,10 @@ describe("aicr-dev up --detach and down", () => {
     expect(rollouts.items).toHaveLength(1)
     const name = rollouts.items[0]!.metadata.name
     expect(stdout).toContain(`kubectl aicr approve ${name} --expires 2h`)
-    const conditions = await kubectl("get", "clusterruntime", "cluster", "-o", 'jsonpath={range .status.conditions[*]}{.reason}{"\\n"}{end}')
-    expect(conditions.split("\n")).toContain("AwaitingApproval")
+    // The runtime says RollingOut; the rollout's own Approved condition says what it waits for.
+    const approved = await kubectl("get", "runtimerollout", name, "-o", 'jsonpath={.status.conditions[?(@.type=="Approved")].status} {.status.conditions[?(@.type=="Approved")].reason}')
+    expect(approved).toBe("False AwaitingApproval")
+    expect(stdout).toContain(`Rollout ${name} awaits approval (AwaitingApproval)`)
     pids = recordedPids()
     // etcd, registry, apiserver, webhook stand-in, KCM, scheduler, kwok, process kubelet, Argo CD's redis, repo-server,
     // controller + the chart upstream; the controllers are pods of the process kubelet.
