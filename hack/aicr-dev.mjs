@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The developer entry point. Run it through Node 24 from the npm registry, as the README does:
 //
-//   npx -y node@24 hack/aicr-dev.mjs up     # set up, start the local control plane and run the operator on it
+//   npx -y node@24 hack/aicr-dev.mjs up     # set up, start the local control plane and helm install the operator on it
 //   npx -y node@24 hack/aicr-dev.mjs test   # run every test tier (what .ci/run runs)
 //
 // Plain JavaScript with no dependencies: it runs before `npm ci`.
@@ -160,8 +160,8 @@ switch (cmd) {
     process.stdout.write(
       [
         "usage: npx -y node@24 hack/aicr-dev.mjs <command>",
-        "  up [--detach]   build the real components (cached), start the local control plane, install the API,",
-        "                  apply the sample ClusterRuntime and run the operator; Ctrl-C stops everything",
+        "  up [--detach]   build the real components (cached), start the local control plane, build the operator's",
+        "                  images and helm install its chart, apply the sample ClusterRuntime; Ctrl-C stops everything",
         "  down            stop a control plane started with 'up --detach'",
         "  test [tier…]    lint, typecheck and run the test tiers (unit component int e2e); CI runs exactly this",
         "  build [app…]    bundle each app as it ships (esbuild, ESM, code splitting) into dist/apps/<app>/",

@@ -22,7 +22,7 @@ export const LOCAL_STABILIZATION_WINDOW = "15s"
 /** The chart's `namespaces.components` on the local control plane: every namespace the reference recipe renders into. */
 export const COMPONENT_NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
 /** The runtime registry prefix (chart value `registry.repository`) on the local control plane. */
-export const registryPrefix = (info: HarnessInfo) => `oci://${info.registry}/${RUNTIME_PREFIX}`
+export const registryPrefix = (info: Pick<HarnessInfo, "registry">) => `oci://${info.registry}/${RUNTIME_PREFIX}`
 
 /** The operator's AppProject (chart value engine.project). */
 export const ENGINE_PROJECT = "aicr"
@@ -277,6 +277,38 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     await Promise.all(procs.map((p) => p.stop()))
     rmSync(stateFile(opts.dir), { force: true })
     throw e
+  }
+}
+
+/**
+ * The local chart upstream alone (`aicr-dev up`, which installs the controllers with the chart): one process, recorded
+ * in `<dir>/operator.json` like the operator's, on the port it had before in this dir (so the registry-mirror's
+ * upstream rewrites, and with them the chart's values, stay the same across `up`s).
+ */
+export const startLocalUpstream = async (info: HarnessInfo, opts: { dir: string; attached: boolean }): Promise<{ proc: Proc; httpUrl: string; rewrites: ReadonlyArray<string>; stop(): Promise<void> }> => {
+  await stopLocalOperator(opts.dir)
+  const portFile = join(opts.dir, "chart-upstream.port")
+  const port = existsSync(portFile) ? readFileSync(portFile, "utf8").trim() : undefined
+  const upstreamLog = join(opts.dir, "logs", "chart-upstream.log")
+  const logged = existsSync(upstreamLog) ? statSync(upstreamLog).size : 0
+  const proc = await startTs("chart-upstream", "packages/chart-upstream/src/cli.ts", ["--oci-registry", info.registry, ...(port ? ["--port", port] : [])], opts.dir, opts.attached)
+  writeFileSync(stateFile(opts.dir), JSON.stringify([proc].map(({ name, pid, bin, log }): Recorded => ({ name, pid, bin, log }))))
+  try {
+    const served = await upstreamInfo(proc, proc.log === upstreamLog ? logged : 0)
+    writeFileSync(portFile, new URL(served.httpUrl).port)
+    return {
+      proc,
+      httpUrl: served.httpUrl,
+      rewrites: Object.entries(served.rewrites).map(([from, to]) => `${from}=${to}`),
+      stop: async () => void (await stopLocalOperator(opts.dir)),
+    }
+  } catch (e) {
+    await proc.stop()
+    rmSync(stateFile(opts.dir), { force: true })
+    // The recorded port may be taken by now: start once more on a free one (the values then change with it).
+    if (port === undefined) throw e
+    rmSync(portFile, { force: true })
+    return startLocalUpstream(info, opts)
   }
 }
 

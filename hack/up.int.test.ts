@@ -1,8 +1,8 @@
 /**
  * `aicr-dev up` in the foreground stops everything it started when its own process gets SIGTERM or SIGINT, as a
  * process manager sends them (to that one process, not to a terminal's process group): the control plane, the
- * operator's processes and Argo CD all go, and `up` exits cleanly. Each case starts a whole local control plane of its own
- * (state in a temporary AICR_LOCAL_DIR) and signals it once Argo CD and the operator run.
+ * operator's pods (the process kubelet's containers) and Argo CD all go, and `up` exits cleanly. Each case starts a whole
+ * local control plane of its own (state in a temporary AICR_LOCAL_DIR) and signals it once the chart is installed.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
@@ -63,7 +63,7 @@ const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))))
 
 describe("aicr-dev up and signals", () => {
-  it.each(["SIGTERM", "SIGINT"] as const)("%s to up's own process stops every process it started", { timeout: 600_000 }, async (signal) => {
+  it.each(["SIGTERM", "SIGINT"] as const)("%s to up's own process stops every process it started", { timeout: 900_000 }, async (signal) => {
     const dir = mkdtempSync(join(tmpdir(), "aicr-up-signal-"))
     // Its own process group, so the signal reaches only this process, as from a process manager.
     const up = spawn(process.execPath, [join(root, "hack", "aicr-dev.mjs"), "up"], {
@@ -74,10 +74,11 @@ describe("aicr-dev up and signals", () => {
     up.stderr!.on("data", (b: Buffer) => (log += b.toString()))
     const done = exited(up)
     try {
-      await eventually(async () => log.includes("operator processes:") || up.exitCode !== null, { timeoutMs: 420_000, intervalMs: 1000, what: "up to start the operator" })
+      await eventually(async () => log.includes("operator installed:") || up.exitCode !== null, { timeoutMs: 540_000, intervalMs: 1000, what: "up to install the operator" })
       expect(up.exitCode, log).toBeNull()
       const started = descendants(up.pid!)
-      // etcd, kube-apiserver, controller-manager, scheduler, kwok, registry, the operator's processes, Argo CD.
+      // etcd, kube-apiserver, controller-manager, scheduler, kwok, registry, the process kubelet and the controllers'
+      // containers it runs, the chart upstream, Argo CD.
       expect(started.length, log).toBeGreaterThan(10)
       expect(naming(dir).length).toBeGreaterThan(5)
 

@@ -1,12 +1,15 @@
 /**
- * `aicr-dev up`: the operator's main job on the embedded local control plane.
+ * `aicr-dev up`: the operator installed the way the install guide installs it, on the embedded local control plane.
  *
  * Starts (or reuses) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with 2 system and 4 H100
- * nodes, and an OCI registry; installs the operator's API (crds/) and its admission policies and approver roles
- * (policies/); starts the local chart upstream and every controller built so far as its own process, and Argo CD
- * (redis, repo-server, application-controller); applies the sample ClusterRuntime of the EKS guide and shows what
- * the controllers report. In the foreground until Ctrl-C, SIGTERM or SIGHUP, which stop everything; `--detach`
- * leaves it all running (stop it with `aicr-dev down`).
+ * nodes, the process kubelet and an OCI registry; starts Argo CD (redis, repo-server, application-controller) and the
+ * local chart upstream (standing in for the public chart repositories); then the guide's install (hack/local-chart.ts):
+ * the controllers' images built without a daemon and pushed to the local registry, `aicr-system` with its Pod
+ * Security label, `helm install` of the chart from the local registry with a guide-shaped values.yaml (printed), and
+ * `kubectl rollout status` of every Deployment. The process kubelet runs each controller's pod from its image. Then
+ * the sample ClusterRuntime of the EKS guide, and it waits until the first rollout awaits approval and prints the
+ * approve line. In the foreground until Ctrl-C, SIGTERM or SIGHUP, which stop everything; `--detach` leaves it all
+ * running (stop it with `aicr-dev down`).
  */
 import { spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
@@ -14,19 +17,24 @@ import {
   applyManifests,
   ARGOCD_NAMESPACE,
   eventually,
-  installApprovalPolicies,
+  installEditorStamp,
   kubeRequest,
   loadManifests,
   runtimeOciPrefix,
   startArgoCd,
   startControlPlane,
 } from "@aicr/testing/harness"
-import { installEngineProject, OPERATOR_NAMESPACE, registryPrefix, startLocalOperator } from "./local-operator"
+import { buildLocalImages, createReleaseNamespace, DEPLOYMENTS, imagePrefix, installLocalChart, installStaticCredentials, localKubectl, localValues, pushLocalChart, RELEASE, writeValues } from "./local-chart"
+import { OPERATOR_NAMESPACE, registryPrefix, startLocalUpstream } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
 const detach = process.argv.includes("--detach")
-// `up --aws` (or AICR_UP_AWS=1): the ECR credential refresher mints tokens from a local AWS emulator (moto).
-const aws = process.argv.includes("--aws") || process.env.AICR_UP_AWS === "1"
+if (process.argv.includes("--aws") || process.env.AICR_UP_AWS === "1") {
+  // The chart's refresher gets AWS through EKS Pod Identity or IRSA, which the local control plane does not emulate
+  // for its pods yet; the local AWS (moto) runs with the refresher as a local process in the e2e tier only.
+  process.stderr.write("[aicr-dev] up --aws is not supported since up installs the chart (registry.auth.provider static here); see docs/local-control-plane.md\n")
+  process.exit(2)
+}
 const stateDir = process.env.AICR_LOCAL_DIR ?? join(root, ".aicr", "local")
 const say = (msg: string) => process.stderr.write(`[aicr-dev] ${msg}\n`)
 
@@ -55,19 +63,30 @@ stoppers.push({ name: "the control plane", stop: () => plane.stop() })
 const { info } = plane
 say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s at ${info.server}`)
 
-await applyManifests(info, join(root, "crds"))
-await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: OPERATOR_NAMESPACE } }])
-// The admission policies and approver roles the chart ships (policies/), with the editor stamp this API server
-// serves (it records who made each spec change), applied and in force before the sample is.
-await installApprovalPolicies(info, { editorStamp: true })
-const [operator, argocd] = await Promise.all([
-  startLocalOperator(info, { dir: stateDir, attached: !detach, aws }).then((o) => (stoppers.push({ name: "the operator", stop: () => o.stop() }), o)),
-  startArgoCd(info, { attached: !detach }).then((a) => (stoppers.push({ name: "Argo CD", stop: () => a.stop() }), a)),
-])
-say(`operator processes: ${operator.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
+// Argo CD first: the guide installs the operator into a cluster that runs Argo CD (its CRDs hold the chart's AppProject).
+const argocd = await startArgoCd(info, { attached: !detach })
+stoppers.push({ name: "Argo CD", stop: () => argocd.stop() })
 say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1)}s: ${argocd.procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ")}`)
-// The AppProject the operator's chart creates (the step-executor reports ProjectMissing without it).
-await installEngineProject(info)
+// The local chart upstream stands in for the public chart repositories (the registry-mirror's upstream rewrites).
+const upstream = await startLocalUpstream(info, { dir: stateDir, attached: !detach })
+stoppers.push({ name: "the chart upstream", stop: () => upstream.stop() })
+
+// The install guide's steps: the operator's images (built without a daemon, cached by content) and its chart pushed
+// to the plane's registry, the release namespace with its Pod Security label, values.yaml, helm install, rollout status.
+const images = await buildLocalImages(info)
+say(`operator images pushed to ${imagePrefix(info)}: ${Object.values(images).map((i) => `${i.repository.split("/").pop()}@${i.digest.slice(0, 19)}… (${i.seconds.toFixed(1)}s)`).join(", ")}`)
+const chart = pushLocalChart(info, stateDir)
+createReleaseNamespace(info)
+await installStaticCredentials(info)
+const values = writeValues(stateDir, localValues(info, { images, upstreamRewrites: upstream.rewrites }))
+process.stdout.write(`\n# ${values.file}\n${values.text}\n`)
+installLocalChart(info, stateDir, chart, values.file)
+const pods = localKubectl(info)(["-n", OPERATOR_NAMESPACE, "get", "pods", "-o", "wide"], { echo: true })
+process.stdout.write(pods)
+say(`operator installed: helm release ${RELEASE} in ${OPERATOR_NAMESPACE} (${chart.ref}:${chart.version}); every Deployment rolled out`)
+// The optional editor stamp (a MutatingAdmissionPolicy this API server serves) beside the chart's admission policies:
+// it records who made each spec change, so the sample needs no editor annotation.
+await installEditorStamp(info)
 // Applied as admin (the editor stamp records admin as the editor), unchanged: deployment validation stays the sample's
 // default, Required, so the validation gate runs AICR's deployment validator after the last step.
 await applyManifests(info, loadManifests(join(root, "e2e", "samples", "clusterruntime-eks.yaml")))
@@ -78,7 +97,7 @@ const conditionsOf = async () => {
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
   return new Map<string, { status: string; reason: string }>((res.body?.status?.conditions ?? []).map((c: { type: string; status: string; reason: string }) => [c.type, c]))
 }
-// Argo CD and the AppProject come up beside the operator: wait for the step-executor to have seen them.
+// Argo CD and the chart's AppProject: wait for the step-executor to have seen them.
 await eventually(async () => {
   const e = (await conditionsOf()).get("EngineAvailable")
   return e?.status === "True"
@@ -91,20 +110,20 @@ for (const type of ["RegistryCredentialsReady", "Discovered", "Resolved", "Mirro
   }, { timeoutMs: 300_000, intervalMs: 500, what: `${type} on ClusterRuntime cluster` })
   say(`${type}=${c.status} (${c.reason}) after ${((Date.now() - started) / 1000).toFixed(1)}s`)
 }
-const rollout = (await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/runtimerollouts" })).body?.items?.find(
-  (r: { metadata: { labels?: Record<string, string> } }) => !r.metadata.labels?.["operator.aicr.run/outcome"],
-)?.metadata?.name as string | undefined
-// The local approvers: the static user `approver` (group aicr-approvers) gets the approver role the chart ships.
-await applyManifests(info, [
-  {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRoleBinding",
-    metadata: { name: "aicr-local-approvers" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "aicr-operator-approver" },
-    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }],
-  },
-])
-
+// Stop at AwaitingApproval: the planner's first rollout waits for an approver (its Approved condition).
+type Rollout = { metadata: { name: string; labels?: Record<string, string> }; status?: { conditions?: Array<{ type: string; status: string; reason: string }> } }
+const open = async () =>
+  ((await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/runtimerollouts" })).body?.items as Rollout[] | undefined ?? []).find((r) => !r.metadata.labels?.["operator.aicr.run/outcome"])
+const awaiting = (await conditionsOf()).get("Planned")?.status === "True"
+  ? await eventually(async () => {
+      const r = await open()
+      const approved = r?.status?.conditions?.find((c) => c.type === "Approved")
+      return approved && approved.reason !== "NotYetReported" ? { name: r!.metadata.name, approved } : undefined
+    }, { timeoutMs: 120_000, intervalMs: 500, what: "the first rollout's Approved condition (AwaitingApproval)" })
+  : undefined
+if (awaiting) say(`rollout ${awaiting.name}: Approved=${awaiting.approved.status} (${awaiting.approved.reason}) after ${((Date.now() - started) / 1000).toFixed(1)}s`)
+const rollout = awaiting?.name
+// The local approver: the static user `approver` is in group aicr-approvers, which values.yaml binds (approvers.groups).
 const kubectlBin = info.bin.kubectl ?? "kubectl"
 const kubectl = (args: string[]) => spawnSync(kubectlBin, args, { stdio: "inherit", env: { ...process.env, KUBECONFIG: info.kubeconfig } })
 
@@ -124,22 +143,27 @@ process.stdout.write(
     "  kubectl get clusterruntime -o wide",
     `  export PATH=${join(root, "dist", "apps", "kubectl-aicr")}:$PATH   # kubectl aicr (needs Node >= 24 on PATH)`,
     "  kubectl get runtimerollouts; kubectl aicr describe <rollout>",
-    `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${operator.upstream}`,
+    `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${upstream.httpUrl}`,
+    `Operator: helm release ${RELEASE} in ${OPERATOR_NAMESPACE} from ${chart.ref} ${chart.version}, values ${values.file}; images ${imagePrefix(info)}/aicr-operator-<controller>`,
+    `  kubectl -n ${OPERATOR_NAMESPACE} get deployments,pods   # ${DEPLOYMENTS.join(", ")}`,
+    `  kubectl -n ${OPERATOR_NAMESPACE} logs deployment/aicr-resolver   # the process kubelet's container logs`,
     `Logs: ${join(stateDir, "logs")}/   audit log: ${info.auditLog}`,
     `Argo CD ${argocd.info.version} (application-controller, repo-server, redis ${argocd.info.redis}) in namespace ${ARGOCD_NAMESPACE}:`,
     `  kubectl -n ${ARGOCD_NAMESPACE} get applications`,
     `  Applications pull each chart by digest from ${runtimeOciPrefix(info)}/{charts,wrappers}/<chart> (native OCI sources; credential template runtime-oci)`,
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
-    "Controllers running: resolver, registry-mirror, planner (stabilization window 15s here; 10m is the chart's default),",
-    `approval-guard, step-executor (AppProject argocd/aicr installed as the chart would), ecr-credential-refresher (${aws ? "aws, with moto as the local AWS" : "static; up --aws for ECR tokens from a local AWS"}),`,
+    "Controllers running from their images: resolver, registry-mirror, planner (stabilization window 15s here; 10m is the chart's default),",
+    "approval-guard, step-executor (the chart's AppProject argocd/aicr), ecr-credential-refresher (static: the local registry needs no login),",
     "validation-gate (validation Required, the sample's default: after the last step the real aicr validate runs; evidence under <registry>/aicr/cluster/evidence/).",
     "Validation Jobs: kubectl -n aicr-validation get jobs; kubectl get runtimerollouts -o jsonpath='{.items[*].status.validation}'",
-    `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job`,
+    `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job (the snapshot agent in aicr-discovery)`,
     ...(rollout
       ? [
           "",
-          `Rollout ${rollout} awaits approval. Approve it as the local approver (not the editor, admin):`,
+          awaiting?.approved.reason === "AwaitingApproval"
+            ? `Rollout ${rollout} awaits approval (AwaitingApproval). Approve it as the local approver (not the editor, admin):`
+            : `Rollout ${rollout}: Approved=${awaiting?.approved.status} (${awaiting?.approved.reason}). To approve it as the local approver (not the editor, admin):`,
           `  kubectl aicr describe ${rollout}`,
           `  kubectl aicr approve ${rollout} --expires 2h --reason "first install on the local control plane" --context approver`,
         ]

@@ -148,6 +148,18 @@ describe("helm lint and template", () => {
     expect(objs.filter((o) => o.metadata.namespace === "aicr-validation").map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([])
   })
 
+  it("binds every controller's ports on its pod IP, and passes registryMirror.upstreamRewrites to the registry-mirror", async () => {
+    const objs = objectsOf(await template(join(CI, "static-values.yaml"), "--set", "registryMirror.upstreamRewrites[0]=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia"))
+    const deployments = objs.filter((o) => o.kind === "Deployment").map(deploymentOf)
+    for (const d of deployments) {
+      const c = d.spec.template.spec.containers[0]! as unknown as { args: string[]; env: Array<{ name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }> }
+      expect(c.args, d.metadata.name).toEqual(expect.arrayContaining(["--metrics-bind-address=$(POD_IP):8080", "--health-probe-bind-address=$(POD_IP):8081"]))
+      expect(c.env.find((e) => e.name === "POD_IP")?.valueFrom?.fieldRef?.fieldPath, d.metadata.name).toBe("status.podIP")
+    }
+    const rewrites = deployments.map((d) => [d.metadata.name, d.spec.template.spec.containers[0]!.args.filter((a) => a.startsWith("--upstream-rewrite"))] as const).filter(([, a]) => a.length > 0)
+    expect(rewrites).toEqual([["aicr-registry-mirror", ["--upstream-rewrite=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia"]]])
+  })
+
   it("with operator.image runs every controller from that one image (the seed's ECR copy)", async () => {
     const image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr-operator@sha256:2222222222222222222222222222222222222222222222222222222222222222"
     const objs = objectsOf(await template(join(CI, "overview-values.yaml"), "--set", `operator.image=${image}`))
@@ -184,6 +196,7 @@ describe("values the chart refuses", () => {
     { name: "an unknown log level", extra: { operator: { logLevel: "loud" } }, says: "at '/operator/logLevel'" },
     { name: "a value the chart does not have (there is no image pull Secret value)", extra: { operator: { imagePullSecrets: ["ecr"] } }, says: "at '/operator': additional properties 'imagePullSecrets' not allowed" },
     { name: "a duration that is not one", extra: { planner: { stabilizationWindow: "soon" } }, says: "at '/planner/stabilizationWindow'" },
+    { name: "an upstream rewrite that is not FROM=TO", extra: { registryMirror: { upstreamRewrites: ["https://charts.example.com"] } }, says: "at '/registryMirror/upstreamRewrites/0'" },
   ])("refuses $name, naming the value", async ({ extra, says }) => {
     const res = await install(extra)
     expect(res.ok).toBe(false)
@@ -341,7 +354,8 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
     }
   })
 
-  it("installs, and every controller's pods are admitted and roll out", async () => {
+  // helm waits up to 3 minutes and each rollout status up to 2: on a loaded machine more than the tier's default.
+  it("installs, and every controller's pods are admitted and roll out", { timeout: 600_000 }, async () => {
     await h.helm("install", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "-f", installValues, "--wait", "--timeout", "3m", "--kubeconfig", info.kubeconfig)
     for (const d of ["aicr-resolver", "aicr-registry-mirror", "aicr-planner", "aicr-approval-guard", "aicr-step-executor", "aicr-ecr-credential-refresher", "aicr-validation-gate"]) {
       const { stdout } = await kubectl("-n", NAMESPACE, "rollout", "status", `deployment/${d}`, "--timeout=120s")

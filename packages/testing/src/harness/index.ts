@@ -42,7 +42,7 @@ export {
   type TokenOptions,
 } from "./kube"
 export { loadManifests, parseManifests } from "./manifests"
-export { EDITOR_STAMP_FILE, installApprovalPolicies, type PolicyInstallOptions, POLICIES_DIR, removeApprovalPolicies, removeEditorStamp } from "./policies"
+export { EDITOR_STAMP_FILE, installApprovalPolicies, installEditorStamp, type PolicyInstallOptions, POLICIES_DIR, removeApprovalPolicies, removeEditorStamp } from "./policies"
 export { AUDIT_READS_GROUP, COMPONENT_USERS, componentUser, DEFAULT_USERS, type StaticUser, writeKubeconfig } from "./auth"
 export { adoptProc, HarnessError, pidAlive, type Proc, spawnProc, type SpawnOptions, tailFile } from "./proc"
 export { aicrBinary, argoCdCrdsDir, readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"

@@ -69,6 +69,15 @@ export const installApprovalPolicies = async (info: KubeTarget, o: PolicyInstall
   }
 }
 
+/**
+ * Installs the editor stamp alone, beside policies a chart installed (`aicr-dev up`), and waits until an unannotated
+ * spec edit is stamped.
+ */
+export const installEditorStamp = async (info: KubeTarget): Promise<void> => {
+  await applyManifests(info, EDITOR_STAMP_FILE())
+  await eventually(async () => (await probe(info)) === "admitted", { timeoutMs: 30_000, what: "the editor stamp to be applied" })
+}
+
 /** Removes the editor stamp alone (the validating policies stay) and waits until edits are refused again. */
 export const removeEditorStamp = async (info: KubeTarget): Promise<void> => {
   await deleteEditorStamp(info)

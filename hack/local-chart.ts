@@ -1,0 +1,179 @@
+/**
+ * The operator on the local control plane, installed the way the install guide installs it (`aicr-dev up`):
+ *
+ * 1. each controller's image built without a daemon (hack/build-images.ts; unchanged layers from the cache) and
+ *    pushed to the plane's registry under `<registry>/nvidia/aicr-operator-<controller>`, the path the chart's
+ *    defaults name on ghcr.io;
+ * 2. `kubectl create namespace aicr-system` with the Pod Security label `enforce=restricted`;
+ * 3. the chart (charts/aicr-operator) packaged and pushed to the plane's registry as `oci://<registry>/charts/aicr-operator`,
+ *    and installed from there (`helm upgrade --install`, so a second `up` upgrades in place) with a `values.yaml`
+ *    shaped like the guide's, the images pinned by digest;
+ * 4. `kubectl -n aicr-system rollout status deployment/<each>`.
+ *
+ * The process kubelet runs the controllers' pods from their images, each under its own ServiceAccount and the RBAC the
+ * chart renders from the contracts. The registry needs no login: an admin's docker-config Secret (`static`) stands in.
+ */
+import { spawnSync } from "node:child_process"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { type Arch } from "@aicr/image"
+import { applyManifests, type HarnessInfo, readVersions } from "@aicr/testing/harness"
+import { parse, stringify } from "yaml"
+import { buildProjectImages, projectImages } from "./build-images"
+import { COMPONENT_NAMESPACES, DOCKER_CONFIG_SECRET, LOCAL_STABILIZATION_WINDOW, OPERATOR_NAMESPACE, registryPrefix } from "./local-operator"
+
+const root = join(import.meta.dirname, "..")
+export const CHART_DIR = join(root, "charts", "aicr-operator")
+export const RELEASE = "aicr-operator"
+
+/** The controllers the chart installs, by their `controllers.<key>` in values.yaml. */
+export const CONTROLLERS = {
+  resolver: "resolver",
+  registryMirror: "registry-mirror",
+  planner: "planner",
+  approvalGuard: "approval-guard",
+  stepExecutor: "step-executor",
+  ecrCredentialRefresher: "ecr-credential-refresher",
+  validationGate: "validation-gate",
+} as const
+export type ControllerKey = keyof typeof CONTROLLERS
+/** The chart's Deployments, one per controller. */
+export const DEPLOYMENTS = Object.values(CONTROLLERS).map((c) => `aicr-${c}`)
+
+/** Where `up` pushes the operator's images: `<registry>/nvidia/aicr-operator-<controller>`, as on ghcr.io/nvidia. */
+export const imagePrefix = (info: Pick<HarnessInfo, "registry">) => `${info.registry}/nvidia`
+/** Where `up` pushes the chart: `oci://<registry>/charts/aicr-operator`, as on oci://ghcr.io/nvidia/charts. */
+export const chartRepository = (info: Pick<HarnessInfo, "registry">) => `oci://${info.registry}/charts`
+
+export interface LocalImage {
+  readonly repository: string
+  readonly digest: string
+  /** Seconds the build took (0.0–0.5 s from the layer cache). */
+  readonly seconds: number
+}
+
+const hostArch = (): Arch => (process.arch === "arm64" ? "arm64" : "amd64")
+
+/**
+ * Builds each controller's image for this machine's architecture (the bundles in dist/apps must be built) and pushes
+ * it; the content decides the digest, so an unchanged controller keeps its digest and its Deployment does not roll.
+ */
+export const buildLocalImages = async (info: Pick<HarnessInfo, "registry">, opts: { outDir?: string } = {}): Promise<Record<ControllerKey, LocalImage>> => {
+  const controllers = Object.values(CONTROLLERS)
+  const images = projectImages({ platforms: [hostArch()], controllers, aicr: false }).filter((p) => p.path !== "aicr-operator")
+  const built = await buildProjectImages(images, { push: imagePrefix(info), useCache: true, ...(opts.outDir ? { outDir: opts.outDir } : {}) })
+  const byPath = new Map(built.map((b) => [b.path, b]))
+  return Object.fromEntries(
+    Object.entries(CONTROLLERS).map(([key, c]) => {
+      const b = byPath.get(`aicr-operator-${c}`)
+      if (!b?.ref) throw new Error(`the image of ${c} was not built and pushed`)
+      return [key, { repository: `${imagePrefix(info)}/aicr-operator-${c}`, digest: b.image.digest, seconds: b.seconds }]
+    }),
+  ) as Record<ControllerKey, LocalImage>
+}
+
+/**
+ * The values `up` installs the chart with: the guide's shape (registry, namespaces.components, approvers,
+ * validation.enabled) for the local control plane, plus what differs here: `static` registry credentials (the local
+ * registry needs no login), plain HTTP to it, the short stabilization window, the local chart upstream in place of
+ * the public chart repositories, each controller's image by digest, and the development allowance for the local 0.x
+ * AICR builds (`aicr.allowUnsupportedVersion`).
+ */
+export const localValues = (info: Pick<HarnessInfo, "registry">, opts: { images: Record<ControllerKey, Pick<LocalImage, "repository" | "digest">>; upstreamRewrites: ReadonlyArray<string>; aicrVersion?: string }) => ({
+  registry: { repository: registryPrefix(info), plainHttp: [info.registry], auth: { provider: "static" } },
+  // The local AICR builds are 0.x, outside the supported range: allowed explicitly, for development (ADR aicr-version-gate).
+  aicr: { version: opts.aicrVersion ?? readVersions().aicr, allowUnsupportedVersion: true },
+  namespaces: {
+    components: COMPONENT_NAMESPACES.map((name) => ({ name, podSecurity: "privileged", ...(name === "kube-system" ? { create: false } : {}) })),
+  },
+  approvers: { groups: ["aicr-approvers"] },
+  validation: { enabled: true },
+  planner: { stabilizationWindow: LOCAL_STABILIZATION_WINDOW },
+  registryMirror: { upstreamRewrites: [...opts.upstreamRewrites] },
+  controllers: Object.fromEntries(Object.entries(opts.images).map(([key, i]) => [key, { image: { repository: i.repository, digest: i.digest } }])),
+})
+
+export type LocalValues = ReturnType<typeof localValues>
+
+/** helm with its own configuration and cache under `<dir>/helm` (never the user's logins or repositories). */
+export const localHelm = (info: Pick<HarnessInfo, "kubeconfig" | "bin">, dir: string) => {
+  const home = join(dir, "helm")
+  const env = {
+    ...process.env,
+    KUBECONFIG: info.kubeconfig,
+    HELM_CONFIG_HOME: join(home, "config"),
+    HELM_CACHE_HOME: join(home, "cache"),
+    HELM_DATA_HOME: join(home, "data"),
+    HELM_REGISTRY_CONFIG: join(home, "config", "registry.json"),
+  }
+  return (args: ReadonlyArray<string>, opts: { echo?: boolean } = {}): string => {
+    if (opts.echo ?? true) process.stderr.write(`$ helm ${args.join(" ")}\n`)
+    const res = spawnSync(info.bin["helm"] ?? "helm", args, { env, encoding: "utf8", maxBuffer: 64 << 20 })
+    if (res.status !== 0) throw new Error(`helm ${args.join(" ")} failed (${res.status ?? res.signal}):\n${res.stderr}${res.stdout}`)
+    return res.stdout
+  }
+}
+
+/** kubectl against the plane, echoed as the user would type it; throws on a non-zero exit. */
+export const localKubectl = (info: Pick<HarnessInfo, "kubeconfig" | "bin">) => (args: ReadonlyArray<string>, opts: { echo?: boolean; inherit?: boolean } = {}): string => {
+  if (opts.echo ?? true) process.stderr.write(`$ kubectl ${args.join(" ")}\n`)
+  const res = spawnSync(info.bin["kubectl"] ?? "kubectl", args, { env: { ...process.env, KUBECONFIG: info.kubeconfig }, encoding: "utf8", stdio: opts.inherit ? ["ignore", "inherit", "inherit"] : "pipe" })
+  if (res.status !== 0) throw new Error(`kubectl ${args.join(" ")} failed (${res.status ?? res.signal}):\n${res.stderr ?? ""}${res.stdout ?? ""}`)
+  return res.stdout ?? ""
+}
+
+/** The chart's version (Chart.yaml), the tag it is pushed under. */
+export const chartVersion = (): string => (parse(readFileSync(join(CHART_DIR, "Chart.yaml"), "utf8")) as { version: string }).version
+
+/** Packages the chart and pushes it to the plane's registry; returns the chart reference and version. */
+export const pushLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">, dir: string): { ref: string; version: string } => {
+  const helm = localHelm(info, dir)
+  const out = join(dir, "chart")
+  mkdirSync(out, { recursive: true })
+  const version = chartVersion()
+  helm(["package", CHART_DIR, "--destination", out])
+  helm(["push", join(out, `aicr-operator-${version}.tgz`), chartRepository(info), "--plain-http"])
+  return { ref: `${chartRepository(info)}/aicr-operator`, version }
+}
+
+/** The guide's step 6: the release namespace with its Pod Security label (idempotent for a reused plane). */
+export const createReleaseNamespace = (info: Pick<HarnessInfo, "kubeconfig" | "bin">): void => {
+  const kubectl = localKubectl(info)
+  const exists = spawnSync(info.bin["kubectl"] ?? "kubectl", ["get", "namespace", OPERATOR_NAMESPACE], { env: { ...process.env, KUBECONFIG: info.kubeconfig } }).status === 0
+  if (!exists) kubectl(["create", "namespace", OPERATOR_NAMESPACE])
+  kubectl(["label", "namespace", OPERATOR_NAMESPACE, "pod-security.kubernetes.io/enforce=restricted", "--overwrite"])
+}
+
+/**
+ * `registry.auth.provider: static`: the admin's docker-config Secret the pushing controllers mount and the
+ * ecr-credential-refresher checks. The local registry needs no login; any login for its host does.
+ */
+export const installStaticCredentials = (info: HarnessInfo) => {
+  const auth = Buffer.from("local:local").toString("base64")
+  return applyManifests(info, [{
+    apiVersion: "v1", kind: "Secret", type: "kubernetes.io/dockerconfigjson",
+    metadata: { name: DOCKER_CONFIG_SECRET, namespace: OPERATOR_NAMESPACE },
+    data: { ".dockerconfigjson": Buffer.from(JSON.stringify({ auths: { [info.registry]: { auth } } })).toString("base64") },
+  }])
+}
+
+/** Writes values.yaml into dir and returns its path and text. */
+export const writeValues = (dir: string, values: unknown, name = "values.yaml"): { file: string; text: string } => {
+  const text = stringify(values)
+  const file = join(dir, name)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(file, text)
+  return { file, text }
+}
+
+/** `helm upgrade --install` of the pushed chart with the values file; then every Deployment's rollout status. */
+export const installLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">, dir: string, chart: { ref: string; version: string }, valuesFile: string, opts: { timeout?: string } = {}): void => {
+  localHelm(info, dir)(["upgrade", "--install", RELEASE, chart.ref, "--version", chart.version, "--plain-http", "--namespace", OPERATOR_NAMESPACE, "-f", valuesFile])
+  waitForRollouts(info, opts.timeout)
+}
+
+/** `kubectl -n aicr-system rollout status deployment/<each>`, the guide's check, printing what kubectl says. */
+export const waitForRollouts = (info: Pick<HarnessInfo, "kubeconfig" | "bin">, timeout = "300s"): void => {
+  const kubectl = localKubectl(info)
+  for (const d of DEPLOYMENTS) process.stderr.write(kubectl(["-n", OPERATOR_NAMESPACE, "rollout", "status", `deployment/${d}`, `--timeout=${timeout}`]))
+}
