@@ -39,8 +39,9 @@ const testOnlyCycles = [
 ]
 
 // Tests and benchmarks build apps, images and the plugin binaries as they ship, with hack/build-{apps,images,plugin}.ts,
-// and e2e stories start the operator as `up` does, with hack/local-operator.ts (no project: a relative import).
-const buildApps = "^(\\.\\./)+hack/(build-(apps|images|plugin)|local-operator)$"
+// and e2e stories start the operator as `up` does, with hack/local-operator.ts and hack/local-chart.ts (no project: a
+// relative import).
+const buildApps = "^(\\.\\./)+hack/(build-(apps|images|plugin)|local-operator|local-chart)$"
 
 const boundaries = (forTests) => ({
   enforceBuildableLibDependency: false,
