@@ -3,7 +3,7 @@
  * upstream at their public repository paths), the README's way: `hack/aicr-dev.mjs up --detach` in its own state
  * directory with AICR v0.10.16, the rollout approved with `kubectl aicr approve` as the approver, every release rolled
  * out through the real Argo CD v3.4.2 on the kwok nodes until the runtime is Ready, each Application ready at its
- * chart's version. Then the AICR upgrade: `up` again with v0.11.1 (the operator upgraded to the next AICR), the new
+ * chart's digest, written for the version the recipe pins. Then the AICR upgrade: `up` again with v0.11.1 (the operator upgraded to the next AICR), the new
  * rollout approved, kai-scheduler v0.12.17 → v0.13.0 and nvsentinel v0.10.0 → v1.1.0 rolled out, with kai's CRDs at
  * the new chart's schema.
  *
@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
-import { type Application, isReadyAt } from "@aicr/argocd"
+import { type Application, isReadyAt, readRecord } from "@aicr/argocd"
 import { ARGOCD_NAMESPACE, eventually, expectOk, type HarnessInfo, kubeRequest, readVersions, repoRoot } from "@aicr/testing/harness"
 import { afterAll, describe, expect, it } from "vitest"
 
@@ -33,7 +33,21 @@ const COMPONENTS = [
   "skyhook-customizations", "gpu-operator", "kai-scheduler", "kubeflow-trainer", "nvidia-dra-driver-gpu", "nvsentinel",
 ]
 
-const up = (aicr: string) => run(process.execPath, [devScript, "up", "--detach"], { cwd: root, env: { ...process.env, AICR_LOCAL_DIR: dir, AICR_VERSION: aicr, AICR_UPSTREAM_CHARTS: "real" }, maxBuffer: 64 << 20 })
+/**
+ * The step executor's step timeout and sync retries (`AICR_STEP_TIMEOUT`, default 15m; `AICR_SYNC_RETRIES`, default 2)
+ * raised for the real charts on the local control plane. On 2 shared cores (load average about 25) the API server took
+ * minutes to establish kube-prometheus-stack's large CRDs: Argo CD's sync failed with "CRD is not established", then
+ * "no matches for kind Prometheus" while its discovery caught up, and each retry re-ran the chart's admission hook
+ * Jobs; the first sync took longer than 15 minutes and used both default retries.
+ */
+const STEP_TIMEOUT = "45m"
+const SYNC_RETRIES = "6"
+const up = (aicr: string) =>
+  run(process.execPath, [devScript, "up", "--detach"], {
+    cwd: root,
+    env: { ...process.env, AICR_LOCAL_DIR: dir, AICR_VERSION: aicr, AICR_UPSTREAM_CHARTS: "real", AICR_STEP_TIMEOUT: STEP_TIMEOUT, AICR_SYNC_RETRIES: SYNC_RETRIES },
+    maxBuffer: 64 << 20,
+  })
 /** The plane `up` started (its state.json), as a KubeTarget. */
 const plane = (): HarnessInfo => (JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { info: HarnessInfo }).info
 
@@ -63,16 +77,24 @@ const waitReady = async (info: HarnessInfo, timeoutMs: number) => {
   }
 }
 const applications = async (info: HarnessInfo) => expectOk(await kubeRequest(info, { method: "GET", path: APPS }), "list Applications").items as Application[]
+/** The chart version each Application was written for: the tag of the chart reference in its release record (the source itself names the chart's digest). */
+const versionOf = (a: Application): string => {
+  const read = readRecord(a)
+  if (!read.ok) throw new Error(`Application ${a.metadata.name}: ${read.why}`)
+  return read.record.release.chart.ref.slice(read.record.release.chart.ref.lastIndexOf(":") + 1)
+}
+const chartVersions = (apps: ReadonlyArray<Application>) => Object.fromEntries(apps.map((a) => [a.metadata.name, versionOf(a)]))
 
 afterAll(async () => {
   await run(process.execPath, [devScript, "down"], { cwd: root, env: { ...process.env, AICR_LOCAL_DIR: dir } }).catch(() => undefined)
   rmSync(dir, { recursive: true, force: true })
 })
 
-// UNFINISHED, visibly: the install does not reach Ready yet. kube-prometheus-stack with AICR v0.10.16's values keeps
-// its Prometheus OutOfSync (spec.storage.emptyDir: null), so self-heal syncs it again and again and the step never
-// sees it ready at its revision (docs/adr/20261203-real-charts.md, "Open"). Un-skip once that comparison exception
-// exists; until then this story is not claimed to work.
+// UNFINISHED, visibly: the install does not reach Ready yet. The Prometheus loop is fixed (a comparison exception with
+// its with/without test in packages/argocd), but nvidia-dra-driver-gpu stays OutOfSync on DeviceClass gpu.nvidia.com
+// (`spec.extendedResourceName`, which this kube-apiserver drops), at step 15 of 16 after about 12 minutes on this
+// machine (docs/adr/20261203-real-charts.md, "Open"). Un-skip once that is handled and proven; until then this story is
+// not claimed to work, and CI does not spend 45 minutes on a known failure.
 describe.skip("the reference recipe on the real upstream charts", () => {
   const seen: string[] = []
 
@@ -85,19 +107,18 @@ describe.skip("the reference recipe on the real upstream charts", () => {
     const rollout = await openRollout(info, seen)
     seen.push(rollout)
     await approve(info, rollout, "first install from the real charts")
-    await waitReady(info, 2_000_000)
+    await waitReady(info, 4_800_000)
     const apps = await applications(info)
     // The 13 components of the recipe, plus the wrapper releases AICR's bundle makes for a chart's extra manifests
-    // (`<component>-manifests`): every one is an Application, ready at its chart's version.
+    // (`<component>-manifests`): every one is an Application, ready at its chart's digest and written for the chart version the recipe pins.
     const names = apps.map((a) => a.metadata.name)
     expect(names).toEqual(expect.arrayContaining(COMPONENTS))
     expect(names.filter((n) => !COMPONENTS.includes(n)).every((n) => n.endsWith("-manifests"))).toBe(true)
     for (const a of apps) expect(isReadyAt(a, a.spec!.source.targetRevision), a.metadata.name).toBe(true)
-    const at = Object.fromEntries(apps.map((a) => [a.metadata.name, a.spec!.source.targetRevision]))
-    expect(at).toMatchObject({ "kai-scheduler": "v0.12.17", nvsentinel: "v0.10.0", "gpu-operator": "v25.10.1", "kube-prometheus-stack": "82.8.0", "kubeflow-trainer": "2.1.0" })
+    expect(chartVersions(apps)).toMatchObject({ "kai-scheduler": "v0.12.17", nvsentinel: "v0.10.0", "gpu-operator": "v25.10.1", "kube-prometheus-stack": "82.8.0", "kubeflow-trainer": "2.1.0" })
     const crd = JSON.stringify(expectOk(await kubeRequest(info, { method: "GET", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/configs.kai.scheduler" }), "get CRD"))
     expect(crd).toContain("Connection defines the connection configuration for")
-  }, 2_400_000)
+  }, 5_400_000)
 
   it(`upgrades to AICR ${versions.aicr}: kai-scheduler v0.13.0 and nvsentinel v1.1.0, with kai's CRDs upgraded`, async () => {
     await up(versions.aicr)
@@ -108,11 +129,10 @@ describe.skip("the reference recipe on the real upstream charts", () => {
     await eventually(async () => {
       const apps = await applications(info)
       const kai = apps.find((a) => a.metadata.name === "kai-scheduler")
-      return kai?.spec?.source.targetRevision === "v0.13.0" && isReadyAt(kai, "v0.13.0")
+      return kai !== undefined && versionOf(kai) === "v0.13.0" && isReadyAt(kai, kai.spec!.source.targetRevision)
     }, { timeoutMs: 900_000, intervalMs: 2_000, what: "kai-scheduler ready at v0.13.0" })
     await waitReady(info, 1_200_000)
-    const at = Object.fromEntries((await applications(info)).map((a) => [a.metadata.name, a.spec!.source.targetRevision]))
-    expect(at).toMatchObject({ "kai-scheduler": "v0.13.0", nvsentinel: "v1.1.0" })
+    expect(chartVersions(await applications(info))).toMatchObject({ "kai-scheduler": "v0.13.0", nvsentinel: "v1.1.0" })
     // KAI v0.13.0 changed configs.kai.scheduler: spec.prometheus lost `connection`, the operator config gained
     // `nodeSelector`. The chart's crd-upgrader hook Job would apply it; kwok completes that Job without running it,
     // and the CRD is upgraded because Argo CD applies the chart's crds/ itself (server-side).

@@ -1,7 +1,7 @@
 // The first install of the reference recipe (AICR's pinned version, 13 releases) through the whole pipeline, once
 // with the stand-in charts and once with the real upstream charts, in one run (`npm run bench real-charts`). Not a
-// test: it prints one JSON object. Each run is `hack/aicr-dev.mjs up --detach` in its own state dir (the stand-ins
-// with AICR_CHARTS_DIR=none), the rollout approved as the approver, then:
+// test: it prints one JSON object. Each run is `hack/aicr-dev.mjs up --detach` in its own state dir (the charts
+// chosen with AICR_UPSTREAM_CHARTS=stand-in or real), the rollout approved as the approver, then:
 //  - wall time from the approval to the runtime's Ready=True;
 //  - per release: the API writes Argo CD made while that release's step ran (audit log, Argo CD's own user; the
 //    executor rolls out one release at a time, so a write belongs to the step whose Application was written last),
@@ -26,7 +26,9 @@ const EXECUTOR_USER = "system:serviceaccount:aicr-system:aicr-step-executor"
 
 const install = async (charts: "stand-in" | "real") => {
   const dir = mkdtempSync(join(tmpdir(), `aicr-bench-${charts}-`))
-  const env = { ...process.env, AICR_LOCAL_DIR: dir, ...(charts === "stand-in" ? { AICR_CHARTS_DIR: "none" } : {}) }
+  // The step timeout and sync retries as e2e/real-charts.e2e.test.ts raises them: on a shared 2-core machine
+  // kube-prometheus-stack's first sync on the real charts took longer than 15 minutes and two retries.
+  const env = { ...process.env, AICR_LOCAL_DIR: dir, AICR_UPSTREAM_CHARTS: charts, AICR_STEP_TIMEOUT: "45m", AICR_SYNC_RETRIES: "6" }
   try {
     await run(process.execPath, [dev, "up", "--detach"], { cwd: root, env, maxBuffer: 64 << 20 })
     const info = (JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { info: HarnessInfo }).info

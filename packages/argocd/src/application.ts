@@ -143,13 +143,20 @@ export const SYNC_OPTIONS = ["CreateNamespace=true", "ServerSideApply=true"] as 
  * [I] Comparison exceptions every release carries before the plan's own (operator.md §6; ADR 20261203-real-charts):
  * fields the API server or a component rewrites after Argo CD applied the chart, which Argo CD's client-side
  * comparison would otherwise report as OutOfSync after every successful sync.
+ * Each is a null the chart renders in a custom resource (Argo CD drops nulls of built-in kinds itself, not of custom
+ * resources; every null of the reference recipe's charts with AICR's values, found with `helm template`):
  * - gpu-operator's ClusterPolicy: the chart renders `spec.migManager.config.name` as null and the CRD defaults it
  *   (`default-mig-parted-config`).
+ * - kube-prometheus-stack's Prometheus: AICR's EKS overlay (v0.10.16 and v0.11.1) sets `storageSpec.emptyDir: null`
+ *   to drop the component default's emptyDir beside its `volumeClaimTemplate`; the chart renders it as
+ *   `spec.storage.emptyDir: null`, which server-side apply leaves out of the stored object.
  * Argo CD's server-side diff would cover such defaults without a list, but its dry-run apply refuses manifests with
- * null objects (kube-prometheus-stack with AICR v0.10.16's values renders `spec.storage.emptyDir: null`) and the
- * Application then stays in ComparisonError.
+ * null objects (the Prometheus above) and the Application then stays in ComparisonError.
  */
-export const COMPARISON_EXCEPTIONS = [{ group: "nvidia.com", kind: "ClusterPolicy", jqPathExpressions: [".spec.migManager.config.name"] }] as const
+export const COMPARISON_EXCEPTIONS = [
+  { group: "nvidia.com", kind: "ClusterPolicy", jqPathExpressions: [".spec.migManager.config.name"] },
+  { group: "monitoring.coreos.com", kind: "Prometheus", jqPathExpressions: [".spec.storage.emptyDir"] },
+] as const
 
 /** Argo CD's retry backoff for the operator's Applications. */
 export const RETRY_BACKOFF = { duration: "5s", factor: 2, maxDuration: "1m" } as const

@@ -6,17 +6,31 @@
 // the runtime registry and lets Argo CD sync it: with client-side apply (sync options without ServerSideApply=true)
 // the sync fails on the API server's 262,144-byte annotation limit; with the operator's sync options it installs.
 //
+// Deleting the Application (resources finalizer) deletes what it installed except CRDs: Argo CD keeps CRDs on cascade
+// deletion, so the 913 KB CRD is still there, not being deleted, once the Application is gone.
+//
 // Comparison exceptions: the real gpu-operator v25.10.1 chart renders its ClusterPolicy with
-// `spec.migManager.config.name` null, which the CRD defaults. Without the operator's comparison exceptions the release
-// stays OutOfSync after every successful sync; with them (the operator's Application) it is synced and ready.
+// `spec.migManager.config.name` null, which the CRD defaults. Without the operator's comparison exceptions a
+// comparison after the successful sync finds the ClusterPolicy different (the release is OutOfSync and self-heal syncs
+// it again); with them (the operator's Application) it is ready at its digest and later comparisons find nothing.
+// The same for the real kube-prometheus-stack 82.8.0 with AICR's own values for it (from the real `aicr bundle` of the
+// pinned previous AICR, run here): AICR's EKS overlay sets `storageSpec.emptyDir: null`, the chart renders the
+// Prometheus with `spec.storage.emptyDir: null`, server-side apply stores no emptyDir, and without the exception a
+// comparison after the successful sync finds the Prometheus different.
+//
+// Stand-ins these depend on (docs/local-control-plane.md, "What kwok cannot run"): the webhook stand-in answers the
+// Prometheus operator's admission webhooks and writes their caBundles; the status stand-in writes the Prometheus's
+// Available condition that Argo CD's health check waits for; kwok completes the chart's admission hook Jobs without
+// running them.
 import { execFileSync } from "node:child_process"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { realChartsDir } from "@aicr/chart-upstream"
-import { type ArgoCd, ARGOCD_NAMESPACE, deleteApplication, eventually, expectOk, getApplication, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, startArgoCd, waitForApplication } from "@aicr/testing/harness"
+import { aicrBinary, type ArgoCd, ARGOCD_NAMESPACE, deleteApplication, eventually, expectOk, getApplication, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readVersions, startArgoCd, waitForApplication } from "@aicr/testing/harness"
 import { type Chart, pushChart } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { COMPARISON_EXCEPTIONS, releaseApplication, SYNC_OPTIONS } from "../src/index"
+import { parse } from "yaml"
+import { type Application, COMPARISON_EXCEPTIONS, notReadyAt, releaseApplication, SYNC_OPTIONS } from "../src/index"
 
 const info: HarnessInfo = inject("harness")
 const suffix = Math.random().toString(36).slice(2, 6)
@@ -26,13 +40,16 @@ let argocd: ArgoCd | undefined
 let helm: IsolatedHelm
 let chart: Chart
 let gpuOperator: Chart
+let prometheusStack: Chart
+/** AICR's values for kube-prometheus-stack, from the real bundle. */
+let prometheusValues: Record<string, unknown>
 
 /** The Application the step executor writes for `chart` (project default here), with its sync options replaced when asked. */
-const application = (name: string, syncOptions?: string[], of: () => Chart = () => chart) => {
+const application = (name: string, syncOptions?: string[], of: () => Chart = () => chart, values: Record<string, unknown> = {}) => {
   const chart = of()
   const app = releaseApplication({
     name, namespace: ARGOCD_NAMESPACE, project: "default", release: name, destinationNamespace: `sync-${suffix}`,
-    chartRef: chart.ref, chartDigest: chart.digest, valuesDigest: "sha256:0", values: {}, labels: {}, planDigest: "sha256:0",
+    chartRef: chart.ref, chartDigest: chart.digest, valuesDigest: "sha256:0", values, labels: {}, planDigest: "sha256:0",
     writtenAt: new Date().toISOString(), syncRetries: 0,
     record: { release: { name, namespace: `sync-${suffix}`, order: 0, dependsOn: [], chart: { ref: chart.ref, digest: chart.digest }, values: { digest: "sha256:0" } }, plan: [name] },
   })
@@ -51,13 +68,88 @@ beforeAll(async () => {
   await helm.helm("package", src, "-d", join(helm.work, "pkgs"))
   chart = await pushChart(info, helm, `real-crd-${suffix}`, "2.1.0", join(helm.work, "pkgs", `real-crd-${suffix}-2.1.0.tgz`))
   gpuOperator = await pushChart(info, helm, "gpu-operator", "v25.10.1", join(realChartsDir()!, "gpu-operator-v25.10.1.tgz"))
+  prometheusStack = await pushChart(info, helm, "kube-prometheus-stack", "82.8.0", join(realChartsDir()!, "kube-prometheus-stack-82.8.0.tgz"))
+  // AICR's values for the release, as its bundle writes them for the reference recipe (EKS, H100, Ubuntu, training, Kubeflow).
+  const aicr = aicrBinary(readVersions().aicrPrevious)
+  const env = { PATH: process.env.PATH ?? "", HOME: helm.work }
+  const recipe = join(helm.work, "recipe.yaml")
+  execFileSync(aicr, ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "--output", recipe], { env, stdio: "ignore" })
+  execFileSync(aicr, ["bundle", "--recipe", recipe, "--output", join(helm.work, "bundle")], { env, stdio: "ignore" })
+  prometheusValues = parse(readFileSync(join(helm.work, "bundle", "kube-prometheus-stack", "values.yaml"), "utf8")) as Record<string, unknown>
 })
 
 afterAll(async () => {
-  for (const name of [`csa-${suffix}`, `ssa-${suffix}`, `csd-${suffix}`, `ssd-${suffix}`]) await deleteApplication(info, name, { timeoutMs: 120_000 }).catch(() => undefined)
+  for (const name of [`csa-${suffix}`, `ssa-${suffix}`, `csd-${suffix}`, `ssd-${suffix}`, `kpc-${suffix}`, `kps-${suffix}`]) await deleteApplication(info, name, { timeoutMs: 120_000 }).catch(() => undefined)
   await argocd?.stop()
   await helm?.cleanup()
 })
+
+type Compared = Awaited<ReturnType<typeof getApplication>>
+const reconciledAt = (a: Compared): string => (a.status as { reconciledAt?: string }).reconciledAt ?? ""
+/** The resources Argo CD's comparison reported OutOfSync (hooks, which carry no sync status, are not among them). */
+const outOfSyncResources = (a: Compared): string[] =>
+  ((a.status as { resources?: Array<{ kind: string; name: string; status?: string }> }).resources ?? []).filter((r) => r.status === "OutOfSync").map((r) => `${r.kind}/${r.name}`)
+
+/** Creates the Application, runs the check, and deletes it whatever happened (the real charts' objects have fixed names). */
+const withApplication = async (app: { readonly metadata: { readonly name: string }; readonly spec: unknown }, check: () => Promise<void>) => {
+  expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: app }), `create ${app.metadata.name}`)
+  try {
+    await check()
+  } finally {
+    await deleteApplication(info, app.metadata.name, { timeoutMs: 600_000 })
+  }
+}
+
+/** When the first sync at the chart's digest finished successfully. */
+const firstSyncFinished = async (name: string, at: Chart): Promise<string> =>
+  eventually(async () => {
+    const op = (await getApplication(info, name)).status?.operationState as { phase?: string; finishedAt?: string; syncResult?: { revision?: string } } | undefined
+    return op?.phase === "Succeeded" && op.syncResult?.revision === at.digest && op.finishedAt
+  }, { timeoutMs: 1_200_000, intervalMs: 1_000, what: `Application ${name}: sync succeeded` })
+
+/**
+ * Without an exception Argo CD finds the resource different after every successful sync: a comparison after the first
+ * one reports the Application OutOfSync on exactly `expected` (right after a sync, and while Argo CD reloads its cluster
+ * cache after a CRD change, it may report Synced, or everything OutOfSync, for some seconds; self-heal syncs again).
+ */
+const outOfSyncAfterSync = async (name: string, at: Chart, expected: ReadonlyArray<string>) => {
+  const finished = await firstSyncFinished(name, at)
+  const seen: string[][] = []
+  await eventually(async () => {
+    const a = await getApplication(info, name)
+    if (reconciledAt(a) <= finished || a.status?.sync?.status !== "OutOfSync") return false
+    const different = outOfSyncResources(a)
+    if (seen.length < 20) seen.push(different)
+    return JSON.stringify(different) === JSON.stringify(expected)
+  }, { timeoutMs: 300_000, intervalMs: 1_000, what: `Application ${name}: a comparison after its sync at ${finished} reporting exactly ${expected.join(", ")} OutOfSync` }).catch((e: unknown) => {
+    throw new Error(`${(e as Error).message}; OutOfSync comparisons seen: ${JSON.stringify(seen)}`, { cause: e })
+  })
+}
+
+/**
+ * With the exceptions: ready at the digest, and every comparison until two more were made (Argo CD compares every
+ * 30 s here, later under load) finds nothing different.
+ */
+const stillSynced = async (name: string, at: Chart) => {
+  // Ready by the operator's own predicate (the harness's waitForApplication compares the source with its nulls, which
+  // Argo CD drops from what it compared: AICR's values hold `emptyDir: null`).
+  let why: string[] = ["never read"]
+  await eventually(async () => {
+    why = notReadyAt((await getApplication(info, name)) as unknown as Application, at.digest)
+    return why.length === 0
+  }, { timeoutMs: 900_000, intervalMs: 1_000, what: `Application ${name} ready at ${at.digest}` }).catch((e: unknown) => {
+    throw new Error(`${(e as Error).message}: ${why.join("; ")}`, { cause: e })
+  })
+  const seen = new Set<string>()
+  const deadline = Date.now() + 300_000
+  while (seen.size < 3) {
+    expect(Date.now(), `Application ${name}: two more comparisons within 300 s`).toBeLessThan(deadline)
+    const a = await getApplication(info, name)
+    expect({ at: reconciledAt(a), sync: a.status?.sync?.status, different: outOfSyncResources(a) }).toEqual({ at: reconciledAt(a), sync: "Synced", different: [] })
+    seen.add(reconciledAt(a))
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+  }
+}
 
 describe("the operator's sync options on the real charts", () => {
   it("syncs with server-side apply and creates the namespace", () => {
@@ -84,42 +176,46 @@ describe("the operator's sync options on the real charts", () => {
     expect(crd.metadata.annotations?.["kubectl.kubernetes.io/last-applied-configuration"]).toBeUndefined()
     expect(JSON.stringify(crd).length).toBeGreaterThan(262_144)
     await deleteApplication(info, name, { timeoutMs: 120_000 })
+    // Argo CD removes the resources finalizer only once everything it deletes on cascade is gone, and it never deletes
+    // a CRD on cascade (v3.4.2 `shouldBeDeleted`: `!kube.IsCRD(obj)`), so the CRD outlives its Application.
+    const kept = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` }), "get CRD after the Application's deletion")
+    expect(kept.metadata.deletionTimestamp).toBeUndefined()
+    expectOk(await kubeRequest(info, { method: "DELETE", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` }), "delete the CRD left behind")
   }, 600_000)
 
-  it("without the comparison exceptions, the real gpu-operator stays OutOfSync on a field the CRD defaults after a successful sync", async () => {
-    const name = `csd-${suffix}`
-    const app = application(name, undefined, () => gpuOperator)
+  it("without the comparison exceptions, the real gpu-operator is OutOfSync on a field the CRD defaults after a successful sync", async () => {
+    const app = application(`csd-${suffix}`, undefined, () => gpuOperator)
     const { ignoreDifferences: _, ...spec } = app.spec
-    expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: { ...app, spec } }), `create ${name}`)
-    // The sync succeeded at the chart's digest (the operator pins charts by digest), and two comparisons after it still find the ClusterPolicy different.
-    const synced = await eventually(async () => {
-      const a = await getApplication(info, name)
-      const op = a.status?.operationState
-      return op?.phase === "Succeeded" && op.syncResult?.revision === gpuOperator.digest && a
-    }, { timeoutMs: 300_000, intervalMs: 1_000, what: `Application ${name}: sync succeeded` })
-    const after = (synced.status as { reconciledAt?: string }).reconciledAt ?? ""
-    let comparisons = 0
-    let last = ""
-    const outOfSync = await eventually(async () => {
-      const a = await getApplication(info, name)
-      const at = (a.status as { reconciledAt?: string }).reconciledAt ?? ""
-      if (at > after && at !== last) {
-        comparisons++
-        last = at
-      }
-      return comparisons >= 2 && a
-    }, { timeoutMs: 180_000, intervalMs: 1_000, what: `Application ${name}: two comparisons after the sync` })
-    expect(outOfSync.status?.sync?.status).toBe("OutOfSync")
-    const resources = (outOfSync.status as { resources?: Array<{ kind: string; name: string; status?: string }> }).resources ?? []
-    expect(resources.filter((r) => r.status !== "Synced").map((r) => `${r.kind}/${r.name}`)).toEqual(["ClusterPolicy/cluster-policy"])
-    await deleteApplication(info, name, { timeoutMs: 180_000 })
-  }, 600_000)
+    await withApplication({ ...app, spec }, async () => {
+      // After the sync succeeded at the chart's digest (the operator pins charts by digest), a comparison finds the ClusterPolicy different.
+      await outOfSyncAfterSync(app.metadata.name, gpuOperator, ["ClusterPolicy/cluster-policy"])
+    })
+  }, 1_800_000)
 
-  it("with them (the operator's Application), the real gpu-operator is synced and ready at its digest", async () => {
+  it("with them (the operator's Application), the real gpu-operator is synced and ready at its digest, and stays synced", async () => {
     expect(application("x").spec.ignoreDifferences).toEqual(COMPARISON_EXCEPTIONS)
-    const name = `ssd-${suffix}`
-    expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: application(name, undefined, () => gpuOperator) }), `create ${name}`)
-    await waitForApplication(info, name, gpuOperator.digest, { timeoutMs: 300_000 })
-    await deleteApplication(info, name, { timeoutMs: 180_000 })
-  }, 600_000)
+    const app = application(`ssd-${suffix}`, undefined, () => gpuOperator)
+    await withApplication(app, () => stillSynced(app.metadata.name, gpuOperator))
+  }, 1_800_000)
+
+  it("without the comparison exceptions, the real kube-prometheus-stack with AICR's values is OutOfSync on its Prometheus's null emptyDir after a successful sync", async () => {
+    const storage = ((prometheusValues["prometheus"] as Record<string, Record<string, unknown>>)["prometheusSpec"]!["storageSpec"]) as Record<string, unknown>
+    expect(storage).toHaveProperty("emptyDir", null)
+    expect(storage).toHaveProperty("volumeClaimTemplate")
+    const app = application(`kpc-${suffix}`, undefined, () => prometheusStack, prometheusValues)
+    const { ignoreDifferences: _, ...spec } = app.spec
+    await withApplication({ ...app, spec }, async () => {
+      await outOfSyncAfterSync(app.metadata.name, prometheusStack, ["Prometheus/kube-prometheus-prometheus"])
+    })
+  }, 2_400_000)
+
+  it("with them (the operator's Application), the real kube-prometheus-stack is synced and ready at its digest and stays synced, its Prometheus stored without emptyDir", async () => {
+    const app = application(`kps-${suffix}`, undefined, () => prometheusStack, prometheusValues)
+    await withApplication(app, async () => {
+      await stillSynced(app.metadata.name, prometheusStack)
+      const prometheus = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/monitoring.coreos.com/v1/namespaces/sync-${suffix}/prometheuses/kube-prometheus-prometheus` }), "get Prometheus")
+      expect(prometheus.spec.storage).not.toHaveProperty("emptyDir")
+      expect(prometheus.spec.storage.volumeClaimTemplate.spec.storageClassName).toBe("gp2")
+    })
+  }, 2_400_000)
 })

@@ -3,7 +3,7 @@
 // Serves the charts of both pinned AICR versions' recipes: the stand-ins, or with --charts real (or
 // AICR_UPSTREAM_CHARTS=real) the real packages of the third-party charts folder (real.ts: $AICR_CHARTS_DIR,
 // $AICR_THIRD_PARTY_DIR/charts or ../shared/third-party/charts). The stand-ins stay the default until the whole
-// install on the real charts reaches Ready (docs/adr/20261203-real-charts.md, "Open"). Prints one JSON line ({httpUrl, ociPrefix, rewrites, charts}) once
+// install on the real charts is seen reaching Ready (docs/adr/20261203-real-charts.md, "Open"). Prints one JSON line ({httpUrl, ociPrefix, rewrites, charts}) once
 // serving, then runs until SIGINT/SIGTERM.
 import { ALL_AICR_COMPONENTS } from "./fixtures"
 import { startChartUpstream } from "./server"
