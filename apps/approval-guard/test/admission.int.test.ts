@@ -36,6 +36,12 @@ const ok = (res: KubeResponse) => expect(res.status, JSON.stringify(res.body?.me
 
 beforeAll(async () => {
   await deleteRuntime(info)
+  // An earlier file (the chart's uninstall) may still be deleting aicr-validation: objects cannot be created there
+  // until it is gone (or it is active again).
+  await eventually(async () => {
+    const r = await kubeRequest(info, { method: "GET", path: "/api/v1/namespaces/aicr-validation" })
+    return r.status === 404 || (r.body as { status?: { phase?: string } }).status?.phase === "Active"
+  }, { timeoutMs: 180_000, intervalMs: 500, what: "namespace aicr-validation not terminating" })
   await installApprovalPolicies(info)
   await applyManifests(info, [
     // Who edits the runtime: alice and carol. Who approves: alice, the aicr-approvers group, and (to prove the
