@@ -67,6 +67,31 @@ export const installValidation = (info: HarnessInfo) =>
     },
   ])
 
+/**
+ * Each controller's own flags for a bench that runs it idle on a local control plane with the registry prefix
+ * `oci://<registry>/aicr/cluster` (the resolver with the development allowance for the local 0.x AICR).
+ */
+export const benchControllerFlags = (app: string, registry: string): string[] => {
+  const prefix = `oci://${registry}/aicr/cluster`
+  const ns = OPERATOR_NAMESPACE
+  switch (app) {
+    case "registry-mirror":
+      return ["--registry", prefix, "--operator-namespace", ns]
+    case "planner":
+      return ["--operator-namespace", ns, "--engine-namespace", ARGOCD_NAMESPACE, "--stabilization-window", "15s"]
+    case "ecr-credential-refresher":
+      return ["--registry", prefix, "--operator-namespace", ns, "--engine-namespace", ARGOCD_NAMESPACE, "--auth-provider", "static"]
+    case "resolver":
+      return ["--aicr-version", readVersions().aicr, "--allow-unsupported-aicr=true", "--registry", prefix, "--operator-namespace", ns, "--component-namespaces", "gpu-operator"]
+    case "step-executor":
+      return ["--operator-namespace", ns, "--engine-namespace", ARGOCD_NAMESPACE, "--engine-project", ENGINE_PROJECT]
+    case "validation-gate":
+      return ["--registry", prefix, "--operator-namespace", ns, "--validation-namespace", VALIDATION_NAMESPACE, "--launcher-service-account", VALIDATION_LAUNCHER]
+    default:
+      return ["--operator-namespace", ns]
+  }
+}
+
 const root = join(import.meta.dirname, "..")
 const tsxLoader = createRequire(import.meta.url).resolve("tsx")
 const stateFile = (dir: string) => join(dir, "operator.json")

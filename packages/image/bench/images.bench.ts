@@ -16,30 +16,13 @@ import { OciClient } from "@aicr/oras"
 import { applyManifests, argoCdCrdsDir, expectOk, kubeRequest, loadManifests, repoRoot, startControlPlane, toolPath } from "@aicr/testing/harness"
 import { apps, buildApp } from "../../../hack/build-apps"
 import { buildImage, imageSize, operatorImage, pushImage } from "../src/index"
+import { benchControllerFlags } from "../../../hack/local-operator"
 
 const run = promisify(execFile)
 const root = repoRoot()
 const idle = Number(process.argv[process.argv.indexOf("--idle") + 1] ?? 20) || 20
 const NS = "aicr-system"
 
-/** Each controller's own flags on the local control plane (as hack/local-operator.ts starts them). */
-const flags = (app: string, registry: string): string[] => {
-  const prefix = `oci://${registry}/aicr/cluster`
-  switch (app) {
-    case "registry-mirror":
-      return ["--registry", prefix, "--operator-namespace", NS]
-    case "planner":
-      return ["--operator-namespace", NS, "--engine-namespace", "argocd", "--stabilization-window", "15s"]
-    case "ecr-credential-refresher":
-      return ["--registry", prefix, "--operator-namespace", NS, "--engine-namespace", "argocd", "--auth-provider", "static"]
-    case "resolver":
-      return ["--aicr-version", "v0.11.1", "--allow-unsupported-aicr=true", "--registry", prefix, "--operator-namespace", NS, "--component-namespaces", "gpu-operator"]
-    case "step-executor":
-      return ["--operator-namespace", NS, "--engine-namespace", "argocd", "--engine-project", "aicr"]
-    default:
-      return ["--operator-namespace", NS]
-  }
-}
 
 const main = async () => {
   const plane = await startControlPlane({ fresh: true })
@@ -96,7 +79,7 @@ const main = async () => {
                   {
                     name: "controller",
                     image,
-                    args: [a, ...flags(a, info.registry), "--leader-election-id", `aicr-${name}`, "--health-probe-bind-address", "$(POD_IP):8081", "--metrics-bind-address", "$(POD_IP):8080", "--log-level", "warn"],
+                    args: [a, ...benchControllerFlags(a, info.registry), "--leader-election-id", `aicr-${name}`, "--health-probe-bind-address", "$(POD_IP):8081", "--metrics-bind-address", "$(POD_IP):8080", "--log-level", "warn"],
                     env: [
                       { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
                       { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },

@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { applyManifests, repoRoot, startControlPlane } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
+import { benchControllerFlags } from "../../../hack/local-operator"
 
 const argv = process.argv.slice(2)
 const opt = (name: string, fallback: number) => (argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : fallback)
@@ -28,26 +29,6 @@ if (flagSets.length === 0) flagSets.push([])
 const ALL = ["approval-guard", "ecr-credential-refresher", "planner", "registry-mirror", "resolver", "step-executor", "validation-gate"]
 const NS = "aicr-system"
 
-/** Each controller's own flags on the local control plane (as hack/local-operator.ts starts them). */
-const flags = (app: string, registry: string): string[] => {
-  const prefix = `oci://${registry}/aicr/cluster`
-  switch (app) {
-    case "registry-mirror":
-      return ["--registry", prefix, "--operator-namespace", NS]
-    case "planner":
-      return ["--operator-namespace", NS, "--engine-namespace", "argocd", "--stabilization-window", "15s"]
-    case "ecr-credential-refresher":
-      return ["--registry", prefix, "--operator-namespace", NS, "--engine-namespace", "argocd", "--auth-provider", "static"]
-    case "resolver":
-      return ["--aicr-version", "v0.11.1", "--registry", prefix, "--operator-namespace", NS, "--component-namespaces", "gpu-operator"]
-    case "step-executor":
-      return ["--operator-namespace", NS, "--engine-namespace", "argocd", "--engine-project", "aicr"]
-    case "validation-gate":
-      return ["--registry", prefix, "--operator-namespace", NS, "--validation-namespace", "aicr-validation", "--launcher-service-account", "aicr-validation"]
-    default:
-      return ["--operator-namespace", NS]
-  }
-}
 
 const work = mkdtempSync(join(tmpdir(), "idle-rss-"))
 const probe = join(work, "probe.mjs")
@@ -73,7 +54,7 @@ try {
     const built = await buildApp(app, join(work, "dist", app))
     for (const nodeFlags of flagSets) {
       let probed = ""
-      const child = spawn(process.execPath, [...nodeFlags, "--import", probe, built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", ...flags(app, info.registry)], {
+      const child = spawn(process.execPath, [...nodeFlags, "--import", probe, built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", ...benchControllerFlags(app, info.registry)], {
         stdio: ["ignore", "ignore", "pipe"],
       })
       child.stderr.on("data", (d: Buffer) => {
