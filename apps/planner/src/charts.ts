@@ -12,6 +12,7 @@
  * in a chunk of its own, as registry-mirror does).
  */
 import type { Plan } from "@aicr/api"
+import { openOnFirstUse } from "@aicr/runtime"
 import { Context, Effect, type Scope } from "effect"
 
 export interface ChartRef {
@@ -38,15 +39,6 @@ export const chartsOf = (plan: Plan): ChartRef[] => plan.releases.map((r) => ({ 
 /** The running controller's `ChartRegistry`: the OCI client loaded by the first check, closed with the scope. */
 export const lazyChartRegistry = (settings: { readonly dockerConfig: string | undefined; readonly plainHttp: ReadonlyArray<string> }, userAgent: string): Effect.Effect<ChartRegistryShape, never, Scope.Scope> =>
   Effect.gen(function* () {
-    let opened: Promise<{ readonly registry: ChartRegistryShape; readonly close: () => Promise<void> }> | undefined
-    const open = () =>
-      (opened ??= import("./chart-registry").then(
-        (m) => m.openChartRegistry(settings, userAgent),
-        (e: unknown) => {
-          opened = undefined
-          throw e
-        },
-      ))
-    yield* Effect.addFinalizer(() => (opened === undefined ? Effect.void : Effect.promise(() => opened!.then((o) => o.close()).catch(() => undefined))))
-    return { check: (charts) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.check(charts))) }
+    const opened = yield* openOnFirstUse(() => import("./chart-registry").then((m) => m.openChartRegistry(settings, userAgent)))
+    return { check: (charts) => opened.pipe(Effect.flatMap((o) => o.registry.check(charts))) }
   })

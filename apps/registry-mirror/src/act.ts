@@ -3,6 +3,7 @@
  * through the `Registry` service); every failure becomes an `Outcome` via `errorsToOutcome`, defects included.
  */
 import { shortDigest } from "@aicr/conditions"
+import { openOnFirstUse } from "@aicr/runtime"
 import { Context, Effect, type Scope } from "effect"
 import type { MirrorSettings } from "./config"
 import type { Decision } from "./decide"
@@ -28,19 +29,10 @@ export class Registry extends Context.Service<Registry, RegistryShape>()("@aicr/
  */
 export const lazyRegistry = (settings: MirrorSettings, userAgent: string): Effect.Effect<RegistryShape, never, Scope.Scope> =>
   Effect.gen(function* () {
-    let opened: Promise<{ readonly registry: RegistryShape; readonly close: () => Promise<void> }> | undefined
-    const open = () =>
-      (opened ??= import("./registry").then(
-        (m) => m.openRegistry(settings, userAgent),
-        (e: unknown) => {
-          opened = undefined
-          throw e
-        },
-      ))
-    yield* Effect.addFinalizer(() => (opened === undefined ? Effect.void : Effect.promise(() => opened!.then((o) => o.close()).catch(() => undefined))))
+    const opened = yield* openOnFirstUse(() => import("./registry").then((m) => m.openRegistry(settings, userAgent)))
     return {
-      mirror: (plan) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.mirror(plan))),
-      resolveTags: (references) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.resolveTags(references))),
+      mirror: (plan) => opened.pipe(Effect.flatMap((o) => o.registry.mirror(plan))),
+      resolveTags: (references) => opened.pipe(Effect.flatMap((o) => o.registry.resolveTags(references))),
     }
   })
 

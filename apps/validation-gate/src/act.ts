@@ -19,6 +19,7 @@ import {
 import { Core, digestOf, type KubeObject, planConfigMapName, readPlan, sha256 } from "@aicr/api"
 import { shortDigest } from "@aicr/conditions"
 import { Kube, type KubeError } from "@aicr/kube"
+import { openOnFirstUse } from "@aicr/runtime"
 import { Context, Effect, Option, Result, type Scope } from "effect"
 import type { GateSettings } from "./config"
 import type { TerminalReason } from "./decide"
@@ -48,19 +49,10 @@ export class Signer extends Context.Service<Signer, SignerShape | undefined>()("
 /** The running gate's registry, loaded by the first push (an idle gate never loads `@aicr/oras`). */
 export const lazyRegistry = (settings: GateSettings, userAgent: string): Effect.Effect<EvidenceRegistryShape, never, Scope.Scope> =>
   Effect.gen(function* () {
-    let opened: Promise<{ readonly registry: EvidenceRegistryShape; readonly close: () => Promise<void> }> | undefined
-    const open = () =>
-      (opened ??= import("./registry").then(
-        (m) => m.openRegistry(settings, userAgent),
-        (e: unknown) => {
-          opened = undefined
-          throw e
-        },
-      ))
-    yield* Effect.addFinalizer(() => (opened === undefined ? Effect.void : Effect.promise(() => opened!.then((o) => o.close()).catch(() => undefined))))
+    const opened = yield* openOnFirstUse(() => import("./registry").then((m) => m.openRegistry(settings, userAgent)))
     return {
-      resolve: (ref) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.resolve(ref))),
-      push: (p) => Effect.promise(open).pipe(Effect.flatMap((o) => o.registry.push(p))),
+      resolve: (ref) => opened.pipe(Effect.flatMap((o) => o.registry.resolve(ref))),
+      push: (p) => opened.pipe(Effect.flatMap((o) => o.registry.push(p))),
     }
   })
 

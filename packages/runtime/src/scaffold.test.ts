@@ -6,7 +6,7 @@ import { Kube, type KubeShape } from "@aicr/kube"
 import { it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { describe, expect } from "vitest"
-import { informersFor } from "./scaffold"
+import { informersFor, openOnFirstUse } from "./scaffold"
 
 const rollout = (name: string, outcome?: string): KubeObject => ({
   apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout",
@@ -36,4 +36,37 @@ describe("informersFor", () => {
         expect(yield* run([rollout("r-closed", "Expired"), binding])).toEqual([])
       }),
     ))
+})
+
+describe("openOnFirstUse", () => {
+  it("opens nothing until used, opens once, retries a failed open, and closes what it opened with the scope", async () => {
+    let opens = 0
+    let closes = 0
+    let fail = true
+    const log = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const client = yield* openOnFirstUse(async () => {
+            opens++
+            if (fail) throw new Error("registry down")
+            return { id: opens, close: async () => void closes++ }
+          })
+          const before = opens
+          const first = yield* Effect.exit(client)
+          fail = false
+          const a = yield* client
+          const b = yield* client
+          return { before, failed: first._tag === "Failure", a: a.id, b: b.id, closesInScope: closes }
+        }),
+      ),
+    )
+    expect(log).toEqual({ before: 0, failed: true, a: 2, b: 2, closesInScope: 0 })
+    expect({ opens, closes }).toEqual({ opens: 2, closes: 1 })
+  })
+
+  it("closes nothing when it was never used", async () => {
+    let opens = 0
+    await Effect.runPromise(Effect.scoped(openOnFirstUse(async () => (opens++, { close: async () => undefined })).pipe(Effect.asVoid)))
+    expect(opens).toBe(0)
+  })
 })

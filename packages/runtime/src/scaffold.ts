@@ -133,6 +133,23 @@ export const lazy = <A, E, R>(load: Effect.Effect<A, E, R>): Effect.Effect<A, E,
   return Effect.suspend(() => (Option.isSome(value) ? Effect.succeed(value.value) : load.pipe(Effect.tap((a) => Effect.sync(() => void (value = Option.some(a)))))))
 }
 
+/**
+ * A client opened by its first use and closed with the scope: `open` is typically a dynamic `import()` of the module
+ * that holds it, so an idle process never loads that module (the split bundle keeps it in a chunk of its own). A
+ * failed open is retried by the next use.
+ */
+export const openOnFirstUse = <T extends { readonly close: () => Promise<void> }>(open: () => Promise<T>): Effect.Effect<Effect.Effect<T>, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    let opened: Promise<T> | undefined
+    const get = () =>
+      (opened ??= open().catch((e: unknown) => {
+        opened = undefined
+        throw e
+      }))
+    yield* Effect.addFinalizer(() => (opened === undefined ? Effect.void : Effect.promise(() => opened!.then((o) => o.close()).catch(() => undefined))))
+    return Effect.promise(get)
+  })
+
 /** transient: the driver retries with backoff; terminal: reported, wait for a change; defect: `InternalError`. */
 export type FailureClass = "transient" | "terminal" | "defect"
 
