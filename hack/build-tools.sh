@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform] [oras] [cosign]
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform] [oras] [cosign] [promtool]
 #        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 # Go builds run under `nice` so they leave room for whatever else runs on the machine.
@@ -210,7 +210,18 @@ build_cosign() {
   GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/sigstore/cosign/v2/cmd/cosign@$COSIGN_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform oras cosign)
+# promtool, the Prometheus rule checker a platform team runs on the chart's alerts (`promtool check rules`, `promtool
+# test rules`). Without service discovery (`remove_all_sd`): rule checks and rule tests use none, and the build then
+# leaves out the cloud SDKs. The version ldflags make `promtool --version` name the Prometheus release.
+build_promtool() {
+  local v=${PROMTOOL_VERSION#v0.} p=github.com/prometheus/common/version
+  local release="3.$((${v%%.*} - 300)).${v#*.}" # module v0.316.0 is Prometheus v3.16.0
+  GOBIN=$1 nice -n 10 go install -trimpath -tags remove_all_sd \
+    -ldflags "-s -w -X $p.Version=$release -X $p.Branch=HEAD -X $p.BuildUser=aicr-operator -X $p.BuildDate=20260101-00:00:00" \
+    "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION"
+}
+
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform oras cosign promtool)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -230,6 +241,7 @@ for t in "${want[@]}"; do
     kubeconform) done_or_build kubeconform "$KUBECONFORM_VERSION" build_kubeconform ;;
     oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
     cosign) done_or_build cosign "$COSIGN_VERSION" build_cosign ;;
+    promtool) done_or_build promtool "$PROMTOOL_VERSION" build_promtool ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

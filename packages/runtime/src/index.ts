@@ -7,6 +7,7 @@ export { makeKeyedBackoff, makeTokenBucket, type BackoffOptions, type KeyedBacko
 export { makeWorkQueue, type WorkQueue, type WorkQueueMetrics, type WorkQueueOptions } from "./workqueue"
 export { runController, self, mapped, type ControllerHandle, type ControllerOptions, type Source } from "./controller"
 export { makeMetrics, type Metrics, type ReconcileResult } from "./metrics"
+export { conditionMetricsOf, registerConditionMetrics, STATUS_FIELDS, type StatusField } from "./condition-metrics"
 export { healthServer, metricsServer, parseBindAddress, serve, type Check, type ServerHandle } from "./health"
 export { parseConfig, parseDurationMs, parseJobSeconds, readAppFlags, type AppFlags, type RuntimeConfig } from "./config"
 export { Expectations, makeExpectations, reached, type ExpectationsShape } from "./expectations"

@@ -20,6 +20,7 @@ import { eventRecorderLayer, Kube, type KubeShape, layer as kubeLayer, runLeader
 import { Logging } from "@aicr/logging"
 import { Data, Effect, Layer, type Scope } from "effect"
 import { parseConfig, type RuntimeConfig } from "./config"
+import { conditionMetricsOf } from "./condition-metrics"
 import { runController, type ControllerOptions } from "./controller"
 import { healthServer, metricsServer, parseBindAddress } from "./health"
 import { makeMetrics, type Metrics } from "./metrics"
@@ -71,6 +72,7 @@ export const runApp = <E>(spec: AppSpec<E>, config: RuntimeConfig = parseConfig(
     if (metricsBind) yield* metricsServer(metricsBind, metrics.registry)
     const controllers = yield* spec.setup(ctx)
     const informers = controllers.flatMap((c) => c.sources.map((s) => s.informer))
+    conditionMetricsOf(metrics.registry, spec.name, informers) // the status it owns, from these caches at each scrape
     const healthBind = parseBindAddress(config.healthProbeBindAddress)
     if (healthBind) {
       yield* healthServer(healthBind, {
