@@ -7,7 +7,7 @@
 import { DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
 import { ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, FINALIZER_CLEANUP, type KubeObject, LABEL_OUTCOME, type ResourceKind, type RuntimeRollout, RuntimeRolloutKind, sha256 } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
+import { makeStatusPacer, Requeue, StatusPacer } from "@aicr/runtime"
 import { makeFakeKube } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
@@ -15,13 +15,14 @@ import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { type ChartCheck, ChartRegistry, type ChartRef } from "../src/charts"
 import { PlannerConfig, type PlannerSettings } from "../src/config"
+import { makeNotReadySince, NotReadySince } from "../src/readiness"
 import { reconcile } from "../src/reconcile"
 
 const NS = "aicr-system"
 const T0 = Date.parse("2026-12-02T10:00:00Z")
 const UID = "6a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 const INPUT = sha256("input")
-const settings: PlannerSettings = { namespace: NS, windowMs: 60_000, deadlineMs: 86_400_000, project: "aicr", engineNamespace: "argocd", jobs: { ...DEFAULT_JOB_SETTINGS, namespace: "aicr-jobs" }, plainHttp: [], dockerConfig: undefined }
+const settings: PlannerSettings = { namespace: NS, windowMs: 60_000, deadlineMs: 86_400_000, project: "aicr", engineNamespace: "argocd", jobs: { ...DEFAULT_JOB_SETTINGS, namespace: "aicr-jobs" }, plainHttp: [], dockerConfig: undefined, notReadyGraceMs: 30_000 }
 
 const comps = [
   { name: "cert-manager", namespace: "cert-manager", chart: "cert-manager", version: "v1.17.2", source: "https://charts.jetstack.io" },
@@ -75,7 +76,16 @@ const setup = (aicr = "v0.11.1") => {
   fake.seed(Core.ConfigMap, content as never)
   const events = eventRecorderLayer({ controller: "operator.aicr.run/planner", instance: "test" }).pipe(Layer.provide(fake.layer))
   const registry = fakeRegistry()
-  const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(PlannerConfig, settings), Effect.provideService(ChartRegistry, registry.registry), Effect.exit)
+  const notReadySince = makeNotReadySince()
+  const pacer = makeStatusPacer()
+  const run = reconcile("cluster").pipe(
+    Effect.provide(Layer.mergeAll(fake.layer, events)),
+    Effect.provideService(PlannerConfig, settings),
+    Effect.provideService(ChartRegistry, registry.registry),
+    Effect.provideService(NotReadySince, notReadySince),
+    Effect.provideService(StatusPacer, pacer),
+    Effect.exit,
+  )
   const runtime = () => fake.peek<ClusterRuntime>(ClusterRuntimeKind, "cluster")!
   const condition = (type: string) => runtime().status?.conditions?.find((c) => c.type === type)
   const list = <T extends KubeObject>(kind: ResourceKind) => Effect.runSync(fake.kube.list<T>(kind)).items
