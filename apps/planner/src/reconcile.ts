@@ -7,9 +7,11 @@
  *         `status.assessment` and the outcome label on RuntimeRollouts; plan and assessment ConfigMaps; rollout
  *         creation.
  * Reads:  `Resolved`, `Mirrored` (via `current` only), `status.resolution`, `status.mirror`, the content ConfigMap,
- *         the rollouts' `Approved`, `Progressing`, `Validated`; the registry (a pinned plan's charts, by digest).
+ *         the rollouts' `Approved`, `Progressing`, `Validated`; the registry (a pinned plan's charts, by digest);
+ *         the runtime's Argo CD Applications (re-adoption; after a rollout, whether each release of the active plan is
+ *         still ready at its revision: `Ready=False/NotReady`, readiness.ts).
  * Runs:   `aicr upgrade-check` Jobs (AICR 1.x) and their input ConfigMaps, owned by the Job.
- * Leaves alone: approvals (people), steps (step-executor), Applications.
+ * Leaves alone: approvals (people), steps (step-executor), Applications (read only).
  */
 import {
   ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, encodePlan, FINALIZER_CLEANUP, Ready, LABEL_OUTCOME, LABEL_ROLE, LABEL_ROLLOUT, LABEL_RUNTIME_UID, type ClusterRuntime, type ObjectKey, type Plan,
@@ -162,8 +164,8 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     if (d.plan._tag === "Assessing" && d.plan.retry === true) return yield* Effect.fail(new RetryAfterTransientFailure({ message: d.plan.message }))
     if (d.plan._tag === "Blocked" && d.plan.recheck === true) return Requeue.min(again, Requeue.after(RECHECK))
     if (d.plan._tag === "Stabilizing") return Requeue.min(again, Requeue.after(Math.max(0, d.plan.until - o.now) + 50))
-    // The planner does not watch Applications (it must start without Argo CD's CRD): a blocked adoption is looked at
-    // again shortly, so reverting an edit or deleting orphans is seen without another change.
+    // A blocked adoption is also looked at again shortly: the Application watch starts only once Argo CD's CRD is
+    // listable (with backoff), and a re-read costs little while nothing rolls out.
     if (d.plan._tag === "Blocked" && (d.plan.reason === "AdoptionBlocked" || d.plan.reason === "OrphanedObjectsPresent")) return Requeue.min(again, Requeue.after(ADOPTION_RECHECK_MS))
     return again
   })
