@@ -5,12 +5,13 @@
 // content ConfigMap of one chart, pushed with the real helm into a registry of its own) and the approver (the
 // approval and `Approved`, as the approval-guard reports it).
 //
-// The chart's DaemonSet runs on the four GPU nodes. (a) A node goes NotReady through kwok's own chaos stage (label
-// node-not-ready.stage.kwok.x-k8s.io=true): the node lifecycle controller marks its pods not ready, the DaemonSet
-// controller counts 3 of 4 available, Argo CD reports the Application Progressing — and the runtime says
-// Ready=False/NotReady naming the release and Argo CD's message for the DaemonSet. The node back (label removed: kwok
-// marks it Ready) and its pod reported ready again — the test plays the returning kubelet there, as kwok's stages only
-// make Pending pods ready — and Ready clears. (b) The registry stops answering while Argo CD must read the chart again
+// The chart's DaemonSet runs on the GPU nodes. (a) A node's kubelet goes silent: its Lease is taken by a holder that
+// never renews it, so kwok (which plays the kubelets and gives up a node whose Lease it does not hold) stops
+// heartbeating it, and after its grace period the real node lifecycle controller marks the node Unknown and its pods
+// not ready; the DaemonSet controller counts one pod fewer available, Argo CD reports the Application Progressing —
+// and the runtime says Ready=False/NotReady naming the release and Argo CD's message for the DaemonSet. The Lease
+// expired, kwok takes the node back and marks it Ready; its pod reported ready again — the test plays the returning
+// kubelet there, as kwok's stages only make Pending pods ready — and Ready clears. (b) The registry stops answering while Argo CD must read the chart again
 // (a hard refresh, as `argocd app get --hard-refresh` asks): Argo CD's ComparisonError shows in Ready; the registry
 // back and refreshed again, Ready clears. `kubectl get clusterruntime` shows each.
 import { execFile } from "node:child_process"
@@ -22,7 +23,7 @@ import { ANNOTATION_EDITED_BY, contentConfigMapName, LABEL_OUTCOME, sha256 } fro
 import { parseConfig, runApp } from "@aicr/runtime"
 import {
   addRepositoryCredential, applyManifests, ARGOCD_NAMESPACE, type ArgoCd, createNamespace, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest,
-  NODE_NOT_READY_LABEL, type Proc, type Registry, spawnProc, startArgoCd, startRegistry,
+  type Proc, type Registry, spawnProc, startArgoCd, startRegistry,
 } from "@aicr/testing/harness"
 import { applyStatusAs, removeRuntime, setApproved } from "@aicr/testing/world"
 import { Effect, Fiber } from "effect"
@@ -131,6 +132,10 @@ const nodeReady = async (name: string) => (await get(`/api/v1/nodes/${name}`)).s
 const available = async () => (await get(DAEMONSET)).status?.numberAvailable ?? 0
 /** The GPU nodes the DaemonSet runs on (the harness's four, or more if an earlier file added some). */
 let gpuNodes = 0
+/** A Lease time (metav1.MicroTime: six fractional digits). */
+const micro = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/u, ".$1000Z")
+const holdLease = async (spec: Record<string, unknown>) =>
+  expectOk(await kubeRequest(info, { method: "PATCH", path: `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`, body: { spec } }), `lease of ${NODE}`)
 const hardRefresh = () => kubectl("-n", ARGOCD_NAMESPACE, "annotate", "application", RELEASE, "argocd.argoproj.io/refresh=hard", "--overwrite")
 /** `kubectl get clusterruntime` as a person runs it: the READY and REASON columns of `cluster`. */
 const columns = async () => (await kubectl("get", "clusterruntime")).split("\n").find((l) => l.startsWith("cluster "))?.split(/\s+/u).slice(1, 3)
@@ -165,7 +170,8 @@ beforeAll(async () => {
 }, 300_000)
 
 afterAll(async () => {
-  await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${NODE}`, body: { metadata: { labels: { [NODE_NOT_READY_LABEL]: null } } } })
+  // The node's kubelet back, whatever happened above.
+  await kubeRequest(info, { method: "PATCH", path: `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`, body: { spec: { renewTime: micro(Date.now() - 7_200_000), leaseDurationSeconds: 40 } } })
   if (planner) await Effect.runPromise(Fiber.interrupt(planner))
   await Promise.all(procs.map((p) => p.stop()))
   await kubeRequest(info, { method: "DELETE", path: `${APPS}/${RELEASE}` })
@@ -194,9 +200,13 @@ describe("planner: after the rollout, the stack is still watched (real Argo CD, 
     expect(await columns()).toEqual(["True", "ValidationDisabled"])
   }, 240_000)
 
-  it("a GPU node goes NotReady under the DaemonSet → Ready=False/NotReady naming the release and Argo CD's message; the node back → cleared", async () => {
-    expectOk(await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${NODE}`, body: { metadata: { labels: { [NODE_NOT_READY_LABEL]: "true" } } } }), "kwok's chaos stage on the node")
-    await eventually(async () => (await nodeReady(NODE)) === "False", { what: `${NODE} NotReady` })
+  it("a GPU node's kubelet goes silent under the DaemonSet → Ready=False/NotReady naming the release and Argo CD's message; the node back → cleared", async () => {
+    // The node's kubelet stops: its Lease is held by another holder that never renews it. kwok, which plays the
+    // kubelets, then treats the node as not its own (no heartbeats, no stages), and the node lifecycle controller marks
+    // it Unknown after its grace period (50 s) and its pods not ready.
+    const now = Date.now()
+    await holdLease({ holderIdentity: "silent-kubelet", renewTime: micro(now), leaseDurationSeconds: 3600 })
+    await eventually(async () => (await nodeReady(NODE)) === "Unknown", { what: `${NODE} Unknown (kubelet stopped posting)`, timeoutMs: 120_000, intervalMs: 1_000 })
     await eventually(async () => (await available()) === gpuNodes - 1, { what: "the DaemonSet down by one", timeoutMs: 60_000 })
     const down = await eventually(async () => {
       const c = await ready()
@@ -210,21 +220,22 @@ describe("planner: after the rollout, the stack is still watched (real Argo CD, 
     expect(await columns()).toEqual(["False", "NotReady"])
     expect(await readyMessage()).toBe(down.message)
 
-    expectOk(await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${NODE}`, body: { metadata: { labels: { [NODE_NOT_READY_LABEL]: null } } } }), "the node back")
-    await eventually(async () => (await nodeReady(NODE)) === "True", { what: `${NODE} Ready again` })
+    // The kubelet back: its Lease expired, kwok takes it again and marks the node Ready.
+    await holdLease({ holderIdentity: "silent-kubelet", renewTime: micro(Date.now() - 7_200_000), leaseDurationSeconds: 40 })
+    await eventually(async () => (await nodeReady(NODE)) === "True", { what: `${NODE} Ready again`, timeoutMs: 60_000, intervalMs: 1_000 })
     // The returning kubelet reports its pod ready again (kwok's stages only make Pending pods ready).
     const pods = (await get(`/api/v1/namespaces/${releaseNs}/pods?fieldSelector=spec.nodeName%3D${NODE}`)).items
     expect(pods).toHaveLength(1)
     for (const p of pods) {
-      const now = new Date().toISOString()
-      const conditions = ["Ready", "ContainersReady"].map((type) => ({ type, status: "True", lastTransitionTime: now }))
+      const at = new Date().toISOString()
+      const conditions = ["Ready", "ContainersReady"].map((type) => ({ type, status: "True", lastTransitionTime: at }))
       expectOk(await kubeRequest(info, { method: "PATCH", path: `/api/v1/namespaces/${releaseNs}/pods/${p.metadata.name}/status`, body: { status: { conditions } }, contentType: "application/strategic-merge-patch+json" }), "pod ready again")
     }
     await eventually(async () => (await available()) === gpuNodes, { what: "the DaemonSet available on every GPU node again", timeoutMs: 60_000 })
     const back = await eventually(async () => ((await ready())?.status === "True" ? ready() : undefined), { what: "Ready=True again", timeoutMs: 90_000 })
     expect(back).toMatchObject({ reason: "ValidationDisabled" })
     expect(await columns()).toEqual(["True", "ValidationDisabled"])
-  }, 240_000)
+  }, 300_000)
 
   it("the registry stops answering while Argo CD must read the chart again → Argo CD's ComparisonError in Ready; the registry back → cleared", async () => {
     await registry!.stop()

@@ -49,7 +49,6 @@ export { aicrBinary, argoCdCrdsDir, readVersions, repoRoot, toolPath, type ToolV
 export { defaultHostFor, h100Host, HOST_PROFILE_ANNOTATION, HostProfile, hostProfileOf, setHostProfile, systemHost } from "./kubelet/hosts"
 export { AICR_IMAGES, CLAIMED_REPOSITORIES, CUDA_BASE_IMAGE, type ImageRule, type ImageRuntime, KUBELET_IMAGES, lookupImage } from "./kubelet/images"
 export { CONTAINER_ID_PREFIX, KUBELET_FIELD_MANAGER, startKubelet } from "./kubelet/kubelet"
-export { NODE_NOT_READY_LABEL } from "./kubelet/stages"
 export { type IsolatedHelm, isolatedHelm } from "./helm"
 export {
   addRepositoryCredential,

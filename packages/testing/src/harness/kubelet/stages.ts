@@ -6,18 +6,8 @@ import { join } from "node:path"
 import { parseAllDocuments, stringify } from "yaml"
 import { claimedImagePattern } from "./images"
 
-/**
- * The stage files of kwok's "fast" set, relative to its kustomize/stage directory, and kwok's node chaos stage: a node
- * labelled `node-not-ready.stage.kwok.x-k8s.io=true` reports `Ready=False` ("node failed") until the label goes, when
- * node-initialize marks it Ready again ({@link NODE_NOT_READY_LABEL}).
- */
-const FAST = [
-  "node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml", "node/chaos/node-not-ready.yaml",
-  "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml",
-]
-
-/** kwok's chaos stage label: a node carrying it with value "true" goes NotReady (tests of a node lost under a workload). */
-export const NODE_NOT_READY_LABEL = "node-not-ready.stage.kwok.x-k8s.io"
+/** The stage files of kwok's "fast" set, relative to its kustomize/stage directory. */
+const FAST = ["node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml", "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml"]
 
 /** A kwok selector expression (gojq) true for a pod with at least one claimed image. */
 export const claimedExpression = (pattern: string = claimedImagePattern()): { key: string; operator: "NotIn"; values: string[] } => ({
