@@ -688,8 +688,9 @@ describe("planner: after a rollout, the stack is still watched (Ready=NotReady)"
   }
   const healthy = plan.releases.map((r) => app(r))
   const withGpu = (status: Record<string, unknown>) => healthy.map((a) => (a.metadata.name === "gpu-operator" ? app(gpu, status) : a))
-  // A node NotReady under the driver DaemonSet, as Argo CD 3.4.2 reports it: the Application's health Progressing (no
-  // message at that level in 3.x), the DaemonSet's own health message on the resource.
+  // A driver pod not ready (crash-looping) under the driver DaemonSet, as Argo CD 3.4.2 reports it when its controller
+  // persists resource health (--persist-resource-health; off by default, then only the Application's health is there):
+  // the Application's health Progressing (no message at that level in 3.x), the DaemonSet's health message on the resource.
   const nodeDown = withGpu({
     health: { status: "Progressing" },
     resources: [
@@ -706,7 +707,7 @@ describe("planner: after a rollout, the stack is still watched (Ready=NotReady)"
     expect(releasesNotReady(plan, healthy, UID, "argocd")).toEqual([])
   })
 
-  it("names a release whose DaemonSet lost a node, with Argo CD's health of the Application and of the DaemonSet", () => {
+  it("names a release whose DaemonSet has a pod not ready, with Argo CD's health of the Application and of the DaemonSet", () => {
     expect(releasesNotReady(plan, nodeDown, UID, "argocd")).toEqual([
       { release: "gpu-operator", why: ["health Progressing", 'DaemonSet gpu-operator/nvidia-driver-daemonset Progressing: Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available...'] },
     ])

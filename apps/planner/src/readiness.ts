@@ -3,8 +3,9 @@
  * at its current revision"; §10 item 9): each release of the active plan is judged by the one ready-at-revision
  * predicate of `@aicr/argocd` (`notReadyAt`, the step executor's), on its live Argo CD Application, and a release
  * that is not is named with Argo CD's own words — the Application's health and sync status, its `*Error`
- * conditions, and each managed resource Argo CD reports unhealthy or out of sync with that resource's health
- * message (Argo CD 3.x keeps health messages on the resources, not on the Application).
+ * conditions, and each managed resource Argo CD lists out of sync or, where the application controller persists
+ * resource health (`--persist-resource-health`, off by default since Argo CD 3.0), unhealthy with its health
+ * message. Argo CD 3.x keeps no health message on the Application itself.
  *
  * A short blip is not an outage: a release counts only once it has been not ready for the grace period
  * (`--not-ready-grace`) as this process saw it (`NotReadySince`, in memory: a restarted planner starts the grace
@@ -26,7 +27,10 @@ type Resource = ApplicationResource & { readonly status?: string }
 
 const MAX_RESOURCES = 3
 
-/** The managed resources Argo CD reports not Healthy or not Synced, in Argo CD's words. */
+/**
+ * The managed resources Argo CD lists not Synced, or not Healthy (only where the controller persists resource health
+ * in the Application), in Argo CD's words.
+ */
 export const resourceTrouble = (app: Application): string[] => {
   const bad = ((app.status?.resources ?? []) as ReadonlyArray<Resource>).filter(
     (r) => (r.health?.status !== undefined && r.health.status !== "Healthy") || (r.status !== undefined && r.status !== "Synced"),

@@ -502,7 +502,7 @@ describe("planner reconcile: after the rollout, the stack is still watched (Read
       expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
       expect(t.condition("Planned")).toMatchObject({ status: "True", reason: "PlanComputed" })
 
-      // A node lost under the driver DaemonSet: within the 30 s grace nothing is written, the pass comes back at its end.
+      // A driver pod not ready: within the 30 s grace nothing is written, the pass comes back at its end.
       t.fake.seed(ArgoCD.Application, application(t, "gpu-operator", daemonSet(3)))
       const writes = t.fake.writes.length
       expect(yield* at(T0 + 80_000, t.run)).toEqual(Exit.succeed(Requeue.after(30_050)))
@@ -516,7 +516,7 @@ describe("planner reconcile: after the rollout, the stack is still watched (Read
       expect(t.condition("Stalled")).toMatchObject({ status: "False" })
       expect(events(t).filter((r) => r === "ReleaseNotReady")).toHaveLength(1)
 
-      // A second node: only the message changes, so it waits for the pacer's 10 s, then the latest is written.
+      // A second pod: only the message changes, so it waits for the pacer's 10 s, then the latest is written.
       t.fake.seed(ArgoCD.Application, application(t, "gpu-operator", daemonSet(2)))
       expect(yield* at(T0 + 112_000, t.run)).toEqual(Exit.succeed(Requeue.after(8_050)))
       expect(t.condition("Ready")!.message).toContain("3 of 4 updated pods")

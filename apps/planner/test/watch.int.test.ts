@@ -5,13 +5,15 @@
 // content ConfigMap of one chart, pushed with the real helm into a registry of its own) and the approver (the
 // approval and `Approved`, as the approval-guard reports it).
 //
-// The chart's DaemonSet runs on the GPU nodes. (a) A node's kubelet goes silent: its Lease is taken by a holder that
-// never renews it, so kwok (which plays the kubelets and gives up a node whose Lease it does not hold) stops
-// heartbeating it, and after its grace period the real node lifecycle controller marks the node Unknown and its pods
-// not ready; the DaemonSet controller counts one pod fewer available, Argo CD reports the Application Progressing —
-// and the runtime says Ready=False/NotReady naming the release and Argo CD's message for the DaemonSet. The Lease
-// expired, kwok takes the node back and marks it Ready; its pod reported ready again — the test plays the returning
-// kubelet there, as kwok's stages only make Pending pods ready — and Ready clears. (b) The registry stops answering while Argo CD must read the chart again
+// The chart has a DaemonSet on every GPU node and a Deployment of one validator per GPU node. (a) A node's kubelet
+// goes silent: its Lease is taken by a holder that never renews it, so kwok (which plays the kubelets and gives up a
+// node whose Lease it does not hold) stops heartbeating it, and after its grace period the real node lifecycle
+// controller marks the node Unknown and its pods not ready. The DaemonSet controller drops the node from the
+// DaemonSet's desired count (the unreachable taint), so the DaemonSet stays Healthy; the Deployment counts one replica
+// fewer available, Argo CD reports it and the Application Progressing — and the runtime says Ready=False/NotReady
+// naming the release and Argo CD's message for the Deployment. The Lease expired, kwok takes the node back and marks
+// it Ready; its pods reported ready again — the test plays the returning kubelet there, as kwok's stages only make
+// Pending pods ready — and Ready clears. (b) The registry stops answering while Argo CD must read the chart again
 // (a hard refresh, as `argocd app get --hard-refresh` asks): Argo CD's ComparisonError shows in Ready; the registry
 // back and refreshed again, Ready clears. `kubectl get clusterruntime` shows each.
 import { execFile } from "node:child_process"
@@ -36,7 +38,8 @@ const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
 const APPS = `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications`
 const RELEASE = "gpu-agent"
-const NODE = "kwok-gpu-2"
+/** The GPU node whose kubelet goes silent: where a validator pod runs (set by the first test). */
+let NODE = "kwok-gpu-2"
 const suffix = Math.random().toString(36).slice(2, 6)
 const releaseNs = `watch-${RELEASE}-${suffix}`
 const exec = promisify(execFile)
@@ -60,13 +63,18 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/u, "Z")
 const kubectl = async (...args: string[]) => (await exec(info.bin.kubectl!, ["--kubeconfig", info.kubeconfig, ...args])).stdout
 const prefix = () => `${registry!.address}/aicr/watch`
 const DAEMONSET = `/apis/apps/v1/namespaces/${releaseNs}/daemonsets/${RELEASE}`
+const DEPLOYMENT = `/apis/apps/v1/namespaces/${releaseNs}/deployments/${RELEASE}-validator`
+const VALIDATORS = 4
 
-/** A chart whose DaemonSet runs on every GPU node (as a GPU operator's agents do), packaged with the real helm. */
+/**
+ * A chart with a DaemonSet on every GPU node (as a GPU operator's agents) and a Deployment of one validator per GPU
+ * node (required anti-affinity per host), packaged with the real helm.
+ */
 const packageChart = async (h: IsolatedHelm): Promise<string> => {
   const dir = join(h.work, "src", RELEASE)
   await mkdir(join(dir, "templates"), { recursive: true })
   await writeFile(join(dir, "Chart.yaml"), `apiVersion: v2\nname: ${RELEASE}\nversion: 0.1.0\nappVersion: "1.0.0"\ntype: application\n`)
-  await writeFile(join(dir, "values.yaml"), "message: default\n")
+  await writeFile(join(dir, "values.yaml"), "message: default\nvalidators: 4\n")
   await writeFile(
     join(dir, "templates", "daemonset.yaml"),
     `apiVersion: apps/v1
@@ -85,6 +93,30 @@ spec:
         - name: agent
           image: registry.example/gpu-agent:1.0.0
           env: [{name: MESSAGE, value: {{ .Values.message | quote }}}]
+`,
+  )
+  await writeFile(
+    join(dir, "templates", "deployment.yaml"),
+    `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-validator
+spec:
+  replicas: {{ .Values.validators }}
+  selector: {matchLabels: {app.kubernetes.io/name: "{{ .Release.Name }}-validator"}}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: "{{ .Release.Name }}-validator"}
+    spec:
+      nodeSelector: {nvidia.com/gpu.present: "true"}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app.kubernetes.io/name: "{{ .Release.Name }}-validator"}}}
+      containers:
+        - name: validator
+          image: registry.example/gpu-validator:1.0.0
 `,
   )
   await h.helm("package", dir, "-d", join(h.work, "pkgs"))
@@ -108,7 +140,7 @@ const publish = async () => {
   await applyManifests(info, [
     {
       apiVersion: "v1", kind: "ConfigMap", metadata: { name: cm, namespace: ns, labels: { "operator.aicr.run/role": "content" } },
-      data: { "recipe.json": JSON.stringify({ componentRefs, deploymentOrder: [RELEASE] }), "values.json": JSON.stringify({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm", files: { [`${RELEASE}/values.yaml`]: "message: watched\n" } }) },
+      data: { "recipe.json": JSON.stringify({ componentRefs, deploymentOrder: [RELEASE] }), "values.json": JSON.stringify({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm", files: { [`${RELEASE}/values.yaml`]: "message: watched\nvalidators: 4\n" } }) },
     },
   ])
   const at = { observedGeneration: (await get(RUNTIME)).metadata.generation, lastTransitionTime: new Date().toISOString(), message: "" }
@@ -129,7 +161,7 @@ const approve = async (name: string) => {
 }
 
 const nodeReady = async (name: string) => (await get(`/api/v1/nodes/${name}`)).status?.conditions?.find((c: Cond) => c.type === "Ready")?.status
-const available = async () => (await get(DAEMONSET)).status?.numberAvailable ?? 0
+const available = async () => (await get(DEPLOYMENT)).status?.availableReplicas ?? 0
 /** The GPU nodes the DaemonSet runs on (the harness's four, or more if an earlier file added some). */
 let gpuNodes = 0
 /** A Lease time (metav1.MicroTime: six fractional digits). */
@@ -188,35 +220,43 @@ afterAll(async () => {
 })
 
 describe("planner: after the rollout, the stack is still watched (real Argo CD, kwok nodes, registry)", () => {
-  it("rolls the release out with one approval: its DaemonSet available on the four GPU nodes, Ready=True", async () => {
+  it("rolls the release out with one approval: its DaemonSet on every GPU node and a validator on four, Ready=True", async () => {
     await publish()
     const install = await eventually(async () => (await get(ROLLOUTS)).items.find((r: { spec: { kind: string } }) => r.spec.kind === "Install"), { what: "the Install rollout", timeoutMs: 30_000 })
     await approve(install.metadata.name)
     await eventually(async () => (await get(`${ROLLOUTS}/${install.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", { what: "the Install rollout Succeeded", timeoutMs: 180_000, intervalMs: 500 })
     expect(await eventually(async () => ((await ready())?.status === "True" ? ready() : undefined), { what: "Ready=True" })).toMatchObject({ reason: "ValidationDisabled" })
     gpuNodes = (await get(DAEMONSET)).status.desiredNumberScheduled
-    expect(gpuNodes).toBeGreaterThanOrEqual(4)
-    await eventually(async () => (await available()) === gpuNodes, { what: "the DaemonSet available on every GPU node" })
+    expect(gpuNodes).toBeGreaterThanOrEqual(VALIDATORS)
+    expect((await get(DAEMONSET)).status.numberAvailable).toBe(gpuNodes)
+    expect(await available()).toBe(VALIDATORS)
+    const pods = (await get(`/api/v1/namespaces/${releaseNs}/pods?labelSelector=app.kubernetes.io%2Fname%3D${RELEASE}-validator`)).items
+    NODE = pods.map((p: { spec: { nodeName: string } }) => p.spec.nodeName).sort()[0]
     expect(await columns()).toEqual(["True", "ValidationDisabled"])
   }, 240_000)
 
-  it("a GPU node's kubelet goes silent under the DaemonSet → Ready=False/NotReady naming the release and Argo CD's message; the node back → cleared", async () => {
+  it("a GPU node's kubelet goes silent → Ready=False/NotReady naming the release and Argo CD's message for its workload; the node back → cleared", async () => {
     // The node's kubelet stops: its Lease is held by another holder that never renews it. kwok, which plays the
     // kubelets, then treats the node as not its own (no heartbeats, no stages), and the node lifecycle controller marks
     // it Unknown after its grace period (50 s) and its pods not ready.
     const now = Date.now()
     await holdLease({ holderIdentity: "silent-kubelet", renewTime: micro(now), leaseDurationSeconds: 3600 })
     await eventually(async () => (await nodeReady(NODE)) === "Unknown", { what: `${NODE} Unknown (kubelet stopped posting)`, timeoutMs: 120_000, intervalMs: 1_000 })
-    await eventually(async () => (await available()) === gpuNodes - 1, { what: "the DaemonSet down by one", timeoutMs: 60_000 })
+    await eventually(async () => (await available()) === VALIDATORS - 1, { what: "the validators down by one", timeoutMs: 60_000 })
+    // The DaemonSet controller stops counting a node it cannot schedule onto (the unreachable taint): its pod there
+    // drops out of the desired count, so the DaemonSet stays Healthy for Argo CD. What shows is the Deployment.
+    await eventually(async () => (await get(DAEMONSET)).status.desiredNumberScheduled === gpuNodes - 1, { what: "the DaemonSet's desired count without the node" })
     const down = await eventually(async () => {
       const c = await ready()
       return c?.reason === "NotReady" && c
-    }, { what: "Ready=False/NotReady", timeoutMs: 90_000 })
+    }, { what: "Ready=False/NotReady", timeoutMs: 90_000 }).catch(async (e: unknown) => {
+      const app = await get(`${APPS}/${RELEASE}`)
+      throw new Error(`${String(e)}; Ready ${JSON.stringify(await ready())}; Application health ${JSON.stringify(app.status?.health)} sync ${JSON.stringify(app.status?.sync?.status)} resources ${JSON.stringify(app.status?.resources)}`)
+    })
     expect(down.status).toBe("False")
-    expect(down.message).toContain(`release ${RELEASE} at 0.1.0@sha256:${chart.digest.slice(7, 19)}`)
-    expect(down.message).toContain("health Progressing")
-    // Argo CD's own words for the DaemonSet (its health check of the resource).
-    expect(down.message).toContain(`DaemonSet ${releaseNs}/${RELEASE} Progressing: Waiting for daemon set "${RELEASE}" rollout to finish: ${gpuNodes - 1} of ${gpuNodes} updated pods are available`)
+    // Argo CD's word for the Application. Argo CD 3.4 keeps the resources' health (`Waiting for rollout to finish: 3 of
+    // 4 updated replicas are available`) off the Application unless its controller runs with --persist-resource-health.
+    expect(down.message).toMatch(new RegExp(`: release ${RELEASE} at 0\\.1\\.0@sha256:${chart.digest.slice(7, 19)}: health Progressing$`, "u"))
     expect(await columns()).toEqual(["False", "NotReady"])
     expect(await readyMessage()).toBe(down.message)
 
@@ -225,13 +265,13 @@ describe("planner: after the rollout, the stack is still watched (real Argo CD, 
     await eventually(async () => (await nodeReady(NODE)) === "True", { what: `${NODE} Ready again`, timeoutMs: 60_000, intervalMs: 1_000 })
     // The returning kubelet reports its pod ready again (kwok's stages only make Pending pods ready).
     const pods = (await get(`/api/v1/namespaces/${releaseNs}/pods?fieldSelector=spec.nodeName%3D${NODE}`)).items
-    expect(pods).toHaveLength(1)
+    expect(pods).toHaveLength(2) // the DaemonSet's and the validator
     for (const p of pods) {
       const at = new Date().toISOString()
       const conditions = ["Ready", "ContainersReady"].map((type) => ({ type, status: "True", lastTransitionTime: at }))
       expectOk(await kubeRequest(info, { method: "PATCH", path: `/api/v1/namespaces/${releaseNs}/pods/${p.metadata.name}/status`, body: { status: { conditions } }, contentType: "application/strategic-merge-patch+json" }), "pod ready again")
     }
-    await eventually(async () => (await available()) === gpuNodes, { what: "the DaemonSet available on every GPU node again", timeoutMs: 60_000 })
+    await eventually(async () => (await available()) === VALIDATORS, { what: "every validator available again", timeoutMs: 60_000 })
     const back = await eventually(async () => ((await ready())?.status === "True" ? ready() : undefined), { what: "Ready=True again", timeoutMs: 90_000 })
     expect(back).toMatchObject({ reason: "ValidationDisabled" })
     expect(await columns()).toEqual(["True", "ValidationDisabled"])
