@@ -243,9 +243,9 @@ describe("planner: after the rollout, the stack is still watched (real Argo CD, 
     await holdLease({ holderIdentity: "silent-kubelet", renewTime: micro(now), leaseDurationSeconds: 3600 })
     await eventually(async () => (await nodeReady(NODE)) === "Unknown", { what: `${NODE} Unknown (kubelet stopped posting)`, timeoutMs: 120_000, intervalMs: 1_000 })
     await eventually(async () => (await available()) === VALIDATORS - 1, { what: "the validators down by one", timeoutMs: 60_000 })
-    // The DaemonSet controller stops counting a node it cannot schedule onto (the unreachable taint): its pod there
-    // drops out of the desired count, so the DaemonSet stays Healthy for Argo CD. What shows is the Deployment.
-    await eventually(async () => (await get(DAEMONSET)).status.desiredNumberScheduled === gpuNodes - 1, { what: "the DaemonSet's desired count without the node" })
+    // The DaemonSet alone would not show it: the DaemonSet controller stops counting a node it cannot schedule onto
+    // (the unreachable taint), so its pod there drops out of the desired count and Argo CD keeps the DaemonSet Healthy
+    // (seen on this control plane). What shows is the Deployment with a replica on the node.
     const down = await eventually(async () => {
       const c = await ready()
       return c?.reason === "NotReady" && c
