@@ -1,16 +1,23 @@
 /**
  * planner's composition: settings, the registry client (the pinned plan's chart check), informers (the `cluster`
- * runtime; plan and content ConfigMaps of the operator namespace, every RuntimeRollout, and the AICR Jobs of the Jobs
- * namespace, for upgrade-check runs, each mapped to `cluster`) and the controller, as an `AppSpec` the runtime runs.
+ * runtime; plan and content ConfigMaps of the operator namespace, every RuntimeRollout, the AICR Jobs of the Jobs
+ * namespace, for upgrade-check runs, and the runtime-labelled Argo CD Applications of the engine namespace, kept as a
+ * digest of what the planner reads so that only a change of it starts a pass; each mapped to `cluster`), the
+ * not-ready memory and status pacer of the process, and the controller, as an `AppSpec` the runtime runs.
  * `main.ts` runs it as the process; tests run it in-process with `runApp`. No logic here.
  */
-import { ClusterRuntimeKind, Core, kindKey, SINGLETON_NAME } from "@aicr/api"
-import { type AppSpec, appSettings, informersFor } from "@aicr/runtime"
+import { ArgoCD, ClusterRuntimeKind, Core, kindKey, SINGLETON_NAME } from "@aicr/api"
+import type { KubeError } from "@aicr/kube"
+import { type AppSpec, appSettings, informersFor, makeStatusPacer, StatusPacer } from "@aicr/runtime"
 import { Effect } from "effect"
 import { ChartRegistry, lazyChartRegistry } from "./charts"
 import { parseSettings, PlannerConfig } from "./config"
 import { contract } from "./contract"
+import { makeNotReadySince, NotReadySince, unchangedForPlanner, watchedProjection } from "./readiness"
 import { reconcile } from "./reconcile"
+
+/** Argo CD not installed (its CRD missing) or not readable: an empty cache, listed again with backoff. */
+const engineListError = (e: KubeError) => e.reason._tag === "NotFound" || e.reason._tag === "Forbidden" || e.reason._tag === "Unauthorized"
 
 export const plannerApp: AppSpec<Error> = {
   name: contract.controller,
@@ -26,17 +33,27 @@ export const plannerApp: AppSpec<Error> = {
             return { namespace: settings.namespace }
           case kindKey(Core.Job):
             return { namespace: settings.jobs.namespace }
+          case kindKey(ArgoCD.Application):
+            return { namespace: settings.engineNamespace, transform: watchedProjection, tolerate: engineListError, ignore: (e) => e.type === "update" && unchangedForPlanner(e.old, e.object) }
           default:
             return {}
         }
       })
       const registry = yield* lazyChartRegistry(settings, `aicr-${contract.controller}`)
+      const notReadySince = makeNotReadySince()
+      const pacer = makeStatusPacer()
       return [
         {
           name: contract.controller,
           kind: ClusterRuntimeKind,
           sources,
-          reconcile: (key: string) => reconcile(key).pipe(Effect.provideService(PlannerConfig, settings), Effect.provideService(ChartRegistry, registry)),
+          reconcile: (key: string) =>
+            reconcile(key).pipe(
+              Effect.provideService(PlannerConfig, settings),
+              Effect.provideService(ChartRegistry, registry),
+              Effect.provideService(NotReadySince, notReadySince),
+              Effect.provideService(StatusPacer, pacer),
+            ),
         },
       ]
     }),

@@ -14,6 +14,7 @@
  * | `--job-ttl SECONDS` | | its ttlSecondsAfterFinished (default 3600) |
  * | `--plain-http host[:port]` (repeatable) | `AICR_REGISTRY_PLAIN_HTTP` | registries spoken to over plain HTTP (loopback always is) |
  * | `--docker-config PATH` | `AICR_DOCKER_CONFIG` | docker `config.json` for the runtime registry (the registry-mirror's), re-read at each check |
+ * | `--not-ready-grace DURATION` | `AICR_NOT_READY_GRACE` | after a rollout, how long a release of the active plan must stay not ready before `Ready` says `NotReady` (default `30s`) |
  *
  * Durations: `<n>ms`, `<n>s`, `<n>m`, `<n>h`, or a bare number of seconds.
  */
@@ -32,6 +33,8 @@ export interface PlannerSettings {
   /** Runtime registry access, for the pinned plan's chart check. */
   readonly plainHttp: ReadonlyArray<string>
   readonly dockerConfig: string | undefined
+  /** A release not ready for less than this is a blip, not `Ready=False/NotReady` (readiness.ts). */
+  readonly notReadyGraceMs: number
 }
 
 export class PlannerConfig extends Context.Service<PlannerConfig, PlannerSettings>()("@aicr/planner/PlannerConfig") {
@@ -52,6 +55,7 @@ const FLAGS = {
   "job-ttl": "",
   "plain-http": "AICR_REGISTRY_PLAIN_HTTP",
   "docker-config": "AICR_DOCKER_CONFIG",
+  "not-ready-grace": "AICR_NOT_READY_GRACE",
 } as const
 const duration = (flag: string, v: string): number => {
   try {
@@ -81,5 +85,6 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
     },
     plainHttp: flags.all("plain-http").flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== ""),
     dockerConfig: flags.one("docker-config"),
+    notReadyGraceMs: duration("not-ready-grace", flags.one("not-ready-grace") ?? "30s"),
   }
 }

@@ -1,7 +1,9 @@
-import { ANNOTATION_EDITED_BY, ANNOTATION_RETRY, type ClusterRuntime, FINALIZER_CLEANUP, LABEL_OUTCOME, type Plan, type RolloutKind, type RuntimeRollout, sha256 } from "@aicr/api"
+import { ANNOTATION_EDITED_BY, ANNOTATION_RETRY, type ClusterRuntime, FINALIZER_CLEANUP, LABEL_OUTCOME, LABEL_RUNTIME_UID, type Plan, type RolloutKind, type RuntimeRollout, sha256 } from "@aicr/api"
 import type { JobState } from "@aicr/aicr"
+import type { Application } from "@aicr/argocd"
 import { OciError } from "@aicr/oras"
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { assessWithoutUpgradeCheck, versionJump } from "./assess"
 import { composePlan, readContent } from "./compose"
@@ -9,8 +11,9 @@ import { decide } from "./decide"
 import { checkWith } from "./chart-registry"
 import { chartsOf } from "./charts"
 import type { Observed, PlanRead } from "./gather"
+import { judgeStack, makeNotReadySince, releasesNotReady, sinceKey, unchangedForPlanner, watchedProjection } from "./readiness"
 import { planSteps } from "./steps"
-import { plannedCondition, readyCondition, runtimeStatus, stalledCondition } from "./status"
+import { plannedCondition, readyCondition, runtimeStatus, stalledCondition, watchedPlan } from "./status"
 import { finalizerPatch } from "./teardown"
 
 const UID = "0b5c7a52-3f0e-4a8e-9d0a-3c8e5b1f2a90"
@@ -663,5 +666,114 @@ describe("planner: settings", () => {
     expect(t.jobs).toMatchObject({ namespace: "jobs", serviceAccount: "runner", activeDeadlineSeconds: 120 })
     expect(t).toMatchObject({ plainHttp: ["reg:5000", "other:80"], dockerConfig: "/etc/aicr/config.json" })
     expect(() => parseSettings(["--job-ttl", "5"], {})).toThrow(/--job-ttl must be a whole number of seconds/)
+  })
+})
+
+describe("planner: after a rollout, the stack is still watched (Ready=NotReady)", () => {
+  const plan = planOf(V0_11)
+  const gpu = plan.releases.find((r) => r.name === "gpu-operator")!
+  const rolledOut = rollout("cluster-aaaa-1", plan.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" }, approved: true })
+  const base = observed({ plans: new Map([planRead(plan)]), rollouts: [rolledOut] })
+  /** An Application as Argo CD 3.4 reports one synced and healthy at the revision the executor wrote. */
+  const app = (r: Plan["releases"][number], status: Record<string, unknown> = {}): Application => {
+    const source = { repoURL: `oci://${r.chart.ref.split(":")[0]}`, path: ".", targetRevision: r.chart.digest }
+    const destination = { server: "https://kubernetes.default.svc", namespace: r.namespace }
+    return {
+      apiVersion: "argoproj.io/v1alpha1",
+      kind: "Application",
+      metadata: { name: r.name, namespace: "argocd", labels: { [LABEL_RUNTIME_UID]: UID } },
+      spec: { project: "aicr", source, destination },
+      status: { sync: { status: "Synced", revision: r.chart.digest, comparedTo: { source, destination } }, health: { status: "Healthy" }, operationState: { phase: "Succeeded", syncResult: { revision: r.chart.digest } }, ...status },
+    }
+  }
+  const healthy = plan.releases.map((r) => app(r))
+  const withGpu = (status: Record<string, unknown>) => healthy.map((a) => (a.metadata.name === "gpu-operator" ? app(gpu, status) : a))
+  // A driver pod not ready (crash-looping) under the driver DaemonSet, as Argo CD 3.4.2 reports it when its controller
+  // persists resource health (--persist-resource-health; off by default, then only the Application's health is there):
+  // the Application's health Progressing (no message at that level in 3.x), the DaemonSet's health message on the resource.
+  const nodeDown = withGpu({
+    health: { status: "Progressing" },
+    resources: [
+      { group: "apps", kind: "DaemonSet", namespace: "gpu-operator", name: "nvidia-driver-daemonset", status: "Synced", health: { status: "Progressing", message: 'Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available...' } },
+      { kind: "ConfigMap", namespace: "gpu-operator", name: "settings", status: "Synced", health: { status: "Healthy" } },
+    ],
+  })
+  const registryDown = withGpu({
+    sync: { status: "Unknown", revision: gpu.chart.digest, comparedTo: { source: app(gpu).spec!.source, destination: app(gpu).spec!.destination } },
+    conditions: [{ type: "ComparisonError", message: `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = cannot get digest for revision ${gpu.chart.digest}: connect: connection refused` }],
+  })
+
+  it("names nothing while every release's Application is ready at the revision written", () => {
+    expect(releasesNotReady(plan, healthy, UID, "argocd")).toEqual([])
+  })
+
+  it("names a release whose DaemonSet has a pod not ready, with Argo CD's health of the Application and of the DaemonSet", () => {
+    expect(releasesNotReady(plan, nodeDown, UID, "argocd")).toEqual([
+      { release: "gpu-operator", why: ["health Progressing", 'DaemonSet gpu-operator/nvidia-driver-daemonset Progressing: Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available...'] },
+    ])
+  })
+
+  it("names a release Argo CD cannot compare (the registry down) with its ComparisonError, one OutOfSync with its resource, and a missing or foreign Application", () => {
+    expect(releasesNotReady(plan, registryDown, UID, "argocd")[0]!.why).toEqual(["sync status Unknown", expect.stringMatching(/^ComparisonError: Failed to load target state: .*connection refused$/u)])
+    const drifted = withGpu({ sync: { status: "OutOfSync", revision: gpu.chart.digest, comparedTo: app(gpu).status!.sync!.comparedTo }, resources: [{ group: "apps", kind: "Deployment", namespace: "gpu-operator", name: "gpu-operator", status: "OutOfSync", health: { status: "Healthy" } }] })
+    expect(releasesNotReady(plan, drifted, UID, "argocd")[0]!.why).toEqual(["sync status OutOfSync", "Deployment gpu-operator/gpu-operator OutOfSync"])
+    const foreign = healthy.map((a) => (a.metadata.name === "cert-manager" ? { ...a, metadata: { ...a.metadata, labels: { [LABEL_RUNTIME_UID]: "another" } } } : a))
+    expect(releasesNotReady(plan, foreign.filter((a) => a.metadata.name !== "nvsentinel"), UID, "argocd")).toEqual([
+      { release: "cert-manager", why: ["its Application argocd/cert-manager is missing"] },
+      { release: "nvsentinel", why: ["its Application argocd/nvsentinel is missing"] },
+    ])
+  })
+
+  it("a release not ready for less than the grace period is a blip (Ready stays, looked at again when the grace ends); past it, NotReady names the release and Argo CD's words", () => {
+    const notReady = releasesNotReady(plan, nodeDown, UID, "argocd")
+    const since = new Map([[sinceKey(plan, "gpu-operator"), NOW - 10_000]])
+    expect(judgeStack(plan, notReady, since, NOW, 30_000)).toEqual({ _tag: "Blip", dueMs: 20_000 })
+    const judged = judgeStack(plan, notReady, since, NOW + 20_000, 30_000)
+    expect(judged._tag).toBe("NotReady")
+    const ready = readyCondition(base, decide(base), judged)
+    expect(ready).toMatchObject({ status: "False", reason: "NotReady" })
+    expect(ready.message).toBe(
+      `Plan ${plan.desiredStateDigest.slice(7, 19)} is rolled out, but 1 release is not ready at its revision (Argo CD): release gpu-operator at v25.10.1@sha256:${gpu.chart.digest.slice(7, 19)}: health Progressing; DaemonSet gpu-operator/nvidia-driver-daemonset Progressing: Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available`,
+    )
+    expect(judgeStack(plan, [], since, NOW + 40_000, 30_000)).toEqual({ _tag: "Ready" })
+  })
+
+  it("clears back to RolledOut (validation Required and passed) or ValidationDisabled once every release is ready again", () => {
+    const validated = { ...rolledOut, status: { validation: { result: "Passed" as const, runID: "run-1", evidenceRef: "r/evidence@sha256:1" } } }
+    const required = observed({ rt: runtime({ spec: { validation: { deployment: "Required" } } }), plans: new Map([planRead(plan)]), rollouts: [validated as RuntimeRollout] })
+    expect(readyCondition(required, decide(required), { _tag: "Ready" })).toMatchObject({ status: "True", reason: "RolledOut" })
+    expect(readyCondition(required, decide(required), { _tag: "Blip", dueMs: 1 })).toMatchObject({ status: "True", reason: "RolledOut" })
+    expect(readyCondition(base, decide(base), { _tag: "Ready" })).toMatchObject({ status: "True", reason: "ValidationDisabled" })
+  })
+
+  it("watches the active plan only when nothing else speaks first: not while a rollout is open, ended without success, paused, suspended or deleting", () => {
+    expect(watchedPlan(base, decide(base))?.desiredStateDigest).toBe(plan.desiredStateDigest)
+    const open = observed({ plans: new Map([planRead(plan)]), rollouts: [rolledOut, rollout("cluster-aaaa-2", plan.desiredStateDigest, { created: "2026-12-02T11:30:00Z" })] })
+    expect(watchedPlan(open, decide(open))).toBeUndefined()
+    for (const spec of [{ paused: true }, { suspendEngine: true }]) {
+      const o = observed({ rt: runtime({ spec }), plans: new Map([planRead(plan)]), rollouts: [rolledOut] })
+      expect(watchedPlan(o, decide(o))).toBeUndefined()
+    }
+    const deleting = observed({ rt: runtime({ metadata: { deletionTimestamp: "2026-12-02T11:59:00Z" } }), plans: new Map([planRead(plan)]), rollouts: [rolledOut] })
+    expect(watchedPlan(deleting, decide(deleting))).toBeUndefined()
+  })
+
+  it("remembers when each release was first seen not ready, and forgets one that recovered", async () => {
+    const memory = makeNotReadySince()
+    const run = (ms: number, keys: string[]) => Effect.runPromise(TestClock.setTime(ms).pipe(Effect.andThen(memory.observe(keys)), Effect.provide(TestClock.layer())))
+    expect([...(await run(1_000, ["p/a"]))]).toEqual([["p/a", 1_000]])
+    expect([...(await run(5_000, ["p/a", "p/b"]))]).toEqual([["p/a", 1_000], ["p/b", 5_000]])
+    expect([...(await run(9_000, ["p/b"]))]).toEqual([["p/b", 5_000]])
+    expect([...(await run(12_000, ["p/a"]))]).toEqual([["p/a", 12_000]])
+  })
+
+  it("starts a pass only for an Application change the planner reads: not Argo CD's reconciledAt or operation timestamps", () => {
+    const a = app(gpu, { reconciledAt: "2026-12-02T12:00:00Z", operationState: { phase: "Succeeded", finishedAt: "2026-12-02T11:00:00Z", syncResult: { revision: gpu.chart.digest } } })
+    const later = { ...a, metadata: { ...a.metadata, resourceVersion: "9" }, status: { ...a.status, reconciledAt: "2026-12-02T12:03:00Z", operationState: { ...a.status!.operationState, finishedAt: "2026-12-02T11:59:00Z" } } }
+    expect(unchangedForPlanner(watchedProjection(a), watchedProjection(later))).toBe(true)
+    expect(unchangedForPlanner(watchedProjection(a), watchedProjection(nodeDown.find((x) => x.metadata.name === "gpu-operator")!))).toBe(false)
+    const relabelled = { ...a, metadata: { ...a.metadata, labels: { [LABEL_RUNTIME_UID]: "other" } } }
+    expect(unchangedForPlanner(watchedProjection(a), watchedProjection(relabelled))).toBe(false)
+    expect(Object.keys(watchedProjection(a))).toEqual(["apiVersion", "kind", "metadata", "watched"])
   })
 })

@@ -7,17 +7,20 @@
  *         `status.assessment` and the outcome label on RuntimeRollouts; plan and assessment ConfigMaps; rollout
  *         creation.
  * Reads:  `Resolved`, `Mirrored` (via `current` only), `status.resolution`, `status.mirror`, the content ConfigMap,
- *         the rollouts' `Approved`, `Progressing`, `Validated`; the registry (a pinned plan's charts, by digest).
+ *         the rollouts' `Approved`, `Progressing`, `Validated`; the registry (a pinned plan's charts, by digest);
+ *         the runtime's Argo CD Applications (re-adoption; after a rollout, whether each release of the active plan is
+ *         still ready at its revision: `Ready=False/NotReady`, readiness.ts).
  * Runs:   `aicr upgrade-check` Jobs (AICR 1.x) and their input ConfigMaps, owned by the Job.
- * Leaves alone: approvals (people), steps (step-executor), Applications.
+ * Leaves alone: approvals (people), steps (step-executor), Applications (read only).
  */
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, encodePlan, FINALIZER_CLEANUP, LABEL_OUTCOME, LABEL_ROLE, LABEL_ROLLOUT, LABEL_RUNTIME_UID, type ClusterRuntime, type ObjectKey, type Plan,
+  ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, encodePlan, FINALIZER_CLEANUP, Ready, LABEL_OUTCOME, LABEL_ROLE, LABEL_ROLLOUT, LABEL_RUNTIME_UID, type ClusterRuntime, type ObjectKey, type Plan,
   planConfigMapName, PLAN_DATA_KEY, ROLE_CONTENT, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind,
 } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
-import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue, singleton } from "@aicr/runtime"
+import { current } from "@aicr/conditions"
+import { EventRecorder, Kube, type KubeError, onlyMessagesChange } from "@aicr/kube"
+import { Requeue, singleton, StatusPacer } from "@aicr/runtime"
 import { Data, Effect, Option } from "effect"
 import type { Assessment } from "./assess"
 import { ChartRegistry, chartsOf } from "./charts"
@@ -25,10 +28,11 @@ import { PlannerConfig } from "./config"
 import { contract } from "./contract"
 import { decide, type Need } from "./decide"
 import { gather, type Observed } from "./gather"
+import { judgeStack, NotReadySince, releasesNotReady, sinceKey, type StackReadiness } from "./readiness"
 import { finalizerPatch } from "./teardown"
 import { runUpgradeCheck } from "./upgrade-check"
 import { outcomeOf } from "./rollouts"
-import { assessmentConfigMapName, rolloutStatus, runtimeStatus } from "./status"
+import { assessmentConfigMapName, rolloutStatus, runtimeStatus, watchedPlan } from "./status"
 
 export const runtimeRoom = roomOn(contract, ClusterRuntimeKind)
 /** How soon a blocked adoption (orphans, or Applications that do not rebuild) is looked at again. */
@@ -79,8 +83,22 @@ const satisfy = (need: Need): Effect.Effect<Partial<Observed>, KubeError, Kube |
     return { upgradeCheck: yield* runUpgradeCheck(need.request, yield* PlannerConfig, contract.fieldManager) }
   })
 
+type Services = Kube | EventRecorder | PlannerConfig | ChartRegistry | NotReadySince | StatusPacer
+
+/**
+ * After a rollout, the active plan's releases as Argo CD shows them (readiness.ts): each one not ready is remembered
+ * from the first pass that saw it, and counts once it stayed so for the grace period.
+ */
+const watchStack = (o: Observed, d: ReturnType<typeof decide>): Effect.Effect<StackReadiness, never, NotReadySince | PlannerConfig> =>
+  Effect.gen(function* () {
+    const plan = watchedPlan(o, d)
+    const notReady = plan === undefined ? [] : releasesNotReady(plan, o.applications, o.runtime.metadata.uid!, o.engineNamespace)
+    const since = yield* (yield* NotReadySince).observe(plan === undefined ? [] : notReady.map((r) => sinceKey(plan, r.release)))
+    return plan === undefined ? { _tag: "Ready" } : judgeStack(plan, notReady, since, o.now, (yield* PlannerConfig).notReadyGraceMs)
+  })
+
 /** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
-const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | PlannerConfig | ChartRegistry> =>
+const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Services> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const events = yield* EventRecorder
@@ -124,7 +142,19 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     for (const r of rollouts) {
       yield* kube.applyStatus(rolloutRoom, r, rolloutStatus(r, outcomes.get(r.metadata.name) ?? outcomeOf(r), o.now))
     }
-    yield* kube.applyStatus(runtimeRoom, runtime, runtimeStatus(o, d))
+    const stack = yield* watchStack(o, d)
+    const write = runtimeStatus(o, d, stack)
+    // While Ready stays NotReady, a new message alone (a resource's health text, a count) is written at most once per
+    // pacer interval: an Application that flaps between words is not a write per Argo CD status update.
+    const before = current(runtime, Ready)
+    const wasNotReady = before.status === "False" && before.reason === "NotReady"
+    const messageOnly = wasNotReady && stack._tag === "NotReady" && onlyMessagesChange(runtimeRoom, runtime, write)
+    let applied = false
+    const messageDue = yield* (yield* StatusPacer).pace(`ClusterRuntime/${runtime.metadata.uid ?? runtime.metadata.name}`, messageOnly, kube.applyStatus(runtimeRoom, runtime, write).pipe(Effect.map((r) => (applied = r.applied))))
+    if (applied && stack._tag === "NotReady" && !wasNotReady) yield* events.event(runtime, { type: "Warning", reason: "ReleaseNotReady", action: "Watch", note: stack.message.slice(0, 1024) })
+    if (applied && stack._tag === "Ready" && wasNotReady) yield* events.event(runtime, { type: "Normal", reason: "ReleasesReady", action: "Watch", note: "Every release of the active plan is ready at its revision again" })
+    // A blip is looked at again when its grace ends; a deferred message when the pacer lets it through.
+    const again = Requeue.min(stack._tag === "Blip" ? Requeue.after(stack.dueMs + 50) : Requeue.onChange, messageDue > 0 ? Requeue.after(messageDue) : Requeue.onChange)
     // Removed last: without it the runtime is gone, and nothing more is written to it.
     if (finalizer !== undefined && d.finalizer === "Remove") {
       yield* patchFinalizer(finalizer, "Removed finalizer")
@@ -132,13 +162,13 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
       return Requeue.onChange
     }
     if (d.plan._tag === "Assessing" && d.plan.retry === true) return yield* Effect.fail(new RetryAfterTransientFailure({ message: d.plan.message }))
-    if (d.plan._tag === "Blocked" && d.plan.recheck === true) return Requeue.after(RECHECK)
-    if (d.plan._tag === "Stabilizing") return Requeue.after(Math.max(0, d.plan.until - o.now) + 50)
-    // The planner does not watch Applications (it must start without Argo CD's CRD): a blocked adoption is looked at
-    // again shortly, so reverting an edit or deleting orphans is seen without another change.
-    if (d.plan._tag === "Blocked" && (d.plan.reason === "AdoptionBlocked" || d.plan.reason === "OrphanedObjectsPresent")) return Requeue.after(ADOPTION_RECHECK_MS)
-    return Requeue.onChange
+    if (d.plan._tag === "Blocked" && d.plan.recheck === true) return Requeue.min(again, Requeue.after(RECHECK))
+    if (d.plan._tag === "Stabilizing") return Requeue.min(again, Requeue.after(Math.max(0, d.plan.until - o.now) + 50))
+    // A blocked adoption is also looked at again shortly: the Application watch starts only once Argo CD's CRD is
+    // listable (with backoff), and a re-read costs little while nothing rolls out.
+    if (d.plan._tag === "Blocked" && (d.plan.reason === "AdoptionBlocked" || d.plan.reason === "OrphanedObjectsPresent")) return Requeue.min(again, Requeue.after(ADOPTION_RECHECK_MS))
+    return again
   })
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | PlannerConfig | ChartRegistry> =>
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Services> =>
   Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("planner.reconcile"))

@@ -4,11 +4,12 @@
  * lost status comes back the same). Messages carry no times except the window's end, so an unchanged state makes no
  * write.
  */
-import { deploymentValidationOf, type Outcome, Planned, Progressing, Ready, type RuntimeRollout, Stalled, Succeeded, ValidationReady, Validated } from "@aicr/api"
+import { deploymentValidationOf, type Outcome, type Plan, Planned, Progressing, Ready, type RuntimeRollout, Stalled, Succeeded, ValidationReady, Validated } from "@aicr/api"
 import { type ConditionIntent, current, materialize, shortDigest } from "@aicr/conditions"
 import type { StatusWrite } from "@aicr/kube"
 import type { Decision } from "./decide"
 import type { Observed } from "./gather"
+import type { StackReadiness } from "./readiness"
 import { outcomeOf, VALIDATION_FAILURES } from "./rollouts"
 
 export const assessmentConfigMapName = (rollout: string) => `aicr-assessment-${rollout}`
@@ -62,8 +63,24 @@ const rolloutProgress = (open: RuntimeRollout): string => {
   return `rollout ${name}: ${progressing.status === "Unknown" ? "approved, waiting for the step executor" : progressing.message}`
 }
 
-/** What a person sees first: `rollout <name>: step 9/18 gpu-operator (Upgrade)`, awaiting approval, paused, … */
-export const readyCondition = (o: Observed, d: Decision): ConditionIntent<"Ready"> => {
+/**
+ * The active plan whose releases `Ready` watches: when nothing else speaks first — no deletion, suspension or pause, no
+ * rollout open or ended without success — and the active plan is the target (readable).
+ */
+export const watchedPlan = (o: Observed, d: Decision): Plan | undefined => {
+  if (o.runtime.metadata.deletionTimestamp || o.runtime.spec.suspendEngine || o.runtime.spec.paused) return undefined
+  if (d.open !== undefined || d.ended !== undefined || d.active === undefined || d.active !== d.target) return undefined
+  const read = o.plans.get(d.active)
+  return read?.ok === true ? read.plan : undefined
+}
+
+const READY: StackReadiness = { _tag: "Ready" }
+
+/**
+ * What a person sees first: `rollout <name>: step 9/18 gpu-operator (Upgrade)`, awaiting approval, paused, … After a
+ * rollout, `stack` (readiness.ts) turns a release of the active plan that is not ready into `NotReady`.
+ */
+export const readyCondition = (o: Observed, d: Decision, stack: StackReadiness = READY): ConditionIntent<"Ready"> => {
   if (o.runtime.metadata.deletionTimestamp) {
     const open = d.open
     return Ready.false("Deleting", `The runtime is being deleted: ${open !== undefined && open.spec.kind === "Remove" ? rolloutProgress(open) : d.plan.message}`)
@@ -78,6 +95,7 @@ export const readyCondition = (o: Observed, d: Decision): ConditionIntent<"Ready
   if (d.open !== undefined) return Ready.false("RollingOut", rolloutProgress(d.open))
   if (d.ended !== undefined) return Ready.false("RollingOut", `rollout ${d.ended.metadata.name} stalled: it ended ${outcomeOf(d.ended) ?? ""}`)
   if (d.active !== undefined && d.active === d.target) {
+    if (stack._tag === "NotReady") return Ready.false("NotReady", stack.message)
     if (deploymentValidationOf(o.runtime.spec) === "Disabled") return Ready.true("ValidationDisabled", `Plan ${shortDigest(d.active)} is rolled out; deployment validation is Disabled`)
     const v = validationOf(o.rollouts, d.active)
     return Ready.true("RolledOut", `Plan ${shortDigest(d.active)} is rolled out and validated${v === undefined ? "" : ` (validation run ${v.runID ?? "?"}, evidence ${v.evidenceRef ?? "none"})`}`)
@@ -125,8 +143,8 @@ export const stalledCondition = (o: Observed, d: Decision): ConditionIntent<"Sta
   return Stalled.false("NotStalled", "Nothing needs a human")
 }
 
-export const runtimeStatus = (o: Observed, d: Decision): StatusWrite => {
-  const conditions = materialize([plannedCondition(d), readyCondition(o, d), stalledCondition(o, d)], {
+export const runtimeStatus = (o: Observed, d: Decision, stack: StackReadiness = READY): StatusWrite => {
+  const conditions = materialize([plannedCondition(d), readyCondition(o, d, stack), stalledCondition(o, d)], {
     existing: o.runtime.status?.conditions,
     generation: o.generation,
     now: o.now,

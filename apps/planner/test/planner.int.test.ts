@@ -85,8 +85,10 @@ const approve = async (name: string) => {
   expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { spec: { approval } } }), "approve")
 }
 
+// This file plays the step executor and writes no Application: a grace period longer than the file keeps the stack
+// watch (a release whose Application is missing is NotReady; watch.int.test.ts) out of its Ready assertions.
 const startPlanner = (window: string) => {
-  const config = parseConfig("planner", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--stabilization-window", window], {})
+  const config = parseConfig("planner", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--stabilization-window", window, "--not-ready-grace", "1h"], {})
   fiber = Effect.runFork(runApp(plannerApp, config))
 }
 

@@ -7,7 +7,7 @@
 import { DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
 import { ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, FINALIZER_CLEANUP, type KubeObject, LABEL_OUTCOME, type ResourceKind, type RuntimeRollout, RuntimeRolloutKind, sha256 } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
+import { makeStatusPacer, Requeue, StatusPacer } from "@aicr/runtime"
 import { makeFakeKube } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
@@ -15,13 +15,14 @@ import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { type ChartCheck, ChartRegistry, type ChartRef } from "../src/charts"
 import { PlannerConfig, type PlannerSettings } from "../src/config"
+import { makeNotReadySince, NotReadySince } from "../src/readiness"
 import { reconcile } from "../src/reconcile"
 
 const NS = "aicr-system"
 const T0 = Date.parse("2026-12-02T10:00:00Z")
 const UID = "6a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 const INPUT = sha256("input")
-const settings: PlannerSettings = { namespace: NS, windowMs: 60_000, deadlineMs: 86_400_000, project: "aicr", engineNamespace: "argocd", jobs: { ...DEFAULT_JOB_SETTINGS, namespace: "aicr-jobs" }, plainHttp: [], dockerConfig: undefined }
+const settings: PlannerSettings = { namespace: NS, windowMs: 60_000, deadlineMs: 86_400_000, project: "aicr", engineNamespace: "argocd", jobs: { ...DEFAULT_JOB_SETTINGS, namespace: "aicr-jobs" }, plainHttp: [], dockerConfig: undefined, notReadyGraceMs: 30_000 }
 
 const comps = [
   { name: "cert-manager", namespace: "cert-manager", chart: "cert-manager", version: "v1.17.2", source: "https://charts.jetstack.io" },
@@ -75,7 +76,16 @@ const setup = (aicr = "v0.11.1") => {
   fake.seed(Core.ConfigMap, content as never)
   const events = eventRecorderLayer({ controller: "operator.aicr.run/planner", instance: "test" }).pipe(Layer.provide(fake.layer))
   const registry = fakeRegistry()
-  const run = reconcile("cluster").pipe(Effect.provide(Layer.mergeAll(fake.layer, events)), Effect.provideService(PlannerConfig, settings), Effect.provideService(ChartRegistry, registry.registry), Effect.exit)
+  const notReadySince = makeNotReadySince()
+  const pacer = makeStatusPacer()
+  const run = reconcile("cluster").pipe(
+    Effect.provide(Layer.mergeAll(fake.layer, events)),
+    Effect.provideService(PlannerConfig, settings),
+    Effect.provideService(ChartRegistry, registry.registry),
+    Effect.provideService(NotReadySince, notReadySince),
+    Effect.provideService(StatusPacer, pacer),
+    Effect.exit,
+  )
   const runtime = () => fake.peek<ClusterRuntime>(ClusterRuntimeKind, "cluster")!
   const condition = (type: string) => runtime().status?.conditions?.find((c) => c.type === type)
   const list = <T extends KubeObject>(kind: ResourceKind) => Effect.runSync(fake.kube.list<T>(kind)).items
@@ -456,4 +466,69 @@ describe("planner reconcile: a pin whose charts are gone from the registry (fake
       expect(t.rollouts().filter((r) => r.spec.kind === "Rollback")).toHaveLength(0)
     }),
   )
+})
+
+describe("planner reconcile: after the rollout, the stack is still watched (Ready=NotReady)", () => {
+  const comp = (name: string) => comps.find((c) => c.name === name)!
+  /** The Application the step executor wrote for a release, as Argo CD 3.4 reports it; `status` overrides. */
+  const application = (t: ReturnType<typeof setup>, name: string, status: Record<string, unknown> = {}) => {
+    const c = comp(name)
+    const plan = t.runtime().status!.plans!.active!
+    const digest = sha256(c.name)
+    const source = { repoURL: `oci://r/aicr/cluster/charts/${c.chart}`, path: ".", targetRevision: digest }
+    const destination = { server: "https://kubernetes.default.svc", namespace: c.namespace }
+    return {
+      apiVersion: "argoproj.io/v1alpha1",
+      kind: "Application",
+      metadata: { name, namespace: "argocd", labels: { "operator.aicr.run/runtime-uid": t.runtime().metadata.uid! }, annotations: { "operator.aicr.run/desired-state-digest": plan } },
+      spec: { project: "aicr", source, destination },
+      status: { sync: { status: "Synced", revision: digest, comparedTo: { source, destination } }, health: { status: "Healthy" }, operationState: { phase: "Succeeded", syncResult: { revision: digest } }, ...status },
+    } as never
+  }
+  const daemonSet = (n: number) => ({
+    health: { status: "Progressing" },
+    resources: [{ group: "apps", kind: "DaemonSet", namespace: "gpu-operator", name: "nvidia-driver-daemonset", status: "Synced", health: { status: "Progressing", message: `Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: ${n} of 4 updated pods are available...` } }],
+  })
+  const events = (t: ReturnType<typeof setup>) => t.fake.writes.filter((w) => w.kind === "Event" && w.verb === "create").map((w) => (w.body as { reason: string }).reason)
+
+  it.effect("a blip within the grace leaves Ready and comes back when it ends; past it NotReady with Argo CD's words and one Warning; a new message alone is paced; recovery clears at once", () =>
+    Effect.gen(function* () {
+      const t = setup()
+      yield* at(T0, t.run)
+      yield* at(T0 + 61_000, t.run)
+      yield* t.complete(T0 + 70_000)
+      for (const c of comps) t.fake.seed(ArgoCD.Application, application(t, c.name))
+      yield* at(T0 + 71_000, t.run)
+      expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
+      expect(t.condition("Planned")).toMatchObject({ status: "True", reason: "PlanComputed" })
+
+      // A driver pod not ready: within the 30 s grace nothing is written, the pass comes back at its end.
+      t.fake.seed(ArgoCD.Application, application(t, "gpu-operator", daemonSet(3)))
+      const writes = t.fake.writes.length
+      expect(yield* at(T0 + 80_000, t.run)).toEqual(Exit.succeed(Requeue.after(30_050)))
+      expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
+      expect(t.fake.writes.length).toBe(writes)
+
+      expect(yield* at(T0 + 110_050, t.run)).toEqual(Exit.succeed(Requeue.onChange))
+      const down = t.condition("Ready")!
+      expect(down).toMatchObject({ status: "False", reason: "NotReady" })
+      expect(down.message).toContain(`release gpu-operator at v25.10.1@sha256:${sha256("gpu-operator").slice(7, 19)}: health Progressing; DaemonSet gpu-operator/nvidia-driver-daemonset Progressing: Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available`)
+      expect(t.condition("Stalled")).toMatchObject({ status: "False" })
+      expect(events(t).filter((r) => r === "ReleaseNotReady")).toHaveLength(1)
+
+      // A second pod: only the message changes, so it waits for the pacer's 10 s, then the latest is written.
+      t.fake.seed(ArgoCD.Application, application(t, "gpu-operator", daemonSet(2)))
+      expect(yield* at(T0 + 112_000, t.run)).toEqual(Exit.succeed(Requeue.after(8_050)))
+      expect(t.condition("Ready")!.message).toContain("3 of 4 updated pods")
+      yield* at(T0 + 120_050, t.run)
+      expect(t.condition("Ready")!.message).toContain("2 of 4 updated pods")
+      expect(t.condition("Ready")!.lastTransitionTime).toBe(down.lastTransitionTime)
+
+      // Recovered: cleared at once, one Normal event.
+      t.fake.seed(ArgoCD.Application, application(t, "gpu-operator"))
+      yield* at(T0 + 121_000, t.run)
+      expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
+      expect(events(t).filter((r) => r === "ReleasesReady")).toHaveLength(1)
+      expect(events(t).filter((r) => r === "ReleaseNotReady")).toHaveLength(1)
+    }))
 })
