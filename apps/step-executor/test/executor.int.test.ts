@@ -457,7 +457,7 @@ describe("step-executor on real Argo CD", () => {
     expect(await app(UNCREATED)).toBeUndefined()
     expect(writesOf(UNCREATED)).toEqual([])
     // The command from the message, run as a person would, with the real kubectl.
-    execFileSync("bash", ["-c", command], { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig }, stdio: "pipe" })
+    execFileSync("bash", ["-c", command], { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: info.dir }, stdio: "pipe" })
     await waitProgressing("exec-n", "True", "StepsCompleted")
     const created = await get(info, `/api/v1/namespaces/${where}`)
     expect(created.metadata.labels).toMatchObject({ "pod-security.kubernetes.io/enforce": UNCREATED_LEVEL, "pod-security.kubernetes.io/audit": UNCREATED_LEVEL, "pod-security.kubernetes.io/warn": UNCREATED_LEVEL })
