@@ -68,7 +68,7 @@ describe("the local control plane of the README", () => {
     const { stdout } = await kubectl(["get", "clusterruntime", "-o", "wide"])
     const [row, ...others] = table(stdout)
     expect(others).toHaveLength(0)
-    expect(Object.keys(row!)).toEqual(["NAME", "READY", "REASON", "STEP", "ROLLOUT", "ACTIVE PLAN", "AGE"])
+    expect(Object.keys(row!)).toEqual(["NAME", "READY", "REASON", "STEP", "STALLED", "ROLLOUT", "ACTIVE PLAN", "AGE"])
     expect(row!.NAME).toBe("cluster")
 
     const short = await kubectl(["get", "aicrrt", "cluster", "-o", "jsonpath={.spec.intent}/{.spec.platform}/{.spec.criteria.accelerator}"])

@@ -20,7 +20,7 @@ import { type Arch } from "@aicr/image"
 import { applyManifests, type HarnessInfo, readVersions } from "@aicr/testing/harness"
 import { parse, stringify } from "yaml"
 import { buildProjectImages, projectImages } from "./build-images"
-import { COMPONENT_NAMESPACES, DOCKER_CONFIG_SECRET, LOCAL_STABILIZATION_WINDOW, OPERATOR_NAMESPACE, registryPrefix } from "./local-operator"
+import { COMPONENT_NAMESPACES, COMPONENT_POD_SECURITY, DOCKER_CONFIG_SECRET, LOCAL_STABILIZATION_WINDOW, OPERATOR_NAMESPACE, registryPrefix } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
 export const CHART_DIR = join(root, "charts", "aicr-operator")
@@ -84,7 +84,7 @@ export const localValues = (info: Pick<HarnessInfo, "registry">, opts: { images:
   // The local AICR builds are 0.x, outside the supported range: allowed explicitly, for development (ADR aicr-version-gate).
   aicr: { version: opts.aicrVersion ?? readVersions().aicr, allowUnsupportedVersion: true },
   namespaces: {
-    components: COMPONENT_NAMESPACES.map((name) => ({ name, podSecurity: "privileged", ...(name === "kube-system" ? { create: false } : {}) })),
+    components: COMPONENT_NAMESPACES.map((name) => ({ name, podSecurity: COMPONENT_POD_SECURITY, ...(name === "kube-system" ? { create: false } : {}) })),
   },
   approvers: { groups: ["aicr-approvers"] },
   validation: { enabled: true },

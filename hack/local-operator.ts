@@ -21,6 +21,15 @@ export const OPERATOR_NAMESPACE = "aicr-system"
 export const LOCAL_STABILIZATION_WINDOW = "15s"
 /** The chart's `namespaces.components` on the local control plane: every namespace the reference recipe renders into. */
 export const COMPONENT_NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
+/** The Pod Security level of every component namespace on the local control plane (chart `namespaces.components[].podSecurity`). */
+export const COMPONENT_POD_SECURITY = "privileged"
+/** The component namespaces the chart creates (all but kube-system, `create: false`), with their Pod Security labels. */
+export const componentNamespaces = () =>
+  COMPONENT_NAMESPACES.filter((n) => n !== "kube-system").map((name) => ({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels: Object.fromEntries(["enforce", "audit", "warn"].map((m) => [`pod-security.kubernetes.io/${m}`, COMPONENT_POD_SECURITY])) },
+  }))
 /** The runtime registry prefix (chart value `registry.repository`) on the local control plane. */
 export const registryPrefix = (info: Pick<HarnessInfo, "registry">) => `oci://${info.registry}/${RUNTIME_PREFIX}`
 
@@ -255,6 +264,9 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
         refresher.env,
       ),
     )
+    // The component namespaces with their Pod Security labels, as the chart creates them (namespaces.components;
+    // kube-system exists): Argo CD does not create namespaces.
+    await applyManifests(info, componentNamespaces())
     // The AICR Jobs' ServiceAccounts and RBAC, as the chart installs them; the resolver runs the pinned AICR.
     await applyManifests(info, [...jobRbac({ namespace: OPERATOR_NAMESPACE, discoveryNamespace: OPERATOR_NAMESPACE, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
     const resolver = await startApp(
@@ -276,7 +288,10 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     record()
     const executor = await startApp(
       "step-executor",
-      [...runtimeFlags("step-executor"), "--operator-namespace", OPERATOR_NAMESPACE, "--engine-namespace", ARGOCD_NAMESPACE, "--engine-project", ENGINE_PROJECT],
+      [
+        ...runtimeFlags("step-executor"), "--operator-namespace", OPERATOR_NAMESPACE, "--engine-namespace", ARGOCD_NAMESPACE, "--engine-project", ENGINE_PROJECT,
+        ...COMPONENT_NAMESPACES.map((n) => `--component-pod-security=${n}=${COMPONENT_POD_SECURITY}`),
+      ],
       opts.dir,
       opts.attached,
     )

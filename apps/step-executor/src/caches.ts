@@ -10,6 +10,7 @@
  * | projects | the AppProject `--engine-project` (field selector) | metadata only |
  * | crds | Argo CD's Application CRD (field selector) | metadata only (the object is ~400 KiB) |
  * | configMaps | plan and content ConfigMaps in the operator namespace (role label) | metadata only: the data is read once per resourceVersion (`gather.ts`) |
+ * | namespaces | every Namespace (a step starts only once its release namespace exists: `NamespaceMissing`) | metadata only |
  *
  * The informers are made from the contract's watches (`informersFor`): its label selectors, with the namespaces,
  * field selectors and projections above.
@@ -37,6 +38,7 @@ export interface ExecutorCaches {
   readonly projects: Informer<KubeObject>
   readonly crds: Informer<KubeObject>
   readonly configMaps: Informer<KubeObject>
+  readonly namespaces: Informer<KubeObject>
 }
 
 export class Caches extends Context.Service<Caches, ExecutorCaches>()("@aicr/step-executor/Caches") {}
@@ -90,6 +92,8 @@ export const scopeOf = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace
       return { fieldSelector: `metadata.name=${APPLICATION_CRD}`, transform: metadataOnly, tolerate: engineListError }
     case kindKey(Core.ConfigMap):
       return { namespace: s.namespace, transform: metadataOnly }
+    case kindKey(Core.Namespace):
+      return { transform: metadataOnly }
     default:
       return {}
   }
@@ -106,6 +110,7 @@ export const makeCaches = (s: Pick<ExecutorSettings, "namespace" | "engineNamesp
       projects: informers.one(ArgoCD.AppProject),
       crds: informers.one(Core.CustomResourceDefinition),
       configMaps: informers.one(Core.ConfigMap),
+      namespaces: informers.one(Core.Namespace),
     }
     return { caches, sources: informers.sources }
   })

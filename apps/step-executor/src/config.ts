@@ -10,6 +10,7 @@
  * | `--release-step-timeout NAME=DURATION` | – | the same for one release (repeatable), e.g. `gpu-operator=30m` |
  * | `--engine-stale-after DURATION` | `AICR_ENGINE_STALE_AFTER` | Argo CD counts as not responding when an operator Application was not compared for this long (default `10m`; Argo CD compares every app at least every 2× its resync period, 3 m by default) |
  * | `--sync-retries N` | `AICR_SYNC_RETRIES` | Argo CD retries a failed sync N times (5 s backoff, doubling) before the step fails (default `2`) |
+ * | `--component-pod-security NAME=LEVEL` | – | a component namespace's Pod Security level (repeatable; chart `namespaces.components`), named in the `NamespaceMissing` message's command |
  *
  * Durations: `<n>ms`, `<n>s`, `<n>m`, `<n>h`.
  */
@@ -24,6 +25,8 @@ export interface ExecutorSettings {
   readonly releaseTimeoutsMs: Readonly<Record<string, number>>
   readonly syncRetries: number
   readonly engineStaleAfterMs: number
+  /** Pod Security level (`privileged`, `baseline`, `restricted`) of each component namespace the chart lists. */
+  readonly componentPodSecurity: Readonly<Record<string, string>>
 }
 
 export class ExecutorConfig extends Context.Service<ExecutorConfig, ExecutorSettings>()("@aicr/step-executor/ExecutorConfig") {
@@ -41,6 +44,8 @@ const ENV = {
   "release-step-timeout": "",
   "sync-retries": "AICR_SYNC_RETRIES",
   "engine-stale-after": "AICR_ENGINE_STALE_AFTER",
+  // No environment fallback: repeatable NAMESPACE=LEVEL pairs.
+  "component-pod-security": "",
 } as const
 type Flag = keyof typeof ENV
 
@@ -68,7 +73,13 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
     if (kv === null) throw new Error(`--release-step-timeout must be RELEASE=DURATION (got ${JSON.stringify(value)})`)
     releaseTimeoutsMs[kv[1]!] = duration("release-step-timeout", kv[2]!)
   }
-  const one = (f: Exclude<Flag, "release-step-timeout">): string | undefined => flags.one(f)
+  const componentPodSecurity: Record<string, string> = {}
+  for (const value of flags.all("component-pod-security")) {
+    const kv = /^([a-z0-9][a-z0-9-]*)=(privileged|baseline|restricted)$/u.exec(value)
+    if (kv === null) throw new Error(`--component-pod-security must be NAMESPACE=privileged|baseline|restricted (got ${JSON.stringify(value)})`)
+    componentPodSecurity[kv[1]!] = kv[2]!
+  }
+  const one = (f: Exclude<Flag, "release-step-timeout" | "component-pod-security">): string | undefined => flags.one(f)
   return {
     namespace: one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system",
     engineNamespace: one("engine-namespace") ?? "argocd",
@@ -77,5 +88,6 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
     releaseTimeoutsMs,
     syncRetries: retries(one("sync-retries") ?? "2"),
     engineStaleAfterMs: duration("engine-stale-after", one("engine-stale-after") ?? "10m"),
+    componentPodSecurity,
   }
 }

@@ -8,7 +8,7 @@ import { decide, type Refusal, reported } from "./decide"
 import type { Observed } from "./gather"
 
 const UID = "00000000-0000-4000-8000-000000000001"
-const settings: ExecutorSettings = { namespace: "aicr-system", engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000 }
+const settings: ExecutorSettings = { namespace: "aicr-system", engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000, componentPodSecurity: {} }
 const runtime = (suspendEngine: boolean): ClusterRuntime =>
   ({ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", uid: UID, generation: 1 }, spec: { ...(suspendEngine ? { suspendEngine } : {}) } }) as ClusterRuntime
 
@@ -22,7 +22,7 @@ const app = (name: string, shape: Shape): Application => ({
   status: { operationState: { phase: shape === "running" ? "Running" : "Succeeded", operation: { sync: { revision: "0.1.0" } } } },
 })
 const observed = (suspendEngine: boolean, apps: ReadonlyArray<Application>, engine: Observed["engine"] = { _tag: "Ready" }): Observed =>
-  ({ runtime: runtime(suspendEngine), generation: 1, engine, applications: apps, rollout: undefined, plan: undefined, settings, now: Date.parse("2026-12-02T10:00:00Z") })
+  ({ runtime: runtime(suspendEngine), generation: 1, engine, applications: apps, rollout: undefined, plan: undefined, namespaces: new Set(), settings, now: Date.parse("2026-12-02T10:00:00Z") })
 
 describe("suspendEngine: what is patched, what is suspended, what is refused", () => {
   const forbidden: Refusal = { name: "b", why: "the API server refused the suspension patch (Forbidden): change freeze" }

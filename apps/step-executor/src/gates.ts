@@ -11,7 +11,7 @@ import type { Observed } from "./gather"
 /** Why the current step cannot start, or why the rollout cannot go on: a Progressing False reason. */
 export type Blocked =
   | "AwaitingApproval" | "AwaitingAcknowledgement" | "AwaitingValidationReady" | "Paused" | "EngineSuspended" | "EngineMissing" | "ProjectMissing" | "EngineNotResponding"
-  | "Unauthorized" | "InventoryDrift" | "StepUnknown" | "MovedReleaseMissing" | "EngineSuspensionRefused" | "ForeignObject" | "PlanUnreadable" | "RolloutFailed"
+  | "Unauthorized" | "InventoryDrift" | "StepUnknown" | "MovedReleaseMissing" | "NamespaceMissing" | "EngineSuspensionRefused" | "ForeignObject" | "PlanUnreadable" | "RolloutFailed"
   | "RolloutRevoked" | "RolloutExpired"
 
 /** Why no new step may start now, or undefined when one may. */

@@ -1,7 +1,7 @@
 /**
  * gather: the reads the contract allows, into one `Observed` value, all from the informer caches (`caches.ts`): the
- * runtime, Argo CD's CRD and the AppProject, every Application in the engine namespace, the runtime's open rollout,
- * and its target plan (verified) with the values of the plan's releases from the content ConfigMap the plan names
+ * runtime, Argo CD's CRD and the AppProject, every Application in the engine namespace, the namespaces, the runtime's
+ * open rollout, and its target plan (verified) with the values of the plan's releases from the content ConfigMap the plan names
  * (digests checked). The caches hold the plan and content ConfigMaps' metadata only; their data is read from the API
  * server once per resourceVersion and kept verified (`PlanReads`), so a step reads nothing (ADR
  * 20261203-informer-caches). A restarted executor starts from fresh lists: it sees exactly what the crashed one left.
@@ -36,6 +36,8 @@ export interface Observed {
   /** The runtime's rollout that has not ended (no outcome label), newest first if ever more than one. */
   readonly rollout: RuntimeRollout | undefined
   readonly plan: PlanRead | undefined
+  /** The namespaces that exist and are not being deleted: a step starts only in one of them (`NamespaceMissing`). */
+  readonly namespaces: ReadonlySet<string>
   readonly settings: ExecutorSettings
   /** Epoch milliseconds, from the Effect clock (TestClock in tests). */
   readonly now: number
@@ -165,5 +167,6 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
     const engine = reachable._tag === "Ready" ? (staleness(applications, uid, settings, now) ?? reachable) : reachable
     const rollout = openRollout(caches, uid)
     const plan = rollout === undefined ? undefined : yield* target(kube, caches, settings, yield* PlanReads, rollout.spec.toDigest)
-    return { runtime, generation: runtime.metadata.generation, engine, applications, rollout, plan, settings, now } satisfies Observed
+    const namespaces = new Set(caches.namespaces.list().filter((n) => n.metadata.deletionTimestamp === undefined).map((n) => n.metadata.name))
+    return { runtime, generation: runtime.metadata.generation, engine, applications, rollout, plan, namespaces, settings, now } satisfies Observed
   })

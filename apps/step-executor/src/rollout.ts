@@ -34,6 +34,16 @@ export interface RolloutDecision {
 
 const KNOWN_ACTIONS = new Set(["Install", "Upgrade", "Move", "Remove", "Adopt"])
 
+/** Why a release namespace is missing and the command that creates it with its Pod Security level (chart `namespaces.components`). */
+export const namespaceMissing = (o: Observed, namespace: string): string => {
+  const level = o.settings.componentPodSecurity[namespace]
+  const command = `kubectl create namespace ${namespace} && kubectl label namespace ${namespace} ${["enforce", "audit", "warn"].map((m) => `pod-security.kubernetes.io/${m}=${level ?? "<level>"}`).join(" ")}`
+  const where = level === undefined
+    ? ` (<level>: privileged, baseline or restricted, as the chart's namespaces.components should say for ${namespace})`
+    : ` (its level in the chart's namespaces.components), or set create: true for it there and upgrade the chart`
+  return `namespace ${namespace} does not exist (or is being deleted) and Argo CD does not create namespaces, so no Application is written into it; create it with its Pod Security labels: ${command}${where}`
+}
+
 export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision => {
   const steps = rollout.spec.steps ?? []
   const total = steps.length
@@ -89,6 +99,9 @@ export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDeci
       return blocked("MovedReleaseMissing", `step ${label}: Application ${o.settings.engineNamespace}/${step.release} is not at its old location (${old === undefined ? "it does not exist" : "it is being deleted"}); the move rewrites the Application in place, so it needs the one written by the active plan: restore it or start a new rollout that installs ${step.release}`)
     }
   }
+  // Argo CD does not create release namespaces (no CreateNamespace=true): the chart's install does, with their Pod
+  // Security labels, so a missing one is for a person to create, and no Application is written into it before.
+  if (!o.namespaces.has(release.namespace)) return blocked("NamespaceMissing", `step ${label} not started: ${namespaceMissing(o, release.namespace)}`)
   const live = apps.get(step.release)
   if (plan.source === "Adoption" && step.action !== "Adopt") return blocked("PlanUnreadable", `step ${label}: plan ${plan.desiredStateDigest} was rebuilt from live Applications and holds no values; only an Adopt step can use it`)
   if (step.action === "Adopt") {

@@ -5,9 +5,12 @@
 // mid-rollout repeats no write, suspendEngine freezes and resumes Argo CD, a revocation lets the step in flight finish,
 // a failing release fails the rollout with Argo CD's message, removals run in reverse order until pruned, a Move rewrites
 // the Application with its new namespace (ready only there; Argo CD prunes the old one), and suspendEngine reports
-// EngineSuspensionRefused while an admission policy refuses the patch or a sync operation is still running.
+// EngineSuspensionRefused while an admission policy refuses the patch or a sync operation is still running. A release
+// whose namespace the chart did not create is NamespaceMissing until the message's command creates it (Argo CD creates
+// no namespace), and a step action from a newer build's CRD is StepUnknown; neither writes an Application.
+import { execFileSync } from "node:child_process"
 import { mkdirSync } from "node:fs"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { ANNOTATION_EDITED_BY, type Plan, type RolloutStep } from "@aicr/api"
 import { ANNOTATION_CHART_DIGEST, type Application, isReadyAt } from "@aicr/argocd"
 import type { KubeShape } from "@aicr/kube"
@@ -33,6 +36,9 @@ const target = (release: string) => `exec-${release}-${suffix}`
 const RELEASES = ["demo-a", "demo-b", "demo-c"] as const
 /** Installed by the executor whose Application watch delivers nothing (killed between its write and its cache seeing it). */
 const LAGGED = ["demo-k1", "demo-k2"] as const
+/** The release whose namespace the chart has not created (NamespaceMissing), and the Pod Security level it names. */
+const UNCREATED = "demo-n"
+const UNCREATED_LEVEL = "baseline"
 /** Where the Move test moves demo-m to. */
 const MOVED_TO = `exec-demo-m-moved-${suffix}`
 /** The node label that lets demo-slow's Deployment (and so its sync operation, waiting on it in wave 0) finish. */
@@ -43,7 +49,7 @@ const FREEZE = `exec-freeze-${suffix}`
 let plans: Record<string, Plan> = {}
 
 const startExecutor = (options: RunOptions = {}) => {
-  const config = parseConfig("step-executor", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--step-timeout", "90s", "--sync-retries", "1"], {})
+  const config = parseConfig("step-executor", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--step-timeout", "90s", "--sync-retries", "1", "--component-pod-security", `${target(UNCREATED)}=${UNCREATED_LEVEL}`], {})
   fiber = Effect.runFork(runApp(stepExecutorApp, config, options))
 }
 const stopExecutor = async () => {
@@ -96,10 +102,12 @@ beforeAll(async () => {
       charts["demo-m@0.1.0"] = await pushChart(info, helm, "demo-m", "0.1.0")
       charts["demo-slow@0.1.0"] = await pushChart(info, helm, "demo-slow", "0.1.0", await gatedChart(helm))
       for (const r of LAGGED) charts[`${r}@0.1.0`] = await pushChart(info, helm, r, "0.1.0")
+      charts[`${UNCREATED}@0.1.0`] = await pushChart(info, helm, UNCREATED, "0.1.0")
     })(),
   ])
   argocd = started
-  await installProject(info, [...[...RELEASES, "demo-bad", "demo-m", "demo-slow", ...LAGGED].map(target), MOVED_TO])
+  // The chart's install: the AppProject and the component namespaces, all but UNCREATED's.
+  await installProject(info, [...[...RELEASES, "demo-bad", "demo-m", "demo-slow", ...LAGGED, UNCREATED].map(target), MOVED_TO], [target(UNCREATED)])
   recorder = startRecorder(info)
   await recorder.ready
   plans = {
@@ -117,7 +125,7 @@ afterAll(async () => {
     recorder.save(join(info.dir, "recordings", "step-executor.jsonl"))
     await recorder.stop()
   }
-  for (const name of [...RELEASES, "demo-bad", "demo-m", "demo-slow", ...LAGGED]) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
+  for (const name of [...RELEASES, "demo-bad", "demo-m", "demo-slow", ...LAGGED, UNCREATED]) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
   await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${FREEZE}` })
   await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${FREEZE}` })
   await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${GATE_NODE}`, body: { metadata: { labels: { [GATE_LABEL]: null } } } })
@@ -329,7 +337,7 @@ describe("step-executor on real Argo CD", () => {
     // Argo CD prunes what the release left in the old namespace (automated prune; the resources carry its tracking id).
     await eventually(async () => (await kubeRequest(info, { method: "GET", path: oldDeployment })).status === 404, { timeoutMs: 60_000, what: "old namespace's Deployment pruned" })
     expect((await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${from}/configmaps/demo-m-settings` })).status).toBe(404)
-    // The namespace CreateNamespace=true made is not a managed resource: it stays.
+    // The old namespace is the chart's, not a managed resource of the Application: it stays.
     expect((await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${from}` })).status).toBe(200)
     expect(writesOf("demo-m")).toHaveLength(2)
     await closeRollout(info, "exec-7", "Succeeded")
@@ -435,4 +443,59 @@ describe("step-executor on real Argo CD", () => {
     expect(writesOf("demo-k2")).toHaveLength(1)
     await closeRollout(info, "exec-lag", "Succeeded")
   }, 180_000)
+
+  it("a release whose namespace does not exist is NamespaceMissing and writes nothing; the message's command creates it and the step runs", async () => {
+    const where = target(UNCREATED)
+    const plan = await writePlan(info, ns, uid, [{ chart: charts[`${UNCREATED}@0.1.0`]!, namespace: where }])
+    await createRollout(info, { name: "exec-n", runtimeUID: uid, to: plan, steps: steps("Install", [UNCREATED]) })
+    const c = await waitProgressing("exec-n", "False", "NamespaceMissing")
+    const labels = ["enforce", "audit", "warn"].map((m) => `pod-security.kubernetes.io/${m}=${UNCREATED_LEVEL}`).join(" ")
+    const command = `kubectl create namespace ${where} && kubectl label namespace ${where} ${labels}`
+    expect(c.message).toBe(
+      `step 1/1 ${UNCREATED} (Install) not started: namespace ${where} does not exist (or is being deleted) and Argo CD does not create namespaces, so no Application is written into it; create it with its Pod Security labels: ${command} (its level in the chart's namespaces.components), or set create: true for it there and upgrade the chart`,
+    )
+    expect(await app(UNCREATED)).toBeUndefined()
+    expect(writesOf(UNCREATED)).toEqual([])
+    // The command from the message, run as a person would, with the real kubectl.
+    execFileSync("bash", ["-c", command], { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: info.dir }, stdio: "pipe" })
+    await waitProgressing("exec-n", "True", "StepsCompleted")
+    const created = await get(info, `/api/v1/namespaces/${where}`)
+    expect(created.metadata.labels).toMatchObject({ "pod-security.kubernetes.io/enforce": UNCREATED_LEVEL, "pod-security.kubernetes.io/audit": UNCREATED_LEVEL, "pod-security.kubernetes.io/warn": UNCREATED_LEVEL })
+    expect(isReadyAt((await app(UNCREATED))!, at(UNCREATED, "0.1.0"))).toBe(true)
+    expect(writesOf(UNCREATED)).toHaveLength(1)
+    await closeRollout(info, "exec-n", "Succeeded")
+    // Leave no Application behind: Argo CD prunes the release first.
+    await kubeRequest(info, { method: "DELETE", path: `${APPS}/${UNCREATED}` })
+    await eventually(async () => (await app(UNCREATED)) === undefined || undefined, { timeoutMs: 120_000, what: `Application ${UNCREATED} gone` })
+  })
+
+  it("a step action this build does not know (a newer build's rollout, after a downgrade) is StepUnknown and writes nothing", async () => {
+    // A newer build's CRD accepts one more step action; this executor's build does not know it.
+    const crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/runtimerollouts.operator.aicr.run"
+    const props = "/spec/versions/0/schema/openAPIV3Schema/properties"
+    const enums = [`${props}/spec/properties/steps/items/properties/action/enum`, `${props}/status/properties/steps/properties/items/items/properties/action/enum`]
+    const before = (await get(info, crd)).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.steps.items.properties.action.enum as string[]
+    expect(before).toEqual(["Install", "Upgrade", "Remove", "Move", "Adopt"])
+    expectOk(await kubeRequest(info, { method: "PATCH", path: crd, body: enums.map((path) => ({ op: "add", path: `${path}/-`, value: "Replace" })), contentType: "application/json-patch+json" }), "a newer build's CRD")
+    try {
+      const plan = await writePlan(info, ns, uid, [{ chart: charts["demo-a@0.1.0"]!, namespace: target("demo-a") }])
+      const applied = writesOf("demo-a").length
+      await eventually(async () => {
+        try {
+          await createRollout(info, { name: "exec-u", runtimeUID: uid, to: plan, steps: [{ release: "demo-a", namespace: target("demo-a"), action: "Replace" as RolloutStep["action"] }] })
+          return true
+        } catch {
+          return undefined
+        }
+      }, { timeoutMs: 30_000, what: "a rollout with the newer action admitted" })
+      const c = await waitProgressing("exec-u", "False", "StepUnknown")
+      expect(c.message).toBe("step 1/1 demo-a (Replace): this step-executor does not know the action Replace")
+      expect(writesOf("demo-a")).toHaveLength(applied)
+      await closeRollout(info, "exec-u", "Failed")
+    } finally {
+      const added = before.length
+      const restored = await kubeRequest(info, { method: "PATCH", path: crd, body: enums.flatMap((path) => [{ op: "test", path: `${path}/${added}`, value: "Replace" }, { op: "remove", path: `${path}/${added}` }]), contentType: "application/json-patch+json" })
+      expectOk(restored, "this build's CRD restored")
+    }
+  })
 })

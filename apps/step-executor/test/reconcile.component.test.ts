@@ -23,7 +23,7 @@ import {
   aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, gateStatus, NAMESPACE, readyStatus, type Rel, type RolloutState, staleStatus, stepsOf, T0, UID,
 } from "./support/fixtures"
 
-const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000 }
+const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000, componentPodSecurity: {} }
 const ROLLOUT = "cluster-abc-1"
 const CHAIN = [{ name: "a", version: "0.2.0" }, { name: "b", version: "0.2.0" }, { name: "c", version: "0.2.0" }]
 
@@ -34,6 +34,8 @@ interface Setup {
   readonly steps?: ReturnType<typeof stepsOf>
   readonly releases?: ReadonlyArray<Rel>
   readonly settings?: Partial<ExecutorSettings>
+  /** Release namespaces not created (the chart creates every other one the tests name). */
+  readonly missingNamespaces?: ReadonlyArray<string>
 }
 
 const setup = (s: Setup = {}) => {
@@ -48,6 +50,8 @@ const setup = (s: Setup = {}) => {
   const { plan, configMaps } = aPlan(s.releases ?? CHAIN)
   fake.seed(ClusterRuntimeKind, aRuntime(s.runtime))
   for (const cm of configMaps) fake.seed(Core.ConfigMap, cm as never)
+  const namespaces = new Set([...plan.releases.map((r) => r.namespace), "a-new", "b-new"])
+  for (const n of namespaces) if (!s.missingNamespaces?.includes(n)) fake.seed(Core.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: n } })
   if (s.engine !== "no-crd") fake.seed(Core.CustomResourceDefinition, applicationCrd)
   if (s.engine !== "no-project" && s.engine !== "no-crd") fake.seed(ArgoCD.AppProject, appProject)
   if (s.rollout !== false) fake.seed(RuntimeRolloutKind, aRollout(ROLLOUT, plan, s.steps ?? stepsOf("Install", (s.releases ?? CHAIN).map((r) => r.name)), s.rollout ?? {}))
@@ -474,6 +478,26 @@ describe("step-executor reconcile", () => {
         yield* t.run
         expect(second()).toMatchObject({ status: "True", reason: "StepsCompleted" })
         expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(1)
+      }),
+    ))
+
+  it.effect("NamespaceMissing: a step whose release namespace does not exist writes nothing, names the command, and starts once it exists", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ missingNamespaces: ["b"], settings: { componentPodSecurity: { b: "baseline" } } })
+        yield* t.run
+        yield* t.argo("a", readyStatus)
+        yield* t.run
+        const applies = () => t.appWrites().filter((w) => w.verb === "apply").map((w) => w.key)
+        expect(applies()).toEqual(["argocd/a"])
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "NamespaceMissing" })
+        expect(t.progressing()!.message).toBe(
+          "step 2/3 b (Install) not started: namespace b does not exist (or is being deleted) and Argo CD does not create namespaces, so no Application is written into it; create it with its Pod Security labels: kubectl create namespace b && kubectl label namespace b pod-security.kubernetes.io/enforce=baseline pod-security.kubernetes.io/audit=baseline pod-security.kubernetes.io/warn=baseline (its level in the chart's namespaces.components), or set create: true for it there and upgrade the chart",
+        )
+        yield* t.fake.kube.create(Core.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "b", labels: { "pod-security.kubernetes.io/enforce": "baseline" } } })
+        yield* t.run
+        expect(applies()).toEqual(["argocd/a", "argocd/b"])
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
       }),
     ))
 

@@ -7,8 +7,8 @@ import { Result } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { aicr, readTree, SAMPLE_BUNDLE_FLAGS, SAMPLE_CRITERIA, tempDir, VERSIONS } from "../test/support/real-cli"
 import {
-  bundleDocument, bundleFlags, bundleFromEntries, capabilitiesOf, componentsInOrder, invalidCriterionOf, jobOutcome, outputOf, parseAicrFailure, parseBundle,
-  parseRecipe, parseSnapshot, reasonOf, recipeArgs, snapshotFacts,
+  bundleDocument, bundleFlags, bundleFromEntries, capabilitiesOf, componentsInOrder, invalidCriterionOf, jobOutcome, outputOf, parseAicrErrorText, parseAicrFailure,
+  parseBundle, parseRecipe, parseSnapshot, reasonOf, recipeArgs, snapshotFacts,
 } from "./index"
 
 const [CURRENT, PREVIOUS] = VERSIONS
@@ -138,6 +138,21 @@ describe("AICR failures, from the real CLI", () => {
     expect(flag.code).toBe(1)
     expect(reasonOf(parseAicrFailure(flag.stderr, flag.code))).toBe("AICRInvalidRequest")
     expect(reasonOf(parseAicrFailure("\u0000\u0001 not json {{{", 137))).toBe("AICRInternal")
+  })
+})
+
+describe("the reason of an AICR failure", () => {
+  // AICR wraps every Kubernetes API error as INTERNAL (pkg/serializer/configmap.go: "failed to apply ConfigMap").
+  const refused = (verb: string) =>
+    `[INTERNAL] failed to serialize snapshot: [INTERNAL] failed to apply ConfigMap: configmaps "aicr-snapshot-0a1b" is forbidden: User "system:serviceaccount:aicr-discovery:aicr-agent" cannot ${verb} resource "configmaps" in API group "" in the namespace "aicr-discovery"`
+  it.each([
+    ["the API server refusing the Job's identity (RBAC 403) inside INTERNAL", refused("patch"), 8, "AICRUnauthorized"],
+    ["the API server asking for credentials (401)", "[INTERNAL] failed to get kubernetes version: the server has asked for the client to provide credentials", 8, "AICRUnauthorized"],
+    ["an admission policy refusing the write: AICR's own INTERNAL", `[INTERNAL] failed to apply ConfigMap: configmaps "aicr-snapshot-0a1b" is forbidden: ValidatingAdmissionPolicy 'freeze' with binding 'freeze' denied request: frozen`, 8, "AICRInternal"],
+    ["AICR's UNAUTHORIZED code", "[UNAUTHORIZED] binary attestation verification failed", 4, "AICRUnauthorized"],
+    ["a deadline inside AICR", "[TIMEOUT] K8s collector context cancelled", 5, "AICRTimeout"],
+  ] as const)("%s", (_, text, code, reason) => {
+    expect(reasonOf(parseAicrErrorText(text, code))).toBe(reason)
   })
 })
 

@@ -102,8 +102,20 @@ const tryJson = (line: string): unknown => {
   }
 }
 
-/** The reason of a failure: the innermost known code names the cause; else the exit code. */
+/**
+ * A Kubernetes API refusal of AICR's own identity, as client-go words it inside AICR's INTERNAL wrap (AICR wraps every
+ * API error as INTERNAL: `[INTERNAL] failed to apply ConfigMap: configmaps "x" is forbidden: User "…" cannot patch
+ * resource …`): 403 Forbidden from RBAC, or 401 Unauthorized.
+ */
+const KUBE_REFUSED = /\bis forbidden: User "[^"]*" cannot |\bthe server has asked for the client to provide credentials\b/u
+
+/**
+ * The reason of a failure: a Kubernetes refusal of the Job's identity is `AICRUnauthorized` whatever code wraps it
+ * (the fix is that identity's RBAC, [I] ADR 20261203-aicr-job-reasons); else the innermost known code names the
+ * cause; else the exit code.
+ */
 export const reasonOf = (e: AicrError): AicrJobReason => {
+  if (KUBE_REFUSED.test(e.text)) return "AICRUnauthorized"
   const inner = e.codes.at(-1)
   if (inner !== undefined) return codeReason[inner]
   return e.exitCode === undefined ? "AICRInternal" : exitReason(e.exitCode)

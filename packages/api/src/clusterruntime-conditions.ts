@@ -60,6 +60,7 @@ const rolloutStallReasons = {
   InventoryDrift: "live engine objects differ from what the plan and rollout expect",
   StepUnknown: "a rollout references a step kind this operator build does not understand",
   MovedReleaseMissing: "a release that moved between plans cannot be found at its old location",
+  NamespaceMissing: "a step's release namespace does not exist (Argo CD does not create namespaces); the message gives the command that creates it",
   EngineSuspensionRefused: "an Application could not be suspended",
   RolloutFailed: "a step failed or timed out; nothing rolls back on its own",
   RolloutExpired: "the rollout or its approval expired",

@@ -77,7 +77,7 @@ describe("CRD shape", () => {
   })
 
   it.each([
-    { name: "ClusterRuntime prints Ready, Reason, Step and Age, and Active Plan with -o wide", crd: runtime, want: ["Ready", "Reason", "Step", "Rollout*", "Active Plan*", "Age"] },
+    { name: "ClusterRuntime prints Ready, Reason, Step and Age, and Stalled, Rollout and Active Plan with -o wide", crd: runtime, want: ["Ready", "Reason", "Step", "Stalled*", "Rollout*", "Active Plan*", "Age"] },
     { name: "RuntimeRollout prints Kind, Approved, Progressing, Step, Outcome and Age", crd: rollout, want: ["Kind", "Approved", "Progressing", "Step", "Outcome", "To*", "Deadline*", "Age"] },
   ])("$name", ({ crd, want }) => {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any

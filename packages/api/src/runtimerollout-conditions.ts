@@ -51,6 +51,7 @@ export const Progressing = ConditionDef.make({
       InventoryDrift: "live engine objects differ from what the plan and rollout expect",
       StepUnknown: "a step kind this operator build does not understand",
       MovedReleaseMissing: "a moved release cannot be found at its old location",
+      NamespaceMissing: "the step's release namespace does not exist; Argo CD does not create it; the message gives the command that creates it with its Pod Security labels",
       ForeignObject: "an Application with the wanted name was not created by this operator",
       PlanUnreadable: "the target plan ConfigMap is malformed or untrusted",
       RolloutFailed: "a step failed or passed its timeout; terminal",

@@ -132,12 +132,14 @@ export interface ReleaseApplication {
 }
 
 /**
- * [I] The sync options of every release (ADR 20261203-real-chart-sync): the release namespace is created, and objects
- * are applied server-side, as AICR's own Argo CD bundles do. Client-side apply stores the whole object in the
+ * [I] The sync options of every release (ADR 20261203-real-chart-sync): objects are applied server-side, as AICR's own
+ * Argo CD bundles do. Namespaces are not created (no `CreateNamespace=true`, which makes them without Pod Security
+ * labels): the chart's install creates the component namespaces with theirs, and the step executor starts no step
+ * whose namespace is missing (`NamespaceMissing`, ADR 20261203-namespace-missing). Client-side apply stores the whole object in the
  * `last-applied-configuration` annotation, over the API server's 262,144-byte limit for the large CRDs of the real
  * charts (kubeflow-trainer's JobSet 913 KB, kube-prometheus-stack's 820 KB, KAI's 658 KB), so their sync fails.
  */
-export const SYNC_OPTIONS = ["CreateNamespace=true", "ServerSideApply=true"] as const
+export const SYNC_OPTIONS = ["ServerSideApply=true"] as const
 
 /**
  * [I] Comparison exceptions every release carries before the plan's own (operator.md §6; ADR 20261203-real-charts):

@@ -26,7 +26,7 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { realChartsDir } from "@aicr/chart-upstream"
-import { aicrBinary, type ArgoCd, ARGOCD_NAMESPACE, deleteApplication, eventually, expectOk, getApplication, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readVersions, startArgoCd, waitForApplication } from "@aicr/testing/harness"
+import { aicrBinary, applyManifests, type ArgoCd, ARGOCD_NAMESPACE, deleteApplication, eventually, expectOk, getApplication, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readVersions, startArgoCd, waitForApplication } from "@aicr/testing/harness"
 import { type Chart, pushChart } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { parse } from "yaml"
@@ -58,6 +58,8 @@ const application = (name: string, syncOptions?: string[], of: () => Chart = () 
 
 beforeAll(async () => {
   ;[argocd, helm] = await Promise.all([startArgoCd(info), isolatedHelm("argocd-sync-options-")])
+  // The release namespace, as the chart's install creates a component namespace (Argo CD does not create it).
+  await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: `sync-${suffix}`, labels: { "pod-security.kubernetes.io/enforce": "privileged" } } }])
   // A chart holding only the real package's largest CRD, taken from the package at run time (nothing is copied into
   // this repository).
   const src = join(helm.work, "real-crd")
@@ -152,13 +154,13 @@ const stillSynced = async (name: string, at: Chart) => {
 }
 
 describe("the operator's sync options on the real charts", () => {
-  it("syncs with server-side apply and creates the namespace", () => {
-    expect(SYNC_OPTIONS).toEqual(["CreateNamespace=true", "ServerSideApply=true"])
+  it("syncs with server-side apply and creates no namespace (the chart's install does, with its Pod Security labels)", () => {
+    expect(SYNC_OPTIONS).toEqual(["ServerSideApply=true"])
   })
 
   it("without server-side apply, the sync of the real 913 KB CRD fails on the annotation limit", async () => {
     const name = `csa-${suffix}`
-    expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: application(name, ["CreateNamespace=true"]) }), `create ${name}`)
+    expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: application(name, []) }), `create ${name}`)
     const failed = await eventually(async () => {
       const op = (await getApplication(info, name)).status?.operationState
       return op?.phase === "Failed" || op?.phase === "Error" ? op : undefined

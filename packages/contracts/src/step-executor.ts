@@ -21,10 +21,12 @@ export const stepExecutor = Contract.make({
     Watch.mapped(ArgoCD.AppProject, "singleton", "EngineAvailable: the AppProject is readable"),
     Watch.mapped(Core.CustomResourceDefinition, "singleton", "EngineAvailable: Argo CD's CRDs appear or go"),
     Watch.mapped(Core.ConfigMap, "singleton", "the target plan and the content ConfigMap it names (read once per version)", `${LABEL_ROLE} in (${ROLE_PLAN},${ROLE_CONTENT})`),
+    // Argo CD does not create release namespaces (no CreateNamespace): a step starts only once its namespace exists.
+    Watch.mapped(Core.Namespace, "singleton", "NamespaceMissing: a step's release namespace appears or goes"),
   ],
   reads: {
     conditions: [Approved, ValidationReady],
-    kinds: [RuntimeRolloutKind, Core.ConfigMap, ArgoCD.Application, ArgoCD.AppProject, Core.CustomResourceDefinition],
+    kinds: [RuntimeRolloutKind, Core.ConfigMap, ArgoCD.Application, ArgoCD.AppProject, Core.CustomResourceDefinition, Core.Namespace],
   },
   writes: [
     { kind: RuntimeRolloutKind, conditions: [Progressing], statusKeys: ["steps"] },

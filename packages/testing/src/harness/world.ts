@@ -54,9 +54,18 @@ export const pushChart = async (info: HarnessInfo, helm: IsolatedHelm, name: str
   return { name, version, ref: `${repo}/${name}:${version}`, digest: await manifestDigest(info.registry, path, version) }
 }
 
-/** The operator chart's AppProject: sources the runtime registry only, destinations the given namespaces. */
-export const installProject = (info: HarnessInfo, namespaces: ReadonlyArray<string>) =>
+/**
+ * What the operator chart installs for the releases: the AppProject (sources the runtime registry only, destinations
+ * the given namespaces) and each component namespace with its Pod Security labels (`privileged` here), except those
+ * named in `absent` (Argo CD does not create namespaces: a step into one of those is `NamespaceMissing`).
+ */
+export const installProject = (info: HarnessInfo, namespaces: ReadonlyArray<string>, absent: ReadonlyArray<string> = []) =>
   applyManifests(info, [
+    ...namespaces.filter((n) => !absent.includes(n)).map((name) => ({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name, labels: Object.fromEntries(["enforce", "audit", "warn"].map((m) => [`pod-security.kubernetes.io/${m}`, "privileged"])) },
+    })),
     {
       apiVersion: "argoproj.io/v1alpha1",
       kind: "AppProject",

@@ -1,0 +1,170 @@
+// The AICR Job runbook's reasons from real causes on the local control plane (the real kube-apiserver, kwok nodes, the
+// process kubelet running the real AICR binary as the snapshot agent Job the resolver creates):
+// - AICRTimeout: the pinned AICR image does not exist, the pod stays in ErrImagePull and the Job passes its deadline;
+// - AICRUnauthorized: the agent's identity lacks the right to write its output ConfigMap (its Role without `patch`),
+//   AICR exits 8 with the API server's 403 inside its INTERNAL wrap;
+// - AICRInternal: an admission policy refuses AICR's output ConfigMap, AICR exits 8 with INTERNAL and the policy's words;
+// - InvalidPlacement: an admitted toleration without an effect, which AICR's key:effect flags cannot express.
+// Each clears once its cause is gone.
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { jobRbac } from "@aicr/aicr"
+import { parseConfig, runApp } from "@aicr/runtime"
+import {
+  addNode, applyManifests, createNamespace, eventually, expectOk, gpuNode, type HarnessInfo, h100Host, kubeRequest, readVersions, type Registry, removeNode, setHostProfile,
+  startRegistry,
+} from "@aicr/testing/harness"
+import { Effect, Fiber } from "effect"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { resolverApp } from "../src/app"
+
+const info: HarnessInfo = inject("harness")
+const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
+const { aicr: CURRENT } = readVersions()
+const NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
+const work = mkdtempSync(join(tmpdir(), "resolver-fail-int-"))
+const suffix = Math.random().toString(36).slice(2, 6)
+/** Our own GPU node: each driver change is a new snapshot key, so a new snapshot Job. */
+const NODE = `fail-gpu-${suffix}`
+const GROUP = `fail-gpu-${suffix}`
+const POLICY = `aicr-fail-${suffix}`
+let registry: Registry
+let ns: string
+let fiber: Fiber.Fiber<never, unknown> | undefined
+
+const start = (extra: ReadonlyArray<string> = []) => {
+  const config = parseConfig("resolver", [
+    "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
+    "--aicr-version", CURRENT, "--registry", `oci://${registry.address}/aicr/fail`, "--operator-namespace", ns, "--component-namespaces", NAMESPACES.join(","),
+    "--allow-unsupported-aicr=true", ...extra,
+  ], {})
+  fiber = Effect.runFork(runApp(resolverApp, config))
+}
+const stop = async () => {
+  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  fiber = undefined
+}
+
+interface Cond { type: string; status: string; reason: string; message: string; observedGeneration?: number }
+interface Runtime { metadata: { generation: number }; status?: { conditions?: Cond[] } }
+const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as Runtime
+const current = (r: Runtime, type: string) => {
+  const c = r.status?.conditions?.find((x) => x.type === type)
+  return c?.observedGeneration === r.metadata.generation ? c : undefined
+}
+const waitFor = (type: string, status: string, reason: string, timeoutMs = 240_000) =>
+  eventually(async () => {
+    const c = current(await getRuntime(), type)
+    return c?.status === status && c.reason === reason ? c : undefined
+  }, { timeoutMs, intervalMs: 500, what: `${type}=${status}/${reason}` })
+
+const SPEC = {
+  intent: "training",
+  platform: "kubeflow",
+  criteria: { service: "eks", accelerator: "h100", os: "ubuntu" },
+  placement: {
+    system: { nodeSelector: { "eks.amazonaws.com/nodegroup": "system" } },
+    accelerated: { nodeSelector: { "eks.amazonaws.com/nodegroup": GROUP }, tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }] },
+  },
+}
+const setSpec = async (spec: unknown) =>
+  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: [{ op: "replace", path: "/spec", value: spec }], contentType: "application/json-patch+json" }), "replace spec")
+/** A new driver on our node: a new snapshot key, so the resolver starts a new snapshot Job. */
+let driver = 0
+const newSnapshot = () => setHostProfile(info, NODE, h100Host({ driver: `580.105.${10 + ++driver}`, cuda: "13.0" }))
+const agentRole = (verbs: ReadonlyArray<string>) =>
+  applyManifests(info, [{ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "aicr-agent", namespace: ns }, rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }] }])
+const AGENT = () => `system:serviceaccount:${ns}:aicr-agent`
+/** A dry-run ConfigMap the policy below also refuses: it shows when the API server enforces the policy. */
+const probe = () => kubeRequest(info, { method: "POST", path: `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `${POLICY}-probe` } } })
+
+beforeAll(async () => {
+  registry = await startRegistry({ name: "resolver-fail-int", dir: mkdtempSync(join(work, "registry-")) })
+  ns = await createNamespace(info, "aicr-fail")
+  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
+  await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
+  await applyManifests(info, [...jobRbac({ namespace: ns, discoveryNamespace: ns, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
+  const n = gpuNode(80)
+  await addNode(info, { ...n, name: NODE, labels: { ...n.labels, "kubernetes.io/hostname": NODE, "eks.amazonaws.com/nodegroup": GROUP } }, { wait: true })
+  await newSnapshot()
+  await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SPEC }])
+}, 120_000)
+
+afterAll(async () => {
+  await stop()
+  await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${POLICY}` })
+  await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${POLICY}` })
+  await kubeRequest(info, { method: "DELETE", path: RUNTIME })
+  await removeNode(info, NODE).catch(() => undefined)
+  await registry?.stop()
+  rmSync(work, { recursive: true, force: true })
+})
+
+describe("AICR Job failures from real causes", () => {
+  it("AICRTimeout: an AICR image that cannot be pulled keeps the snapshot pod in ErrImagePull until the Job's deadline", async () => {
+    start(["--aicr-image", "ghcr.io/nvidia/aicr:v0.9.0", "--job-deadline", "30"])
+    const c = await waitFor("Discovered", "False", "AICRTimeout", 180_000)
+    expect(c.message).toMatch(new RegExp(`^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} ran past its deadline(; the pod was (ErrImagePull|ImagePullBackOff): image ghcr\\.io/nvidia/aicr:v0\\.9\\.0: no build of v0\\.9\\.0)?$`))
+    expect(current(await getRuntime(), "Resolved")).toMatchObject({ status: "False", reason: "AICRTimeout", message: c.message })
+    await stop()
+    // The pinned image: a new resolver, the same snapshot key under another image pin, resolves.
+    start()
+    await waitFor("Discovered", "True", "NodeGroupsDiscovered")
+  }, 420_000)
+
+  it("AICRUnauthorized: the agent's identity may not write its output ConfigMap; the API server's 403 names the missing right", async () => {
+    await agentRole(["get", "create", "update"])
+    await newSnapshot()
+    const c = await waitFor("Discovered", "False", "AICRUnauthorized")
+    expect(c.message).toMatch(new RegExp(`^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} exited 8: \\[INTERNAL\\] .*configmaps "aicr-snapshot-\\w+" is forbidden: User "${AGENT()}" cannot patch resource "configmaps" in API group "" in the namespace "${ns}"`))
+    expect(current(await getRuntime(), "Resolved")).toMatchObject({ status: "False", reason: "AICRUnauthorized" })
+    // The right given back (the chart's Role), the next snapshot goes through.
+    await agentRole(["get", "create", "update", "patch"])
+    await newSnapshot()
+    await waitFor("Discovered", "True", "NodeGroupsDiscovered")
+  }, 420_000)
+
+  it("AICRInternal: an admission policy refuses AICR's output ConfigMap; AICR's INTERNAL failure carries the policy's words", async () => {
+    await applyManifests(info, [
+      {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingAdmissionPolicy",
+        metadata: { name: POLICY },
+        spec: {
+          failurePolicy: "Fail",
+          matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"] }] },
+          // The agent's writes, and a probe the test writes to see the policy in force.
+          matchConditions: [{ name: "agent", expression: `request.userInfo.username == "${AGENT()}" || object.metadata.name == "${POLICY}-probe"` }],
+          validations: [{ expression: "false", message: "snapshot output is frozen during the maintenance window" }],
+        },
+      },
+      {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingAdmissionPolicyBinding",
+        metadata: { name: POLICY },
+        spec: { policyName: POLICY, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } } },
+      },
+    ])
+    // A binding takes effect once the API server's policy cache has it: wait for the agent's write to be refused.
+    await eventually(async () => ((await probe()).status >= 400 && JSON.stringify((await probe()).body).includes(POLICY) ? true : undefined), { timeoutMs: 30_000, what: "the policy in force" })
+    await newSnapshot()
+    const c = await waitFor("Discovered", "False", "AICRInternal")
+    expect(c.message).toMatch(new RegExp(`^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} exited 8: \\[INTERNAL\\] .*ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: snapshot output is frozen during the maintenance window`))
+    expect(current(await getRuntime(), "Resolved")).toMatchObject({ status: "False", reason: "AICRInternal" })
+    await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${POLICY}` })
+    await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${POLICY}` })
+    await eventually(async () => ((await probe()).status === 201 ? true : undefined), { timeoutMs: 30_000, what: "the policy gone" })
+    await newSnapshot()
+    await waitFor("Discovered", "True", "NodeGroupsDiscovered")
+  }, 420_000)
+
+  it("InvalidPlacement: an admitted toleration without an effect, which AICR's bundle flags cannot express, names the field", async () => {
+    const tolerations = [{ key: "nvidia.com/gpu", operator: "Exists" }]
+    await setSpec({ ...SPEC, placement: { ...SPEC.placement, accelerated: { ...SPEC.placement.accelerated, tolerations } } })
+    const c = await waitFor("Resolved", "False", "InvalidPlacement")
+    expect(c.message).toBe("AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); spec.placement.accelerated.tolerations[0] lack a key, an effect or the value of an Equal")
+    await setSpec(SPEC)
+    await waitFor("Resolved", "True", "InputsResolved", 300_000)
+  }, 400_000)
+})
