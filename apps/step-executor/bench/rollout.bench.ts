@@ -10,7 +10,8 @@
 //  - chaos: upgrades of the 13 releases while the executor is SIGKILLed at random points and restarted, until at
 //    least 20 kills happened during rollouts: each kill 0.1–1.5 s after the process synced its caches (on a loaded
 //    machine a restart takes longer than that, and a kill before it acts tests nothing); every rollout must finish,
-//    and the audit log must show each Application written once per step;
+//    and the audit log must show each Application written once per step (writes the API server took; the repeats it
+//    refused, decided on a view that had moved, are counted apart as refusedRepeats);
 //  - side by side, the same 13 charts through Argo CD sync waves (an app-of-apps chart, one wave per release, Argo CD's
 //    default 2 s wave delay, child health assessed by a Lua health check in argocd-cm) and through a loop that polls
 //    readiness every 30 s: the same per-edge overhead, measured from the same kind of watch.
@@ -123,8 +124,13 @@ try {
   }
   const steps = (action: RolloutStep["action"]): RolloutStep[] => names.map((release) => ({ release, namespace: target(release), action }))
   const completed = async (name: string) => (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.some((c: { type: string; reason: string }) => c.type === "Progressing" && c.reason === "StepsCompleted") === true
-  const applies = (name?: string) =>
-    readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, ...(name ? { name } : {}) }).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.requestURI.includes("force="))
+  /** The executor's creates and applies of Applications (audit log), whatever the answer. */
+  const attempts = (name?: string) =>
+    readAuditEvents(info, { resource: "applications", namespace: ARGOCD_NAMESPACE, ...(name ? { name } : {}) }).filter((e) =>
+      (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && (e.verb === "create" || (e.verb === "patch" && e.requestURI.includes("force="))))
+  /** Application writes the API server took; a refused one (decided on a view that had moved: AlreadyExists, Conflict) changed nothing. */
+  const applies = (name?: string) => attempts(name).filter((e) => (e.responseStatus?.code ?? 0) < 300)
+  const refused = (name?: string) => attempts(name).filter((e) => e.responseStatus?.code === 409)
   /** The executor's API requests from the audit log (its identity's reads are audited): writes, get/list, new watches. */
   const WRITES = new Set(["create", "update", "patch", "delete", "deletecollection"])
   const requests = () => {
@@ -210,6 +216,7 @@ try {
   const chaos: Array<{ rollout: string; seconds: number; kills: number }> = []
   const sequence = [["v1", "v2"], ["v2", "v3"], ["v3", "v1"], ["v1", "v2"], ["v2", "v3"]] as const
   const before = Object.fromEntries(names.map((n) => [n, applies(n).length]))
+  const refusedBefore = refused().length
   let rollouts = 0
   for (const [from, to] of sequence) {
     if (kills >= MIN_KILLS || !chaosOn) break
@@ -238,13 +245,13 @@ try {
     install: installFigures,
     idleAfterInstall: idle,
     suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
-    chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated } : "skipped (--no-chaos)",
+    chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated, refusedRepeats: refused().length - refusedBefore } : "skipped (--no-chaos)",
   }
   if (repeated.length > 0) {
     // What to look at: each apply of a repeated Application (when, the answer) and the executor's log lines naming it.
     const detail = repeated.map(({ n }) => ({
       application: n,
-      applies: applies(n).map((e) => {
+      applies: attempts(n).map((e) => {
         const t = e as unknown as { requestReceivedTimestamp?: string; stageTimestamp?: string }
         return { received: t.requestReceivedTimestamp, done: t.stageTimestamp, stage: e.stage, code: e.responseStatus?.code }
       }),
