@@ -59,6 +59,7 @@ const AUDITED = "aicr-audited-controller"
 /** `--idle-only`: stop after the idle RSS (the install and its idle RSS only, a few minutes instead of ~10). */
 class Done extends Error {}
 const work = mkdtempSync(join(tmpdir(), "step-executor-bench-"))
+let keep = false
 const plane = await startControlPlane({ fresh: true })
 const { info } = plane
 const helm = await isolatedHelm("aicr-bench-exec-")
@@ -300,10 +301,15 @@ try {
     polling30s: { seconds: +pollSeconds.toFixed(1), edgeOverheadMs: stats(pollEdges) },
   }))
 } catch (e) {
-  if (!(e instanceof Done)) throw e
+  if (!(e instanceof Done)) {
+    // The executor's log and the bundle stay for a look (the audit log is in the plane's directory).
+    keep = true
+    console.error(`kept ${work} (step-executor.log) and the control plane's audit log ${info.auditLog}`)
+    throw e
+  }
 } finally {
   await helm.cleanup()
   await plane.stop()
-  rmSync(work, { recursive: true, force: true })
+  if (!keep) rmSync(work, { recursive: true, force: true })
 }
 process.exit(0)
