@@ -11,7 +11,7 @@
 //    least 20 kills happened during rollouts: each kill 0.1–1.5 s after the process synced its caches (on a loaded
 //    machine a restart takes longer than that, and a kill before it acts tests nothing); every rollout must finish,
 //    and the audit log must show each Application written once per step (writes the API server took; the repeats it
-//    refused, decided on a view that had moved, are counted apart as refusedRepeats);
+//    refused, decided on a view that had moved, are counted apart by why, as `refused`);
 //  - side by side, the same 13 charts through Argo CD sync waves (an app-of-apps chart, one wave per release, Argo CD's
 //    default 2 s wave delay, child health assessed by a Lua health check in argocd-cm) and through a loop that polls
 //    readiness every 30 s: the same per-edge overhead, measured from the same kind of watch.
@@ -132,6 +132,12 @@ try {
   /** Application writes the API server took; a refused one (decided on a view that had moved: AlreadyExists, Conflict) changed nothing. */
   const applies = (name?: string) => attempts(name).filter((e) => (e.responseStatus?.code ?? 0) < 300)
   const refused = (name?: string) => attempts(name).filter((e) => e.responseStatus?.code === 409)
+  /** Why each refused write was refused: a stale view (AlreadyExists, Conflict) or the create's own Update entry (then sent with force). */
+  const refusedWhy = (es: AuditEvent[]) => es.reduce<Record<string, number>>((m, e) => {
+    const r = e.responseStatus as unknown as { reason?: string; message?: string } | undefined
+    const k = r?.message?.startsWith("Apply failed with") === true ? "FieldManagerConflict (the create's own Update entry; sent again with force)" : r?.reason === "AlreadyExists" ? "AlreadyExists (decided on an absent Application)" : "Conflict (decided on an older resourceVersion)"
+    return { ...m, [k]: (m[k] ?? 0) + 1 }
+  }, {})
   /** The executor's API requests from the audit log (its identity's reads are audited): writes, get/list, new watches. */
   const WRITES = new Set(["create", "update", "patch", "delete", "deletecollection"])
   const requests = () => {
@@ -246,7 +252,7 @@ try {
     install: installFigures,
     idleAfterInstall: idle,
     suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
-    chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated, refusedRepeats: refused().length - refusedBefore } : "skipped (--no-chaos)",
+    chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated, refused: refusedWhy(refused().slice(refusedBefore)) } : "skipped (--no-chaos)",
   }
   if (repeated.length > 0) {
     // What to look at: each apply of a repeated Application (when, the answer) and the executor's log lines naming it.
