@@ -18,6 +18,8 @@
  *                   run, and the overhead of the gate's run beyond the validator's own (apps/validation-gate/bench)
  *   resolver        resolver overhead over the bare AICR CLI; AICR runs and CPU per node events with 5,000 kwok
  *                   nodes; RSS (on a local control plane with the process kubelet)
+ *   idle-requests   API requests per idle minute of every controller at once (audit log: reads, writes, watches
+ *                   started, Lease requests), leader election on, nothing to do
  *
  * Every result is printed and written to .aicr/bench/<name>.json.
  */
@@ -257,6 +259,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   "step-executor": () => run("step-executor", ["apps/step-executor/bench/rollout.bench.ts"]),
   "real-charts": () => run("real-charts", ["hack/real-charts.bench.ts"]),
   validation,
+  "idle-requests": () => run("idle-requests", ["packages/runtime/bench/idle-requests.bench.ts"]),
 }
 
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(benches)

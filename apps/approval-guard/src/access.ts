@@ -1,10 +1,10 @@
 /**
  * Who may approve, as the API server sees it: the subjects bound to the approver ClusterRole (for the message that
- * says who may approve) and the authorizer's answer for one approver (a SubjectAccessReview of the custom verb
+ * says who may approve; from the binding cache) and the authorizer's answer for one approver (a SubjectAccessReview of the custom verb
  * `approve` on this rollout, the same question admission asked when the approval was written).
  */
-import { Rbac, Reviews, type KubeObject } from "@aicr/api"
-import { type InformerEvent, Kube, type KubeError } from "@aicr/kube"
+import { Reviews, type KubeObject } from "@aicr/api"
+import { type Informer, type InformerEvent, Kube, type KubeError } from "@aicr/kube"
 import { Context, Effect } from "effect"
 
 export interface Approvers {
@@ -43,19 +43,25 @@ const bindsRole = (b: Binding, role: string) => b.roleRef?.kind === "ClusterRole
 export const bindingChangesApprovers = (e: InformerEvent<Binding>, role: string): boolean =>
   bindsRole(e.object, role) || (e.type === "update" && bindsRole(e.old, role))
 
-/** The live access checks: a list of ClusterRoleBindings and one SubjectAccessReview per approval. */
-export const liveAccess = Effect.gen(function* () {
-  const kube = yield* Kube
-  return {
-    approvers: (role) => kube.list<Binding>(Rbac.ClusterRoleBinding).pipe(Effect.map((l) => approversOf(l.items, role))),
-    mayApprove: (rollout, user, groups) =>
-      kube
-        .create<KubeObject & { status?: { allowed?: boolean } }>(Reviews.SubjectAccessReview, {
-          apiVersion: "authorization.k8s.io/v1",
-          kind: "SubjectAccessReview",
-          metadata: { name: "" },
-          spec: { user, groups: [...groups], resourceAttributes: { group: "operator.aicr.run", resource: "runtimerollouts", name: rollout, verb: "approve" } },
-        } as KubeObject)
-        .pipe(Effect.map((r) => r.status?.allowed === true)),
-  } satisfies AccessShape
-})
+/**
+ * The access checks: who is bound to the approver role, from the ClusterRoleBinding cache; whether one approver holds
+ * `approve`, from the authorizer (a SubjectAccessReview: a question, not a stored object, so there is nothing to cache;
+ * it is asked only while an otherwise valid approval is present, and its answer follows binding changes because a
+ * binding event re-decides the open rollouts).
+ */
+export const accessFrom = (bindings: Informer<Binding>) =>
+  Effect.gen(function* () {
+    const kube = yield* Kube
+    return {
+      approvers: (role) => Effect.sync(() => approversOf(bindings.list(), role)),
+      mayApprove: (rollout, user, groups) =>
+        kube
+          .create<KubeObject & { status?: { allowed?: boolean } }>(Reviews.SubjectAccessReview, {
+            apiVersion: "authorization.k8s.io/v1",
+            kind: "SubjectAccessReview",
+            metadata: { name: "" },
+            spec: { user, groups: [...groups], resourceAttributes: { group: "operator.aicr.run", resource: "runtimerollouts", name: rollout, verb: "approve" } },
+          } as KubeObject)
+          .pipe(Effect.map((r) => r.status?.allowed === true)),
+    } satisfies AccessShape
+  })

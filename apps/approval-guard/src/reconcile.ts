@@ -3,51 +3,66 @@
  *
  * Owns:   condition `Approved`; `status.approval` on every RuntimeRollout.
  * Reads:  the rollout's spec (approval, revocation, acknowledgements, deadline, requestedBy), `status.steps` (which
- *         steps wait for an acknowledgement), the approver ClusterRoleBindings, the authorizer (SubjectAccessReview).
+ *         steps wait for an acknowledgement), the approver ClusterRoleBindings, all from its informer caches
+ *         (`caches.ts`); the authorizer's answer for an approver (SubjectAccessReview, `access.ts`).
  * Leaves alone: everything else. It never writes spec (approvals are people's, under admission policy) and never
  *         starts or stops steps itself (the step-executor reads `Approved`).
+ *
+ * gather → decide → act → report: `gather.ts` (what the pass reads), `decide.ts` (pure), `status.ts` (the room, pure),
+ * `act.ts` (the write), `errors.ts` (how a failed pass ends). A pass starts only once the cache shows this process's
+ * earlier writes (expectations).
  */
-import { RuntimeRolloutKind, type ObjectKey, type RuntimeRollout } from "@aicr/api"
-import { roomOn } from "@aicr/contracts"
-import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
-import { Clock, Effect, Option } from "effect"
+import type { ObjectKey, RuntimeRollout } from "@aicr/api"
+import type { EventRecorder, Kube, KubeError } from "@aicr/kube"
+import { Expectations, fromCache, type Requeue, rooted, warnOnTransition } from "@aicr/runtime"
+import { Cause, Clock, Effect } from "effect"
 import type { Access } from "./access"
+import { act, room, writeRoom } from "./act"
+import { Caches } from "./caches"
 import type { GuardConfig } from "./config"
-import { contract } from "./contract"
 import { decide } from "./decide"
+import { classify, InternalError } from "./errors"
 import { gather } from "./gather"
 import { report, reportInternalError, requeueOf } from "./status"
 
-export const room = roomOn(contract, RuntimeRolloutKind)
+export { room }
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError, Kube | EventRecorder | Access | GuardConfig> =>
+type Services = Kube | EventRecorder | Access | GuardConfig | Caches | Expectations
+
+const pass = (rollout: RuntimeRollout): Effect.Effect<Requeue, KubeError, Services> =>
   Effect.gen(function* () {
-    const kube = yield* Kube
-    const found = yield* kube.get<RuntimeRollout>(RuntimeRolloutKind, key)
-    if (Option.isNone(found)) return Requeue.onChange // gone: nothing left to own
-    const rollout = found.value
-    const observed = yield* gather(rollout).pipe(
-      Effect.catchDefect((defect) =>
-        Effect.gen(function* () {
-          yield* Effect.logError("Deciding the approval failed unexpectedly", { err: String(defect), stack: (defect as Error | undefined)?.stack })
-          yield* kube.applyStatus(room, rollout, reportInternalError({ rollout, generation: rollout.metadata.generation, now: yield* Clock.currentTimeMillis }))
-          return undefined
-        }),
-      ),
-    )
-    if (observed === undefined) return Requeue.after("30 seconds")
+    const observed = yield* gather(rollout)
     const decision = decide(observed)
     yield* Effect.logDebug("Decided", { decision: decision._tag })
-    const before = rollout.status?.conditions?.find((c) => c.type === "Approved")
-    const body = report(observed, decision)
-    const { applied } = yield* kube.applyStatus(room, rollout, body)
-    const after = body.conditions[0]!
-    if (applied && (before?.status !== after.status || before.reason !== after.reason)) {
-      yield* Effect.logInfo("Condition changed", { condition: "Approved", from: before ? `${before.status}/${before.reason}` : "none", to: `${after.status}/${after.reason}` })
-      if (after.reason === "ApprovalRefused" || after.reason === "RolloutExpired") {
-        yield* (yield* EventRecorder).event(rollout, { type: "Warning", reason: after.reason, action: "Approve", note: after.message })
-      }
-    }
+    yield* act(rollout, report(observed, decision))
     return requeueOf(observed, decision)
+  })
+
+/**
+ * A failed pass (`errors.ts`): a transient failure goes back to the driver as it is; a defect writes
+ * `Approved=Unknown/InternalError`, emits one Warning Event when that is a transition, and fails with `InternalError`.
+ */
+const failed = (rollout: RuntimeRollout, cause: Cause.Cause<KubeError>): Effect.Effect<never, KubeError | InternalError, Services> =>
+  Effect.gen(function* () {
+    if (Cause.hasInterruptsOnly(cause)) return yield* Effect.failCause(cause)
+    const failure = classify(cause)
+    if (failure.class === "transient") return yield* Effect.fail(failure.error)
+    yield* Effect.logError("Deciding the approval failed unexpectedly", failure.cause)
+    const now = yield* Clock.currentTimeMillis
+    const reported = Effect.gen(function* () {
+      const applied = yield* writeRoom(rollout, reportInternalError({ rollout, generation: rollout.metadata.generation, now }))
+      yield* warnOnTransition(rollout, applied, { reason: "InternalError", action: "Approve", note: `The approval-guard failed unexpectedly: ${failure.message}` })
+    })
+    yield* reported.pipe(Effect.catchCause((c) => Effect.logError("Reporting InternalError failed", c)))
+    return yield* Effect.fail(new InternalError({ message: failure.message }))
+  })
+
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | InternalError, Services> =>
+  Effect.gen(function* () {
+    const caches = yield* Caches
+    return yield* rooted({
+      get: fromCache(caches.rollouts),
+      expectations: yield* Expectations,
+      pass: (rollout: RuntimeRollout) => pass(rollout).pipe(Effect.catchCause((cause) => failed(rollout, cause))),
+    })(key)
   }).pipe(Effect.withSpan("approval-guard.reconcile"))

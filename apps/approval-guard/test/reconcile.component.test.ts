@@ -1,13 +1,15 @@
 // reconcile() against FakeKube and an in-memory access check: the writes it makes, for the properties every
 // component suite proves (design/style.md §B.7), plus expiry at the exact instant and acknowledgements.
-import { RuntimeRolloutKind, type RuntimeRollout } from "@aicr/api"
-import { eventRecorderLayer, KubeError } from "@aicr/kube"
-import { makeFakeKube } from "@aicr/testing"
+import { type KubeObject, RuntimeRolloutKind, type RuntimeRollout } from "@aicr/api"
+import { eventRecorderLayer, type Informer, KubeError } from "@aicr/kube"
+import { Expectations, makeExpectations } from "@aicr/runtime"
+import { makeFakeKube, settle } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { Access, type AccessShape, type Approvers } from "../src/access"
+import { Caches, type GuardCaches, makeCaches } from "../src/caches"
 import { GuardConfig } from "../src/config"
 import { contract } from "../src/contract"
 import { reconcile } from "../src/reconcile"
@@ -15,19 +17,33 @@ import { aRollout, anApproval, at, awaitingAck, type RolloutState, T0 } from "./
 
 const NAME = "cluster-3f2a9c1d0e4b-1"
 
-const setup = (state: RolloutState = {}, o: { approvers?: Approvers; allowed?: boolean; fail?: KubeError } = {}) => {
+const setup = (state: RolloutState = {}, o: { approvers?: Approvers; allowed?: boolean; fail?: KubeError; broken?: { on: boolean } } = {}) => {
   const fake = makeFakeKube({ listMapKeys: { "RuntimeRollout.operator.aicr.run": { "status.conditions": "type", "spec.acknowledgements": "step" } } })
   fake.seed(RuntimeRolloutKind, aRollout(state))
   let asked = 0
   const access: AccessShape = {
     approvers: () => (o.fail ? Effect.fail(o.fail) : Effect.succeed(o.approvers ?? { users: ["bob"], groups: ["aicr-approvers"], serviceAccounts: [] })),
-    mayApprove: () => Effect.sync(() => (asked++, o.allowed ?? true)),
+    mayApprove: () => (o.broken?.on === true ? Effect.die(new Error("access check exploded")) : Effect.sync(() => (asked++, o.allowed ?? true))),
   }
   const events = eventRecorderLayer({ controller: "operator.aicr.run/approval-guard", instance: "test" }).pipe(Layer.provide(fake.layer))
-  const run = reconcile(NAME).pipe(
-    Effect.provide(Layer.mergeAll(fake.layer, events)),
-    Effect.provideService(Access, access),
-    Effect.provideService(GuardConfig, { approverRole: "aicr-operator-approver", operatorNamespaces: ["aicr-system", "aicr-validation"] }),
+  // The guard's caches on FakeKube, made by the first pass; each pass starts once they show what the test wrote.
+  let caches: GuardCaches | undefined
+  const expectations = makeExpectations()
+  const ready = Effect.gen(function* () {
+    caches ??= (yield* makeCaches("aicr-operator-approver").pipe(Effect.provide(fake.layer))).caches
+    yield* settle(fake, [caches.rollouts, caches.bindings] as ReadonlyArray<Informer<KubeObject>>)
+    return caches
+  })
+  const run = ready.pipe(
+    Effect.flatMap((c) =>
+      reconcile(NAME).pipe(
+        Effect.provide(Layer.mergeAll(fake.layer, events)),
+        Effect.provideService(Access, access),
+        Effect.provideService(GuardConfig, { approverRole: "aicr-operator-approver", operatorNamespaces: ["aicr-system", "aicr-validation"] }),
+        Effect.provideService(Caches, c),
+        Effect.provideService(Expectations, expectations),
+      )
+    ),
     Effect.exit,
   )
   const rollout = () => fake.peek<RuntimeRollout>(RuntimeRolloutKind, NAME)!
@@ -169,6 +185,40 @@ describe("approval-guard reconcile", () => {
         expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
         expect(t.approved()).toMatchObject({ status: "True", reason: "ApprovedByUser" })
         expect(t.fake.writes).toHaveLength(0)
+      }),
+    ))
+
+  it.effect("reads come from the caches: a pass makes no get or list", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ spec: { approval: anApproval() } })
+        yield* t.run
+        yield* TestClock.adjust("1 minute")
+        const reads = () => t.fake.requests.get + t.fake.requests.list
+        const before = reads()
+        yield* t.run
+        expect(reads()).toBe(before)
+      }),
+    ))
+
+  it.effect("a defect writes Approved Unknown/InternalError (status.approval kept) and one Warning per transition; the next good pass clears it", () =>
+    at0(
+      Effect.gen(function* () {
+        const broken = { on: false }
+        const t = setup({ spec: { approval: anApproval() } }, { broken })
+        yield* t.run
+        const room = t.rollout().status!.approval
+        broken.on = true
+        for (let i = 0; i < 2; i++) {
+          const exit = yield* t.run
+          expect(Exit.isFailure(exit) && String(exit.cause)).toContain("InternalError")
+          expect(t.approved()).toMatchObject({ status: "Unknown", reason: "InternalError", message: "Please check controller logs for errors" })
+          expect(t.rollout().status!.approval).toEqual(room)
+        }
+        expect(t.warnings()).toEqual(["InternalError"])
+        broken.on = false
+        yield* t.run
+        expect(t.approved()).toMatchObject({ status: "True", reason: "ApprovedByUser" })
       }),
     ))
 

@@ -1,5 +1,5 @@
 /**
- * resolver's composition: settings, the bundle store (its OCI client), informers (the `cluster` runtime; Nodes,
+ * resolver's composition: settings, the bundle store (its OCI client, loaded on first use), informers (the `cluster` runtime; Nodes,
  * trimmed to what discovery reads; its AICR Jobs; its Job-output and content ConfigMaps, all mapped to `cluster`)
  * and the controller, as an `AppSpec` the runtime runs. No logic here.
  *
@@ -9,14 +9,13 @@
  */
 import { type ClusterRuntime, ClusterRuntimeKind, Core, kindKey, type KubeObject, SINGLETON_NAME } from "@aicr/api"
 import type { Informer } from "@aicr/kube"
-import { type AppSpec, appSettings, informersFor, type WatchScope } from "@aicr/runtime"
+import { type AppSpec, appSettings, informersFor, openOnFirstUse, type WatchScope } from "@aicr/runtime"
 import { Effect, Option } from "effect"
 import { parseSettings, ResolverConfig } from "./config"
 import { contract } from "./contract"
 import { nodeView, type NodeView, sameUnder } from "./discovery"
 import { reconcile } from "./reconcile"
-import { openBundleStore } from "./registry"
-import { BundleStore, Nodes } from "./services"
+import { BundleStore, type BundleStoreShape, Nodes } from "./services"
 
 type CachedNode = KubeObject & NodeView
 
@@ -34,8 +33,13 @@ export const resolverApp: AppSpec<Error> = {
       yield* Effect.logInfo("Starting resolver", { aicr: settings.version, image: settings.jobs.image, registry: `${settings.registry.host}/${settings.registry.prefix}`, namespace: settings.namespace })
       if (settings.gate._tag === "Allowed") yield* Effect.logWarning("Development allowance in use", { note: settings.gate.note })
       if (settings.gate._tag === "Refused") yield* Effect.logError("The pinned AICR does not pass the version gate: every resolution is AICRVersionMismatch", { message: settings.gate.message })
-      const { store, close } = openBundleStore(settings, `aicr-${contract.controller}`)
-      yield* Effect.addFinalizer(() => Effect.promise(close))
+      // The bundle store's OCI client (undici) is loaded and opened by the first pull, not at start: an idle resolver
+      // never loads it (as the planner's chart registry and registry-mirror's registry).
+      const opened = yield* openOnFirstUse(() => import("./registry").then((m) => m.openBundleStore(settings, `aicr-${contract.controller}`)))
+      const store: BundleStoreShape = {
+        pull: (reference) => opened.pipe(Effect.flatMap((o) => o.store.pull(reference))),
+        credential: () => opened.pipe(Effect.flatMap((o) => o.store.credential())),
+      }
       const namespaces = [...new Set([settings.jobs.namespace, settings.jobs.discoveryNamespace, settings.namespace])]
       // The runtime's cache, once made: the Node filter reads the current placement from it.
       const made: { runtimes?: Informer<ClusterRuntime> } = {}

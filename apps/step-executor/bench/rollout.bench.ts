@@ -10,7 +10,8 @@
 //  - chaos: upgrades of the 13 releases while the executor is SIGKILLed at random points and restarted, until at
 //    least 20 kills happened during rollouts: each kill 0.1–1.5 s after the process synced its caches (on a loaded
 //    machine a restart takes longer than that, and a kill before it acts tests nothing); every rollout must finish,
-//    and the audit log must show each Application written once per step;
+//    and the audit log must show each Application written once per step (writes the API server took; the repeats it
+//    refused, decided on a view that had moved, are counted apart by why, as `refused`);
 //  - side by side, the same 13 charts through Argo CD sync waves (an app-of-apps chart, one wave per release, Argo CD's
 //    default 2 s wave delay, child health assessed by a Lua health check in argocd-cm) and through a loop that polls
 //    readiness every 30 s: the same per-edge overhead, measured from the same kind of watch.
@@ -58,6 +59,7 @@ const AUDITED = "aicr-audited-controller"
 /** `--idle-only`: stop after the idle RSS (the install and its idle RSS only, a few minutes instead of ~10). */
 class Done extends Error {}
 const work = mkdtempSync(join(tmpdir(), "step-executor-bench-"))
+let keep = false
 const plane = await startControlPlane({ fresh: true })
 const { info } = plane
 const helm = await isolatedHelm("aicr-bench-exec-")
@@ -123,8 +125,19 @@ try {
   }
   const steps = (action: RolloutStep["action"]): RolloutStep[] => names.map((release) => ({ release, namespace: target(release), action }))
   const completed = async (name: string) => (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.some((c: { type: string; reason: string }) => c.type === "Progressing" && c.reason === "StepsCompleted") === true
-  const applies = (name?: string) =>
-    readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, ...(name ? { name } : {}) }).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.requestURI.includes("force="))
+  /** The executor's creates and applies of Applications (audit log), whatever the answer. */
+  const attempts = (name?: string) =>
+    readAuditEvents(info, { resource: "applications", namespace: ARGOCD_NAMESPACE, ...(name ? { name } : {}) }).filter((e) =>
+      (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && (e.verb === "create" || (e.verb === "patch" && e.requestURI.includes("force="))))
+  /** Application writes the API server took; a refused one (decided on a view that had moved: AlreadyExists, Conflict) changed nothing. */
+  const applies = (name?: string) => attempts(name).filter((e) => (e.responseStatus?.code ?? 0) < 300)
+  const refused = (name?: string) => attempts(name).filter((e) => e.responseStatus?.code === 409)
+  /** Why each refused write was refused: a stale view (AlreadyExists, Conflict) or the create's own Update entry (then sent with force). */
+  const refusedWhy = (es: AuditEvent[]) => es.reduce<Record<string, number>>((m, e) => {
+    const r = e.responseStatus as unknown as { reason?: string; message?: string } | undefined
+    const k = r?.message?.startsWith("Apply failed with") === true ? "FieldManagerConflict (the create's own Update entry; sent again with force)" : r?.reason === "AlreadyExists" ? "AlreadyExists (decided on an absent Application)" : "Conflict (decided on an older resourceVersion)"
+    return { ...m, [k]: (m[k] ?? 0) + 1 }
+  }, {})
   /** The executor's API requests from the audit log (its identity's reads are audited): writes, get/list, new watches. */
   const WRITES = new Set(["create", "update", "patch", "delete", "deletecollection"])
   const requests = () => {
@@ -210,6 +223,7 @@ try {
   const chaos: Array<{ rollout: string; seconds: number; kills: number }> = []
   const sequence = [["v1", "v2"], ["v2", "v3"], ["v3", "v1"], ["v1", "v2"], ["v2", "v3"]] as const
   const before = Object.fromEntries(names.map((n) => [n, applies(n).length]))
+  const refusedBefore = refused().length
   let rollouts = 0
   for (const [from, to] of sequence) {
     if (kills >= MIN_KILLS || !chaosOn) break
@@ -238,13 +252,13 @@ try {
     install: installFigures,
     idleAfterInstall: idle,
     suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
-    chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated } : "skipped (--no-chaos)",
+    chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated, refused: refusedWhy(refused().slice(refusedBefore)) } : "skipped (--no-chaos)",
   }
   if (repeated.length > 0) {
     // What to look at: each apply of a repeated Application (when, the answer) and the executor's log lines naming it.
     const detail = repeated.map(({ n }) => ({
       application: n,
-      applies: applies(n).map((e) => {
+      applies: attempts(n).map((e) => {
         const t = e as unknown as { requestReceivedTimestamp?: string; stageTimestamp?: string }
         return { received: t.requestReceivedTimestamp, done: t.stageTimestamp, stage: e.stage, code: e.responseStatus?.code }
       }),
@@ -293,10 +307,15 @@ try {
     polling30s: { seconds: +pollSeconds.toFixed(1), edgeOverheadMs: stats(pollEdges) },
   }))
 } catch (e) {
-  if (!(e instanceof Done)) throw e
+  if (!(e instanceof Done)) {
+    // The executor's log and the bundle stay for a look (the audit log is in the plane's directory).
+    keep = true
+    console.error(`kept ${work} (step-executor.log) and the control plane's audit log ${info.auditLog}`)
+    throw e
+  }
 } finally {
   await helm.cleanup()
   await plane.stop()
-  rmSync(work, { recursive: true, force: true })
+  if (!keep) rmSync(work, { recursive: true, force: true })
 }
 process.exit(0)

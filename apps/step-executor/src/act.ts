@@ -4,8 +4,11 @@
  *
  * - suspension patches (JSON merge patch of `spec.syncPolicy.automated.enabled` on each operator Application); one
  *   refused by the API server (`Forbidden`/`Invalid`: an admission policy, RBAC) is reported, not retried in a hot loop;
- * - the rollout's one action: server-side apply of the step's Application (field manager `aicr-step-executor`, no
- *   force), or the delete of a Remove step's Application with a uid precondition; a Normal `StepStarted` Event each;
+ * - the rollout's one action: the step's Application written as decided (`@aicr/kube`'s `writeAsDecided`, field
+ *   manager `aicr-step-executor`): created when the caches showed none, else server-side applied at the
+ *   resourceVersion the caches showed; or the delete of a Remove step's Application with uid and resourceVersion
+ *   preconditions. A write decided on a view that is stale fails (`AlreadyExists`, `Conflict`) instead of landing
+ *   twice, whatever a restarted process's cache has seen; the pass decides again. A Normal `StepStarted` Event each;
  * - the status rooms (`applyStatus`, skipped when nothing changed); on the rollout, a rewrite that changes only
  *   messages (what the step in flight still waits for, with each Argo CD status update) is paced: at most one per
  *   10 s (`@aicr/runtime`'s `StatusPacer`), the latest written once the interval is over; on the runtime, so is a
@@ -13,7 +16,7 @@
  */
 import { ArgoCD, type KubeObject, type Room } from "@aicr/api"
 import { suspensionPatch } from "@aicr/argocd"
-import { EventRecorder, type Informer, Kube, type KubeError, onlyMessagesChange, type StatusWrite } from "@aicr/kube"
+import { EventRecorder, type Informer, Kube, type KubeError, onlyMessagesChange, type StatusWrite, writeAsDecided } from "@aicr/kube"
 import { Expectations, StatusPacer } from "@aicr/runtime"
 import { Effect } from "effect"
 import { Caches } from "./caches"
@@ -63,7 +66,7 @@ export const step = (r: RolloutDecision, engineNamespace: string): Effect.Effect
     const expect = yield* Expectations
     const s = r.rollout.spec.steps![action.index]!
     if (action._tag === "Write") {
-      const written = yield* kube.apply(ArgoCD.Application, action.application, { fieldManager: contract.fieldManager })
+      const written = yield* writeAsDecided(kube, ArgoCD.Application, action.application, action.seen, { fieldManager: contract.fieldManager })
       yield* expect.written(applications, written)
       const revision = action.application.spec.source.targetRevision
       yield* Effect.logInfo("Wrote Application", { RuntimeRollout: r.rollout.metadata.name, Application: `${engineNamespace}/${s.release}`, step: action.index + 1, revision })
@@ -71,7 +74,7 @@ export const step = (r: RolloutDecision, engineNamespace: string): Effect.Effect
       return
     }
     const key = `${engineNamespace}/${action.name}`
-    yield* kube.delete(ArgoCD.Application, key, action.uid ? { preconditions: { uid: action.uid } } : {}).pipe(Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.void))
+    yield* kube.delete(ArgoCD.Application, key, { preconditions: { uid: action.uid, resourceVersion: action.resourceVersion } }).pipe(Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.void))
     yield* expect.deleted(applications, key, action.uid)
     yield* Effect.logInfo("Deleted Application", { RuntimeRollout: r.rollout.metadata.name, Application: key, step: action.index + 1 })
     yield* events.event(r.rollout, { type: "Normal", reason: "StepStarted", action: "DeleteApplication", note: `Step ${action.index + 1} ${s.release} (Remove): deleting Application ${key} with its resources` })

@@ -25,7 +25,7 @@ import type { Application, ApplicationStatus } from "@aicr/argocd"
 import type { Watch } from "@aicr/contracts"
 import { type Informer, type Kube, type KubeError, metadataOnly, stripManagedFields } from "@aicr/kube"
 import { informersFor, type Source, type WatchScope } from "@aicr/runtime"
-import { Context, Effect, type Scope } from "effect"
+import { Context, Effect, Option, type Scope } from "effect"
 import type { ExecutorSettings } from "./config"
 import { contract } from "./contract"
 
@@ -79,15 +79,20 @@ export const projectApplication = (app: Application): Application => {
 /** Argo CD not installed (its CRDs are missing) or not readable by the operator: reported, not waited for. */
 const engineListError = (e: KubeError) => e.reason._tag === "NotFound" || e.reason._tag === "Forbidden" || e.reason._tag === "Unauthorized"
 
-/** How each watch of the contract is scoped and projected here. */
-export const scopeOf = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">) => (w: Watch): WatchScope => {
+/**
+ * How each watch of the contract is scoped and projected here. `engineInstalled`: what Argo CD's informers wait for
+ * after a list refused as `NotFound` (its CRD is missing) before they list again, so an executor without Argo CD
+ * makes no request at idle (the CRD informer's cache shows the CRD when Argo CD is installed).
+ */
+export const scopeOf = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">, engineInstalled: Effect.Effect<void> = Effect.void) => (w: Watch): WatchScope => {
+  const retryWhen = (e: KubeError) => (e.reason._tag === "NotFound" ? engineInstalled : Effect.void)
   switch (kindKey(w.kind)) {
     case kindKey(ClusterRuntimeKind):
       return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
     case kindKey(ArgoCD.Application):
-      return { namespace: s.engineNamespace, transform: projectApplication as (o: KubeObject) => KubeObject, tolerate: engineListError }
+      return { namespace: s.engineNamespace, transform: projectApplication as (o: KubeObject) => KubeObject, tolerate: engineListError, retryWhen }
     case kindKey(ArgoCD.AppProject):
-      return { namespace: s.engineNamespace, fieldSelector: `metadata.name=${s.project}`, transform: metadataOnly, tolerate: engineListError }
+      return { namespace: s.engineNamespace, fieldSelector: `metadata.name=${s.project}`, transform: metadataOnly, tolerate: engineListError, retryWhen }
     case kindKey(Core.CustomResourceDefinition):
       return { fieldSelector: `metadata.name=${APPLICATION_CRD}`, transform: metadataOnly, tolerate: engineListError }
     case kindKey(Core.ConfigMap):
@@ -102,7 +107,13 @@ export const scopeOf = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace
 /** The caches, from the contract's watches, and the work-queue sources that map their events to `cluster`. */
 export const makeCaches = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">): Effect.Effect<{ readonly caches: ExecutorCaches; readonly sources: ReadonlyArray<Source> }, never, Kube | Scope.Scope> =>
   Effect.gen(function* () {
-    const informers = yield* informersFor(contract, scopeOf(s))
+    // Argo CD's CRD as the CRD informer's cache shows it, looked at once a second (memory only, no request).
+    const crd: { cache?: Informer<KubeObject> } = {}
+    const engineInstalled = Effect.gen(function* () {
+      while (crd.cache === undefined || Option.isNone(crd.cache.get(APPLICATION_CRD))) yield* Effect.sleep("1 second")
+    })
+    const informers = yield* informersFor(contract, scopeOf(s, engineInstalled))
+    crd.cache = informers.one(Core.CustomResourceDefinition)
     const caches: ExecutorCaches = {
       runtimes: informers.one<ClusterRuntime>(ClusterRuntimeKind),
       rollouts: informers.one<RuntimeRollout>(RuntimeRolloutKind),

@@ -2,7 +2,7 @@
  * How a failed pass ends (design/style.md §B.5): the one table that classes every failure of the step-executor's API
  * calls, and the defect path. A new `KubeError` reason does not compile until it has a row here.
  *
- * - transient: the API server is busy or unreachable, or the cache was stale (`Conflict`, `NotFound`, `Gone`): the
+ * - transient: the API server is busy or unreachable, or the cache was stale (`Conflict`, `AlreadyExists`, `NotFound`, `Gone`): the
  *   pass fails and the driver retries with backoff; nothing is reported (the next pass decides from fresh state).
  * - defect: a request the API server should never refuse, or a bug (a thrown exception, an apply into another
  *   controller's fields, RBAC the chart grants missing): `Progressing=Unknown/InternalError` on the open rollout and
@@ -24,13 +24,14 @@ export const kubeErrorClass = {
   Unavailable: "transient",
   Timeout: "transient",
   TooManyRequests: "transient",
-  // A write against a stale resourceVersion, or an object gone since the cache saw it: decide again from the cache.
+  // A write decided on a stale view (the Application moved since its resourceVersion, or was created since the cache
+  // showed it absent), or an object gone since the cache saw it: decide again from the cache.
   Conflict: "transient",
+  AlreadyExists: "transient",
   NotFound: "transient",
   Gone: "transient",
-  // The executor applies without force into its own fields and creates nothing by name; RBAC comes with the chart.
+  // The executor applies without force into its own fields; RBAC comes with the chart.
   FieldManagerConflict: "defect",
-  AlreadyExists: "defect",
   Invalid: "defect",
   Forbidden: "defect",
   Unauthorized: "defect",

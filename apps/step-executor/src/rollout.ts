@@ -6,6 +6,7 @@
  */
 import { LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, planKey, Progressing, type RuntimeRollout } from "@aicr/api"
 import { notReadyAt, releaseApplication } from "@aicr/argocd"
+import type { Seen } from "@aicr/kube"
 import { current } from "@aicr/conditions"
 import { type Blocked, startBlockedBy } from "./gates"
 import type { Observed } from "./gather"
@@ -19,8 +20,9 @@ export type Progress =
   | { readonly _tag: "Kept" }
 
 export type Action =
-  | { readonly _tag: "Write"; readonly index: number; readonly application: ReturnType<typeof releaseApplication> }
-  | { readonly _tag: "Remove"; readonly index: number; readonly name: string; readonly uid: string | undefined }
+  /** `seen`: the Application as this decision saw it (absent, or at a resourceVersion): the write is guarded by it. */
+  | { readonly _tag: "Write"; readonly index: number; readonly application: ReturnType<typeof releaseApplication>; readonly seen: Seen }
+  | { readonly _tag: "Remove"; readonly index: number; readonly name: string; readonly uid: string | undefined; readonly resourceVersion: string | undefined }
 
 export interface RolloutDecision {
   readonly rollout: RuntimeRollout
@@ -89,7 +91,7 @@ export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDeci
   if (step.action === "Remove") {
     const app = apps.get(step.release)!
     const started = { ...v, state: "WaitingForReady" as const, startedAt: iso(o.now), message: "Deleting the Application; Argo CD prunes the release's resources first" }
-    return { ...base, steps: views.map((x, i) => (i === j ? started : x)), current: j, progress: { _tag: "InProgress", message: `step ${label}: deleting Application ${step.release} with its resources` }, action: { _tag: "Remove", index: j, name: step.release, uid: app.metadata.uid }, deadline: o.now + timeoutOf(o, step.release) }
+    return { ...base, steps: views.map((x, i) => (i === j ? started : x)), current: j, progress: { _tag: "InProgress", message: `step ${label}: deleting Application ${step.release} with its resources` }, action: { _tag: "Remove", index: j, name: step.release, uid: app.metadata.uid, resourceVersion: app.metadata.resourceVersion }, deadline: o.now + timeoutOf(o, step.release) }
   }
   const release = releases.get(step.release)
   if (release === undefined) return blocked("PlanUnreadable", `step ${label}: the target plan has no release ${step.release}`)
@@ -135,7 +137,7 @@ export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDeci
     steps: views.map((x, i) => (i === j ? written : x)),
     current: j,
     progress: { _tag: "InProgress", message: `step ${label}: ${message}` },
-    action: { _tag: "Write", index: j, application },
+    action: { _tag: "Write", index: j, application, seen: live?.metadata.resourceVersion !== undefined ? { resourceVersion: live.metadata.resourceVersion } : undefined },
     deadline: o.now + timeoutOf(o, step.release, release),
   }
 }

@@ -71,9 +71,14 @@ const app = async (name: string): Promise<Application | undefined> => {
 const steps = (action: RolloutStep["action"], releases: ReadonlyArray<string>, extra: Partial<RolloutStep> = {}): RolloutStep[] =>
   releases.map((release) => ({ release, namespace: target(release), action, ...extra }))
 const releasesAt = (version: string) => RELEASES.map((r) => ({ chart: charts[`${r}@${version}`]!, namespace: target(r) }))
-/** Applies of one Application by the executor (its user agent), from the audit log: each is one write. */
-const writesOf = (name: string) =>
-  readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, name }).filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.requestURI.includes("force="))
+/** The executor's (its user agent) creates and applies of one Application, from the audit log, by answer. */
+const attemptsOf = (name: string) =>
+  readAuditEvents(info, { resource: "applications", namespace: ARGOCD_NAMESPACE, name }).filter((e) =>
+    (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && (e.verb === "create" || (e.verb === "patch" && e.requestURI.includes("force="))))
+/** Writes of one Application the API server took: each is one write. */
+const writesOf = (name: string) => attemptsOf(name).filter((e) => (e.responseStatus?.code ?? 0) < 300)
+/** Writes of one Application the API server refused as decided on a view that had moved (AlreadyExists, Conflict). */
+const refusedOf = (name: string) => attemptsOf(name).filter((e) => e.responseStatus?.code === 409)
 const firstWithDigest = (name: string, digest: string): Recorded | undefined => recorder.apps(name).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === digest)
 /** The revision the executor writes for a release's chart: its manifest digest (pinned, never the tag). */
 const at = (release: string, version: string): string => charts[`${release}@${version}`]!.digest
@@ -418,7 +423,7 @@ describe("step-executor on real Argo CD", () => {
     await closeRollout(info, "exec-9", "Succeeded")
   }, 300_000)
 
-  it("killed between its Application write and its cache seeing it: neither the stale process nor its successor writes it again", async () => {
+  it("killed between its Application write and its cache seeing it: neither the stale process nor a successor whose cache predates the write writes it again", async () => {
     // An executor whose Application watch delivers nothing: its cache never sees the Application it writes.
     let held = 0
     const deaf = (kube: KubeShape): KubeShape => ({
@@ -428,6 +433,7 @@ describe("step-executor on real Argo CD", () => {
     await stopExecutor()
     startExecutor({ wrapKube: deaf })
     const plan = await writePlan(info, ns, uid, LAGGED.map((r) => ({ chart: charts[`${r}@0.1.0`]!, namespace: target(r) })))
+    const beforeWrite: string = (expectOk(await kubeRequest(info, { method: "GET", path: APPS }), "list Applications") as { metadata: { resourceVersion: string } }).metadata.resourceVersion
     await createRollout(info, { name: "exec-lag", runtimeUID: uid, to: plan, steps: steps("Install", LAGGED) })
     await eventually(async () => writesOf("demo-k1").length === 1, { intervalMs: 20, what: "demo-k1 written" })
     // Its own status writes and Argo CD's work bring more passes; the cache still shows no demo-k1: none writes again.
@@ -435,9 +441,35 @@ describe("step-executor on real Argo CD", () => {
     await new Promise((r) => setTimeout(r, 2_000))
     expect(writesOf("demo-k1")).toHaveLength(1)
     expect(writesOf("demo-k2")).toHaveLength(0)
-    // Killed now, with the write in the API server and not in its cache; a fresh executor takes over from fresh lists.
+    // Killed now, with the write in the API server and not in its cache. Its successor's Application cache is filled
+    // as the API server was before that write (a list at that exact resourceVersion), and its watch holds the events
+    // after it: a predecessor's write still in flight lands after its successor listed, the same way. The successor
+    // decides to create demo-k1 again; the API server refuses it (AlreadyExists), whatever the timing.
     await stopExecutor()
-    startExecutor()
+    let release: () => void = () => {}
+    const released = new Promise<void>((r) => (release = r))
+    let listedAt: string | undefined
+    const stale = (kube: KubeShape): KubeShape => ({
+      ...kube,
+      list: ((kind, options) => {
+        if (kind.kind !== "Application" || listedAt !== undefined) return kube.list(kind, options)
+        listedAt = beforeWrite
+        return Effect.promise(() => kubeRequest(info, { method: "GET", path: `${APPS}?resourceVersion=${beforeWrite}&resourceVersionMatch=Exact` })).pipe(
+          Effect.map((res) => {
+            const body = expectOk(res, "list Applications before the write") as { items: Application[]; metadata: { resourceVersion: string } }
+            return { items: body.items.map((a) => ({ ...a, apiVersion: "argoproj.io/v1alpha1", kind: "Application" })), resourceVersion: body.metadata.resourceVersion }
+          }),
+        )
+      }) as KubeShape["list"],
+      watch: ((kind, options, onEvent) => kube.watch(kind, options, (e) => (kind.kind === "Application" ? Effect.promise(() => released).pipe(Effect.andThen(onEvent(e as never))) : onEvent(e as never)))) as KubeShape["watch"],
+    })
+    startExecutor({ wrapKube: stale })
+    await eventually(async () => refusedOf("demo-k1").length >= 1, { timeoutMs: 60_000, intervalMs: 50, what: "the successor's repeated create of demo-k1 refused" })
+    expect(listedAt).toBe(beforeWrite)
+    expect(refusedOf("demo-k1").every((e) => e.verb === "create")).toBe(true)
+    expect(writesOf("demo-k1")).toHaveLength(1)
+    // The watch delivers the write: the successor sees demo-k1 and goes on.
+    release()
     await waitProgressing("exec-lag", "True", "StepsCompleted", 120_000)
     expect(writesOf("demo-k1")).toHaveLength(1)
     expect(writesOf("demo-k2")).toHaveLength(1)

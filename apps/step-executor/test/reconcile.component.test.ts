@@ -85,6 +85,8 @@ const setup = (s: Setup = {}) => {
   const progressing = () => rollout().status?.conditions?.find((c) => c.type === "Progressing")
   const runtime = () => fake.peek<ClusterRuntime>(ClusterRuntimeKind, "cluster")!
   const appWrites = () => fake.writes.filter((w) => w.kind === "Application")
+  /** The executor's Application writes the API server took (a refused one, e.g. from a stale view, changed nothing). */
+  const landed = () => appWrites().filter((w) => w.result === "ok" && w.manager === contract.fieldManager)
   /**
    * Plays Argo CD: writes the Application's status (FakeKube keeps status apart from the main resource, as with a
    * status subresource; the real CRD has none) and, with extra, top-level fields such as `operation`.
@@ -93,7 +95,7 @@ const setup = (s: Setup = {}) => {
     fake.kube.patch(ArgoCD.Application, `argocd/${name}`, { type: "merge", body: { status: status(app(name)!) } }, { fieldManager: "argocd-application-controller", subresource: "status" }).pipe(
       Effect.andThen(Object.keys(extra).length > 0 ? fake.kube.patch(ArgoCD.Application, `argocd/${name}`, { type: "merge", body: extra }, { fieldManager: "argocd-application-controller" }) : Effect.void),
     )
-  return { fake, plan, run, app, rollout, progressing, runtime, appWrites, argo }
+  return { fake, plan, run, app, rollout, progressing, runtime, appWrites, landed, argo }
 }
 
 /** The gate release's chart as messages name it: version and short manifest digest. */
@@ -130,7 +132,8 @@ describe("step-executor reconcile", () => {
       Effect.gen(function* () {
         const t = setup()
         yield* t.run
-        expect(t.appWrites().map((w) => [w.verb, w.key, w.manager])).toEqual([["apply", "argocd/a", contract.fieldManager]])
+        // Created, as the caches showed none: a second create from a stale view would fail AlreadyExists.
+        expect(t.appWrites().map((w) => [w.verb, w.key, w.manager])).toEqual([["create", "argocd/a", contract.fieldManager]])
         const a = t.app("a")!
         expect(a.metadata.labels).toEqual({ "operator.aicr.run/runtime-uid": UID, "operator.aicr.run/release": "a", "operator.aicr.run/plan": t.plan.desiredStateDigest.slice(7, 39) })
         expect(a.metadata.annotations).toMatchObject({ [ANNOTATION_CHART_DIGEST]: digestOf("a@0.2.0"), "operator.aicr.run/written-at": "2026-12-02T10:00:00Z" })
@@ -185,7 +188,7 @@ describe("step-executor reconcile", () => {
         yield* TestClock.adjust("10 seconds")
         yield* t.run
         expect(t.fake.writes.map((w) => w.kind)).toEqual(["RuntimeRollout"])
-        expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(0)
+        expect(t.appWrites()).toHaveLength(0)
         expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "WaitingForReady" })
         expect(t.rollout().status!.steps!.items![0]!.message).toContain("sync status OutOfSync")
         yield* t.argo("a", readyStatus)
@@ -221,7 +224,7 @@ describe("step-executor reconcile", () => {
         // Step 2: its Application, its StepStarted Event and the rollout's room (a Ready, b written) at once; the
         // runtime's Application count (1 → 2) is all that changes there, so it waits.
         const r = yield* t.run
-        expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`).sort()).toEqual(["apply Application", "apply RuntimeRollout", "create Event"])
+        expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`).sort()).toEqual(["apply RuntimeRollout", "create Application", "create Event"])
         expect(r).toEqual(Exit.succeed(Requeue.after(10_000)))
         expect(t.runtime().status?.engine?.applications).toBe(1)
         t.fake.clearWrites()
@@ -250,7 +253,7 @@ describe("step-executor reconcile", () => {
           const t = setup(s)
           yield* t.run
           expect(t.progressing(), reason).toMatchObject({ status: "False", reason })
-          expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(0)
+          expect(t.appWrites()).toHaveLength(0)
         }
         const ok = setup({ runtime: { validation: { deployment: "Required" } }, rollout: { validationReady: "True" } })
         yield* ok.run
@@ -465,7 +468,9 @@ describe("step-executor reconcile", () => {
         t.fake.seed(RuntimeRolloutKind, aRollout("cluster-abc-2", moved.plan, [{ release: "b", namespace: "b-new", action: "Move", from: "0.2.0", to: "0.2.0" }]))
         t.fake.clearWrites()
         yield* t.run
-        expect(t.appWrites().map((w) => [w.verb, w.key])).toEqual([["apply", "argocd/b"]])
+        // b was created (its fields under the executor's Update entry): the apply at b's resourceVersion conflicts with
+        // nobody but that entry, so it goes again with force, at the same resourceVersion.
+        expect(t.appWrites().map((w) => [w.verb, w.key, w.result])).toEqual([["apply", "argocd/b", "FieldManagerConflict"], ["apply", "argocd/b", "ok"]])
         expect(t.app("b")!.spec!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: "b-new" })
         const second = () => t.fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-abc-2")!.status?.conditions?.find((c) => c.type === "Progressing")
         // Argo CD still shows b Synced and Healthy as compared in the old namespace: not ready.
@@ -473,11 +478,11 @@ describe("step-executor reconcile", () => {
         yield* t.run
         expect(second()).toMatchObject({ status: "True", reason: "StepInProgress" })
         expect(second()!.message).toContain("Argo CD has not compared the written source and destination yet")
-        expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(1)
+        expect(t.landed()).toHaveLength(1)
         yield* t.argo("b", readyStatus)
         yield* t.run
         expect(second()).toMatchObject({ status: "True", reason: "StepsCompleted" })
-        expect(t.appWrites().filter((w) => w.verb === "apply")).toHaveLength(1)
+        expect(t.landed()).toHaveLength(1)
       }),
     ))
 
@@ -651,7 +656,7 @@ describe("step-executor reconcile", () => {
         for (let i = 0; i < 4; i++) yield* t.run
         expect(adoptProgress()).toMatchObject({ status: "False", reason: "InventoryDrift" })
         expect(adoptProgress()!.message).toBe("step 2/3 b (Adopt): Application argocd/b cannot be adopted: its spec was changed after the operator wrote it; the planner rebuilds the plan once the rollout ends")
-        const executorWrites = () => t.appWrites().filter((w) => w.manager === contract.fieldManager).map((w) => [w.verb, w.key])
+        const executorWrites = () => t.landed().filter((w) => w.manager === contract.fieldManager).map((w) => [w.verb, w.key])
         expect(executorWrites()).toEqual([["apply", "argocd/a"]])
         yield* t.fake.kube.patch(ArgoCD.Application, "argocd/b", { type: "merge", body: { spec: { source: { helm: { valuesObject: { message: "b-0.2.0" } } } } } }, { fieldManager: "kubectl-edit" })
         for (let i = 0; i < 4; i++) yield* t.run
@@ -706,9 +711,12 @@ describe("step-executor reconcile", () => {
         // The cache has not shown Application a yet: the next pass decides nothing and writes nothing.
         expect(yield* pass(kept)).toEqual(Exit.succeed(Requeue.after(5_000)))
         expect(t.appWrites().map((w) => w.key)).toEqual(["argocd/a"])
-        // Without the expectation the same stale cache makes the executor write the Application again.
-        yield* pass(makeExpectations())
-        expect(t.appWrites().map((w) => w.key)).toEqual(["argocd/a", "argocd/a"])
+        // A restarted executor whose cache was filled before the write landed (no expectation: a new process) decides to
+        // write the Application again; it was decided on an absent Application, so the API server refuses it.
+        const repeated = yield* pass(makeExpectations())
+        expect(Exit.isFailure(repeated) && String(repeated.cause)).toContain("AlreadyExists")
+        expect(t.appWrites().map((w) => [w.verb, w.key, w.result])).toEqual([["create", "argocd/a", "ok"], ["create", "argocd/a", "AlreadyExists"]])
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
         holding = false
         yield* Effect.forEach(held.splice(0), (e) => e, { discard: true })
         yield* settle(t.fake, all)
@@ -719,15 +727,80 @@ describe("step-executor reconcile", () => {
       }),
     ))
 
+  it.effect("killed between its write and the cache seeing it: a successor deciding from a cache filled before the write is refused (Conflict), the upgrade lands once", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup({ releases: [{ name: "a", version: "0.2.0" }], steps: stepsOf("Install", ["a"]) })
+        yield* t.run
+        yield* t.argo("a", readyStatus)
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
+        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { metadata: { labels: { [LABEL_OUTCOME]: "Succeeded" } } } })
+        const next = aPlan([{ name: "a", version: "0.3.0" }])
+        for (const cm of next.configMaps) t.fake.seed(Core.ConfigMap, cm as never)
+        t.fake.seed(RuntimeRolloutKind, aRollout("cluster-abc-2", next.plan, stepsOf("Upgrade", ["a"], { from: "0.2.0", to: "0.3.0" })))
+        // Each process below has its own caches, filled now (Application a at the resourceVersion before the upgrade);
+        // the Application watch then holds its events, as a watch that has not delivered the write yet.
+        let holding = false
+        const held: Array<Effect.Effect<void>> = []
+        const lagging: KubeShape = {
+          ...t.fake.kube,
+          watch: (kind, options, onEvent) =>
+            t.fake.kube.watch(kind, options, (e) => (kind.kind === "Application" && holding ? Effect.sync(() => void held.push(onEvent(e as never))) : onEvent(e as never))),
+        }
+        const process = () =>
+          Effect.gen(function* () {
+            const { caches } = yield* makeCaches(settings).pipe(Effect.provide(Layer.succeed(Kube)(lagging)))
+            const informers = Object.values(caches) as ReadonlyArray<Informer<KubeObject>>
+            yield* settle(t.fake, informers)
+            const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(t.fake.layer))
+            return { informers, pass: reconcile("cluster").pipe(
+              Effect.provide(Layer.mergeAll(t.fake.layer, events)),
+              Effect.provideService(ExecutorConfig, settings),
+              Effect.provideService(Caches, caches),
+              Effect.provideService(Expectations, makeExpectations()),
+              Effect.provideService(StatusPacer, makeStatusPacer()),
+              Effect.provideService(PlanReads, makePlanReads()),
+              Effect.exit,
+            ) }
+          })
+        const first = yield* process()
+        const successor = yield* process()
+        const before = t.app("a")!.metadata.resourceVersion
+        holding = true
+        t.fake.clearWrites()
+        // The first process writes the upgrade at the resourceVersion it saw, and is "killed" before its cache shows it.
+        yield* first.pass
+        // (a was created: the apply conflicts with the executor's own Update entry first, then goes with force.)
+        expect(t.appWrites().map((w) => [w.verb, w.key, w.result])).toEqual([["apply", "argocd/a", "FieldManagerConflict"], ["apply", "argocd/a", "ok"]])
+        expect(t.app("a")!.spec!.source.targetRevision).toBe(digestOf("a@0.3.0"))
+        // Its successor's cache shows Application a as before the write: it decides the same write, at the old
+        // resourceVersion, and the API server refuses it.
+        const again = yield* successor.pass
+        expect(Exit.isFailure(again) && String(again.cause)).toContain("Conflict")
+        expect((t.appWrites().at(-1)!.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion).toBe(before)
+        expect(t.appWrites().at(-1)).toMatchObject({ verb: "apply", key: "argocd/a", result: "Conflict" })
+        expect(t.landed().map((w) => [w.verb, w.key])).toEqual([["apply", "argocd/a"]])
+        // Once the watch delivers the write, the successor waits for Argo CD and writes nothing.
+        holding = false
+        yield* Effect.forEach(held.splice(0), (e) => e, { discard: true })
+        yield* settle(t.fake, successor.informers)
+        t.fake.clearWrites()
+        yield* successor.pass
+        expect(t.appWrites()).toHaveLength(0)
+        expect(t.fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-abc-2")!.status?.conditions?.find((c) => c.type === "Progressing")).toMatchObject({ status: "True", reason: "StepInProgress" })
+      }),
+    ))
+
   it.effect("a transient failure goes back to the driver untouched; a defect writes InternalError on both rooms and one Warning Event per transition", () =>
     at0(
       Effect.gen(function* () {
         const t = setup()
-        t.fake.failNext("Unavailable", { verb: "apply", kind: ArgoCD.Application })
+        t.fake.failNext("Unavailable", { verb: "create", kind: ArgoCD.Application })
         const transient = yield* t.run
         expect(Exit.isFailure(transient) && String(transient.cause)).toContain("Unavailable")
         expect(t.progressing()).toBeUndefined()
-        t.fake.failNext("FieldManagerConflict", { verb: "apply", kind: ArgoCD.Application, times: 2 })
+        t.fake.failNext("Forbidden", { verb: "create", kind: ArgoCD.Application, times: 2 })
         for (let i = 0; i < 2; i++) {
           const exit = yield* t.run
           expect(Exit.isFailure(exit) && String(exit.cause)).toContain("InternalError")

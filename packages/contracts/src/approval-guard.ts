@@ -3,9 +3,11 @@ import { Contract, Watch } from "./contract"
 
 /**
  * approval-guard: decides whether a rollout may proceed now (approval, expiry, revocation, acknowledgements).
- * It reads the approver ClusterRoleBindings at each pass (for "who may approve") and asks the API server's authorizer
- * with a SubjectAccessReview (create, not stored) whether the approver holds the `approve` verb; a change of a binding
- * to the approver role re-decides every open rollout, so both answers follow the bindings as they change.
+ * It reads every RuntimeRollout and the approver ClusterRoleBindings (for "who may approve") from its informer caches,
+ * and asks the API server's authorizer with a SubjectAccessReview (create, not stored, so nothing to cache; only while
+ * an otherwise valid approval is present) whether the approver holds the `approve` verb; a change of a binding to the
+ * approver role re-decides every open rollout, so both answers follow the bindings as they change. It writes only its
+ * room on the rollout (and Warning Events).
  */
 export const approvalGuard = Contract.make({
   controller: "approval-guard",

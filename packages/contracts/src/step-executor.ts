@@ -32,5 +32,8 @@ export const stepExecutor = Contract.make({
     { kind: RuntimeRolloutKind, conditions: [Progressing], statusKeys: ["steps"] },
     { kind: ClusterRuntimeKind, conditions: [EngineAvailable], statusKeys: ["engine"] },
   ],
-  creates: [{ kind: ArgoCD.Application, why: "one Application per release; removed in reverse order by Remove steps" }],
+  creates: [{
+    kind: ArgoCD.Application,
+    why: "one Application per release (created when the cache shows none, else applied at the resourceVersion seen; suspendEngine patches automated sync); removed in reverse order by Remove steps (uid and resourceVersion preconditions)",
+  }],
 })

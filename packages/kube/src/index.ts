@@ -5,6 +5,7 @@
 export * from "./errors"
 export * from "./types"
 export { Kube, type KubeShape } from "./kube"
+export { conflictingManagers, type Seen, writeAsDecided } from "./guarded"
 export { collectionPath, objectPath, withQuery, type Query } from "./paths"
 export { RoomViolation, buildStatusApply, statusUnchanged, onlyMessagesChange, makeApplyStatus, jsonEqual } from "./status"
 export { makeKube, makeKubeFromTransport, layer, layerFromKubeconfig, layerInCluster, resolveBackend, type KubeLiveOptions } from "./live"

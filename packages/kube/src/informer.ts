@@ -42,6 +42,11 @@ export interface InformerOptions<T extends KubeObject> {
   readonly backoff?: { readonly initial?: Duration.Input | undefined; readonly max?: Duration.Input | undefined } | undefined
   /** List failures that count as synced-and-empty (kept as `listError()`) instead of holding the controller back. */
   readonly tolerate?: ((error: KubeError) => boolean) | undefined
+  /**
+   * After a tolerated list failure, wait for this before the backoff and the next list: no request while it waits
+   * (e.g. until the kind's CRD shows in another informer's cache, instead of listing a missing kind every 30 s).
+   */
+  readonly retryWhen?: ((error: KubeError) => Effect.Effect<void>) | undefined
 }
 
 export interface Informer<T extends KubeObject> {
@@ -183,6 +188,7 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
             listError = listed.failure
             yield* replace([])
             yield* Deferred.succeed(synced, undefined)
+            if (options.retryWhen !== undefined) yield* options.retryWhen(listed.failure)
           }
           yield* backoff
           continue

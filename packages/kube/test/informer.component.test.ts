@@ -1,6 +1,6 @@
 import type { KubeObject } from "@aicr/api"
 import { it } from "@effect/vitest"
-import { type Duration, Effect, Exit, Fiber, Option, Scope } from "effect"
+import { Deferred, type Duration, Effect, Exit, Fiber, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { makeFakeKube, WidgetKind } from "@aicr/testing"
@@ -128,6 +128,30 @@ describe("informer", () => {
       yield* settle
       expect(held.hasSynced()).toBe(false)
       expect(held.listError()).toBeUndefined()
+    }))
+
+  it.effect("after a tolerated list failure it waits for retryWhen, making no request meanwhile, then lists again", () =>
+    Effect.gen(function* () {
+      const fake = makeFakeKube()
+      fake.seed(WidgetKind, widget("a"))
+      fake.failNext("NotFound", { verb: "list", times: 1 })
+      const installed = yield* Deferred.make<void>()
+      const informer = yield* makeInformer<KubeObject>({ kind: WidgetKind, tolerate: (e) => e.reason._tag === "NotFound", retryWhen: () => Deferred.await(installed) }).pipe(Effect.provide(fake.layer))
+      yield* informer.awaitSynced
+      expect(informer.listError()?.reason._tag).toBe("NotFound")
+      // Ten minutes of the backoff's 30 s cap: no list while the kind is not there.
+      for (let i = 0; i < 20; i++) {
+        yield* TestClock.adjust("30 seconds")
+        yield* settle
+      }
+      expect(fake.requests.list).toBe(1)
+      yield* Deferred.succeed(installed, undefined)
+      yield* settle
+      yield* TestClock.adjust("2 seconds")
+      yield* settle
+      expect(fake.requests.list).toBe(2)
+      expect(informer.listError()).toBeUndefined()
+      expect(informer.list().map((o) => o.metadata.name)).toEqual(["a"])
     }))
 
   it.effect("relists when the watchdog sees no event or bookmark for its period", () =>

@@ -1,8 +1,8 @@
 // An informer against a kube-apiserver that is killed (SIGKILL) and restarted mid-watch on the same port: objects
 // created and deleted during the outage show up and vanish in the cache once it is back (architecture.md §6).
-import type { KubeObject } from "@aicr/api"
+import type { KubeObject, ResourceKind } from "@aicr/api"
 import { makeInformer, makeKube, Kube, type InformerEvent } from "../src/index"
-import { startApiServer, type ApiServer } from "@aicr/testing/harness"
+import { applyManifests, kubeRequest, startApiServer, type ApiServer } from "@aicr/testing/harness"
 import { WidgetKind } from "@aicr/testing"
 import { Effect, Layer } from "effect"
 import { mkdtempSync } from "node:fs"
@@ -68,5 +68,43 @@ describe("informer against a restarted kube-apiserver", () => {
       yield* writer.create(WidgetKind, widget("e"))
       yield* waitFor("e via the new watch", () => names() === "a,c,d,e")
     }).pipe(Effect.provide(watched))))
+  }, 180_000)
+})
+
+describe("an informer of a kind whose CRD is not installed yet", () => {
+  it("counts as synced and empty, lists nothing more until retryWhen lets it, then lists the kind once its CRD is there", async () => {
+    const group = `${unique("g")}.aicr.run`
+    const kind: ResourceKind = { group, version: "v1", kind: "Gadget", plural: "gadgets", namespaced: false }
+    const crd = {
+      apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: `gadgets.${group}` },
+      spec: { group, scope: "Cluster", names: { plural: "gadgets", singular: "gadget", kind: "Gadget" }, versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }] },
+    }
+    const { kube, requests } = liveKube(info)
+    let installed = false
+    const lists = () => requests.filter((r) => r.method === "GET" && r.path.startsWith(`/apis/${group}/v1/gadgets`) && !r.path.includes("watch=")).length
+    try {
+      await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+        const informer = yield* makeInformer<KubeObject>({ kind, tolerate: (e) => e.reason._tag === "NotFound", retryWhen: () => waitFor("the CRD installed", () => installed, 120_000) })
+        yield* informer.awaitSynced
+        expect(informer.listError()?.reason._tag).toBe("NotFound")
+        // The backoff alone (1 s, doubling) would have listed again within these 4 s.
+        yield* Effect.sleep(4_000)
+        expect(lists()).toBe(1)
+        yield* Effect.promise(() => applyManifests(info, [crd]))
+        const { kube: writer } = liveKube(info)
+        yield* Effect.gen(function* () {
+          for (;;) {
+            const created = yield* Effect.result(writer.create(kind, { apiVersion: `${group}/v1`, kind: "Gadget", metadata: { name: "one" } } as KubeObject))
+            if (created._tag === "Success") return
+            yield* Effect.sleep(200)
+          }
+        })
+        installed = true
+        yield* waitFor("the gadget in the cache", () => informer.list().length === 1)
+        expect(informer.listError()).toBeUndefined()
+      }).pipe(Effect.provide(Layer.succeed(Kube)(kube)))))
+    } finally {
+      await kubeRequest(info, { method: "DELETE", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${group}` })
+    }
   }, 180_000)
 })

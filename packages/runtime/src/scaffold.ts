@@ -29,6 +29,8 @@ export interface WatchScope {
   readonly fieldSelector?: string | undefined
   readonly transform?: ((obj: KubeObject) => KubeObject) | undefined
   readonly tolerate?: ((error: KubeError) => boolean) | undefined
+  /** After a tolerated list failure, what to wait for before listing again (see `InformerOptions.retryWhen`). */
+  readonly retryWhen?: ((error: KubeError) => Effect.Effect<void>) | undefined
   /** Events that enqueue nothing (e.g. a Node update that changes nothing the controller reads). Default: none. */
   readonly ignore?: ((event: InformerEvent<KubeObject>) => boolean) | undefined
 }
@@ -56,7 +58,7 @@ export const informersFor = (
       const given = scopes(watch)
       for (const s of Array.isArray(given) ? (given as ReadonlyArray<WatchScope>) : [given as WatchScope]) {
         const informer = yield* makeInformer<KubeObject>({
-          kind: watch.kind, namespace: s.namespace, labelSelector: watch.selector, fieldSelector: s.fieldSelector, transform: s.transform, tolerate: s.tolerate,
+          kind: watch.kind, namespace: s.namespace, labelSelector: watch.selector, fieldSelector: s.fieldSelector, transform: s.transform, tolerate: s.tolerate, retryWhen: s.retryWhen,
         })
         all.push({ watch, informer, ignore: s.ignore })
       }

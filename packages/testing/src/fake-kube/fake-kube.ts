@@ -236,6 +236,8 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
       keyFor(kind, meta, "PATCH")
       const live = store.get(kind, key)
       if (live === undefined && sub === "status") throw notFound(kind, key, "PATCH", path)
+      // As on the API server: a resourceVersion in the applied object is a precondition, ignored when the apply creates.
+      if (live !== undefined) checkRv(live.obj, b, "PATCH", path)
       const liveObj: JsonObject = live?.obj ?? { apiVersion: b["apiVersion"], kind: b["kind"], metadata: { name: meta.name, ...(kind.namespaced ? { namespace: meta.namespace } : {}) } }
       const applied = store.scoped(kind, b, sub)
       let appliedFields
@@ -245,7 +247,7 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
         throw statusError("PATCH", path, "Invalid", e instanceof InvalidApply ? e.message : String(e))
       }
       const { all, mine } = ownersFor(live?.owners ?? [], opts.fieldManager, "Apply", sub)
-      const conflicts = conflictsOf(liveObj, appliedFields, all, opts.fieldManager)
+      const conflicts = conflictsOf(liveObj, appliedFields, all, mine)
       if (conflicts.length > 0 && !opts.force) {
         const detail = conflicts.map((c) => `conflict with ${c.managers.map((m) => JSON.stringify(m)).join(", ")}: ${c.field}`)
         throw statusError("PATCH", path, "FieldManagerConflict", `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? "s" : ""}: ${detail.join("\n")}`,

@@ -107,11 +107,12 @@ export interface Owner { readonly manager: string; readonly operation: "Apply" |
 
 export interface Conflict { readonly field: string; readonly managers: ReadonlyArray<string> }
 
-export const conflictsOf = (live: unknown, applied: FieldSet, owners: ReadonlyArray<Owner>, manager: string): Array<Conflict> => {
+export const conflictsOf = (live: unknown, applied: FieldSet, owners: ReadonlyArray<Owner>, mine: Owner): Array<Conflict> => {
   const out: Array<Conflict> = []
   for (const [path, f] of applied) {
     if (f.marker) continue
-    const others = owners.filter((o) => o.manager !== manager && o.fields.has(path)).map((o) => o.manager)
+    // Every other entry conflicts, the same manager's `Update` entry too (the API server keeps Apply and Update apart).
+    const others = owners.filter((o) => o !== mine && o.fields.has(path)).map((o) => o.manager)
     if (others.length === 0) continue
     if (JSON.stringify(getAt(live, f.segs)) !== JSON.stringify(f.value)) out.push({ field: path, managers: [...new Set(others)] })
   }

@@ -1,0 +1,17 @@
+// The app's informers are exactly its contract's watches (kind and label selector): what the contract says it
+// watches is what it watches.
+import { contractMismatch, informersOfApp } from "@aicr/testing"
+import { it } from "@effect/vitest"
+import { Effect } from "effect"
+import { describe, expect } from "vitest"
+import { validationGateApp } from "../src/app"
+import { contract } from "../src/contract"
+
+describe("validation-gate app", () => {
+  it.effect("makes one informer per watch of its contract, with the contract's selectors, and no other", () =>
+    Effect.gen(function* () {
+      const informers = yield* informersOfApp(validationGateApp, ["--registry", "oci://registry.example/aicr/cluster"])
+      expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
+      expect(contractMismatch(contract, informers)).toEqual([])
+    }))
+})
