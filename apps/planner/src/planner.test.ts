@@ -682,12 +682,10 @@ describe("planner: an open rollout's stall and the engine's reason on the runtim
     "Progressing=False/%s: Stalled with the same reason, naming the rollout and the step; cleared once the rollout moves on",
     (reason) => {
       const stalled = { ...cond("Progressing", "False", reason), message: `${step}: what the step executor says` }
-      expect(statusOf(open([cond("Approved", "True", "ApprovedByUser"), stalled])).stalled).toEqual({
-        type: "Stalled",
-        status: "True",
-        reason,
-        message: `rollout ${NAME} ${step}: what the step executor says`,
-      })
+      const s = statusOf(open([cond("Approved", "True", "ApprovedByUser"), stalled]))
+      expect(s.stalled).toEqual({ type: "Stalled", status: "True", reason, message: `rollout ${NAME} ${step}: what the step executor says` })
+      // Ready's RollingOut form for a stalled rollout (operator.md §3.2): rollout <name> stalled: <message>.
+      expect(s.ready).toMatchObject({ status: "False", reason: "RollingOut", message: `rollout ${NAME} stalled: ${reason}: ${step}: what the step executor says` })
       const moving = { ...cond("Progressing", "True", "StepInProgress"), message: `${step}: waiting for Argo CD` }
       expect(statusOf(open([cond("Approved", "True", "ApprovedByUser"), moving])).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
     },

@@ -59,6 +59,8 @@ const rolloutProgress = (open: RuntimeRollout): string => {
   if (progressing.status === "True" && progressing.reason === "StepsCompleted" && open.status?.validation?.runID !== undefined) {
     return `rollout ${name}: deployment validation run ${open.status.validation.runID}`
   }
+  const stall = rolloutStall(open)
+  if (stall !== undefined) return `rollout ${name} stalled: ${stall.reason}: ${stall.detail}`
   const step = stepInFlight(open)
   if (step !== undefined) return `rollout ${name}: step ${step}`
   return `rollout ${name}: ${progressing.status === "Unknown" ? "approved, waiting for the step executor" : progressing.message}`
@@ -118,16 +120,16 @@ const ROLLOUT_STALLS = ["AwaitingAcknowledgement", "InventoryDrift", "MovedRelea
 type RolloutStall = (typeof ROLLOUT_STALLS)[number] | "AwaitingApproval"
 
 /** What holds the open rollout until a person acts: its Progressing stall, else an approval still missing (`Approved=False`). */
-export const rolloutStall = (open: RuntimeRollout): { reason: RolloutStall; message: string } | undefined => {
+export const rolloutStall = (open: RuntimeRollout): { reason: RolloutStall; message: string; detail: string } | undefined => {
   const name = open.metadata.name
   const progressing = current(open, Progressing)
   const reason = ROLLOUT_STALLS.find((r) => r === progressing.reason)
-  if (progressing.status === "False" && reason !== undefined) return { reason, message: `rollout ${name} ${progressing.message}` }
+  if (progressing.status === "False" && reason !== undefined) return { reason, message: `rollout ${name} ${progressing.message}`, detail: progressing.message }
   const approved = current(open, Approved)
   if (approved.status === "False" && (approved.reason === "AwaitingApproval" || approved.reason === "ApprovalRefused")) {
-    return { reason: "AwaitingApproval", message: `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…"): ${approved.message}` }
+    return { reason: "AwaitingApproval", message: `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…"): ${approved.message}`, detail: approved.message }
   }
-  if (approved.status === "False" && approved.reason === "AwaitingAcknowledgement") return { reason: "AwaitingAcknowledgement", message: `rollout ${name}: ${approved.message}` }
+  if (approved.status === "False" && approved.reason === "AwaitingAcknowledgement") return { reason: "AwaitingAcknowledgement", message: `rollout ${name}: ${approved.message}`, detail: approved.message }
   return undefined
 }
 

@@ -165,6 +165,7 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
     expect(stalled.message).toMatch(new RegExp(`^rollout ${name} step 1/1 ${RELEASE} \\(Install\\) not started: namespace ${RELEASE} does not exist`, "u"))
     const progressing = (await get(`${ROLLOUTS}/${name}`)).status.conditions.find((c: { type: string }) => c.type === "Progressing")
     expect(stalled.message).toBe(`rollout ${name} ${progressing.message}`)
+    expect(await condition("Ready")).toEqual({ status: "False", reason: "RollingOut", message: `rollout ${name} stalled: NamespaceMissing: ${progressing.message}` })
     expect(stalled.message).toContain(`kubectl create namespace ${RELEASE} && kubectl label namespace ${RELEASE} pod-security.kubernetes.io/enforce=baseline`)
   })
 
