@@ -50,6 +50,8 @@ export type PlanState =
   | { readonly _tag: "Planned"; readonly message: string }
   /** The runtime is being deleted (teardown.ts). */
   | { readonly _tag: "Deleting"; readonly message: string }
+  /** spec.paused: the target is known, but no assessment or rollout starts until it is cleared. */
+  | { readonly _tag: "Paused"; readonly message: string }
 
 /** I/O the pass needs before it can decide: reconcile does it, adds the answer to Observed, and decides again. */
 export type Need =
@@ -228,6 +230,10 @@ export const decide = (o: Observed): Decision => {
     return { ...withTarget, plan: { _tag: "Stabilizing", until, message: `Target plan ${shortDigest(target)} must hold still until ${iso(until)} (${left}s left) before a rollout is created` }, open: undefined }
   }
 
+  // spec.paused starts no new work: no upgrade-check Job, no rollout (an open one is the step executor's to hold).
+  if (o.runtime.spec.paused) {
+    return { ...withTarget, plan: { _tag: "Paused", message: `spec.paused is set: target plan ${shortDigest(target)} starts no assessment and no rollout until it is cleared` }, open: undefined }
+  }
   const from = active === undefined ? undefined : o.plans.get(active)
   if (!adopt && active !== undefined && (from === undefined || !from.ok)) {
     return { ...withTarget, plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `the active plan ${shortDigest(active)} ${from === undefined ? "has no plan ConfigMap" : `is unreadable: ${from.ok ? "" : from.why}`}` }, open: undefined }

@@ -777,3 +777,101 @@ describe("planner: after a rollout, the stack is still watched (Ready=NotReady)"
     expect(Object.keys(watchedProjection(a))).toEqual(["apiVersion", "kind", "metadata", "watched"])
   })
 })
+
+describe("planner: an open rollout's stall and the engine's reason on the runtime's Stalled and Ready", () => {
+  const target = planOf(V0_11)
+  const NAME = "cluster-aaaaaaaaaaaa-1"
+  const open = (conditions: unknown[], approved = true) => rollout(NAME, target.desiredStateDigest, { approved, conditions })
+  const statusOf = (r: RuntimeRollout, rt = runtime()) => {
+    const o = observed({ rt, plans: new Map([planRead(target)]), rollouts: [r] })
+    const d = decide(o)
+    expect(d.open?.metadata.name).toBe(NAME)
+    return { ready: readyCondition(o, d), stalled: stalledCondition(o, d), planned: plannedCondition(d) }
+  }
+  const step = "step 2/4 gpu-operator (Install)"
+
+  it.each(["AwaitingAcknowledgement", "InventoryDrift", "MovedReleaseMissing", "ForeignObject", "NamespaceMissing", "StepUnknown", "EngineSuspensionRefused", "PlanUnreadable"])(
+    "Progressing=False/%s: Stalled with the same reason, naming the rollout and the step; cleared once the rollout moves on",
+    (reason) => {
+      const stalled = { ...cond("Progressing", "False", reason), message: `${step}: what the step executor says` }
+      const s = statusOf(open([cond("Approved", "True", "ApprovedByUser"), stalled]))
+      expect(s.stalled).toEqual({ type: "Stalled", status: "True", reason, message: `rollout ${NAME} ${step}: what the step executor says` })
+      // Ready's RollingOut form for a stalled rollout (operator.md §3.2): rollout <name> stalled: <message>.
+      expect(s.ready).toMatchObject({ status: "False", reason: "RollingOut", message: `rollout ${NAME} stalled: ${reason}: ${step}: what the step executor says` })
+      const moving = { ...cond("Progressing", "True", "StepInProgress"), message: `${step}: waiting for Argo CD` }
+      expect(statusOf(open([cond("Approved", "True", "ApprovedByUser"), moving])).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
+    },
+  )
+
+  it.each(["Paused", "EngineSuspended", "AwaitingValidationReady", "EngineMissing"])("Progressing=False/%s is no rollout stall (a person's choice, or the runtime's own condition says it)", (reason) => {
+    expect(statusOf(open([cond("Approved", "True", "ApprovedByUser"), cond("Progressing", "False", reason)])).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
+  })
+
+  it("a stale Progressing (reported for an older generation) is no stall", () => {
+    expect(statusOf(open([cond("Progressing", "False", "InventoryDrift", 0)])).stalled).toMatchObject({ status: "False" })
+  })
+
+  it("Approved=False/AwaitingApproval: Stalled AwaitingApproval with the approve command; Ready RollingOut awaiting approval; cleared once approved", () => {
+    const waiting = { ...cond("Approved", "False", "AwaitingApproval"), message: "no approval yet; approvers: group gpu-admins" }
+    const s = statusOf(open([waiting], false))
+    expect(s.stalled).toEqual({
+      type: "Stalled",
+      status: "True",
+      reason: "AwaitingApproval",
+      message: `rollout ${NAME} awaiting approval (kubectl aicr approve ${NAME} --reason "…"): no approval yet; approvers: group gpu-admins`,
+    })
+    expect(s.ready).toMatchObject({ status: "False", reason: "RollingOut", message: expect.stringMatching(new RegExp(`^rollout ${NAME} awaiting approval`)) })
+    expect(statusOf(open([cond("Approved", "True", "ApprovedByUser")])).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
+    // Not yet looked at by the approval guard: no claim either way.
+    expect(statusOf(open([], false)).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
+  })
+
+  it("Approved=False/AwaitingAcknowledgement: Stalled AwaitingAcknowledgement naming the rollout", () => {
+    const ack = { ...cond("Approved", "False", "AwaitingAcknowledgement"), message: "step 2/4 gpu-operator waits for kubectl aicr acknowledge" }
+    expect(statusOf(open([ack])).stalled).toMatchObject({ status: "True", reason: "AwaitingAcknowledgement", message: `rollout ${NAME}: step 2/4 gpu-operator waits for kubectl aicr acknowledge` })
+  })
+
+  const withEngine = (reason: string, message: string) => {
+    const rt = runtime()
+    return { ...rt, status: { ...rt.status, conditions: [...(rt.status?.conditions ?? []), { ...cond("EngineAvailable", "False", reason), message }] } } as ClusterRuntime
+  }
+  it.each(["EngineMissing", "ProjectMissing", "Unauthorized"])("EngineAvailable=False/%s: Ready=False and Stalled=True with the same reason and message, before the rollout's own wait", (reason) => {
+    const message = `what the step executor found (${reason})`
+    const s = statusOf(open([cond("Approved", "True", "ApprovedByUser"), cond("Progressing", "False", reason)]), withEngine(reason, message))
+    expect(s.ready).toEqual({ type: "Ready", status: "False", reason, message })
+    expect(s.stalled).toEqual({ type: "Stalled", status: "True", reason, message })
+  })
+
+  it("EngineAvailable=False/EngineNotResponding: Stalled only (not a Ready reason); Ready stays RollingOut", () => {
+    const s = statusOf(open([cond("Approved", "True", "ApprovedByUser"), cond("Progressing", "False", "EngineNotResponding")]), withEngine("EngineNotResponding", "Argo CD has not compared for 10m"))
+    expect(s.stalled).toMatchObject({ status: "True", reason: "EngineNotResponding", message: "Argo CD has not compared for 10m" })
+    expect(s.ready).toMatchObject({ status: "False", reason: "RollingOut" })
+  })
+
+  it("EngineAvailable=True or not reported: no engine reason", () => {
+    const rt = runtime()
+    const ready = { ...rt, status: { ...rt.status, conditions: [...(rt.status?.conditions ?? []), cond("EngineAvailable", "True", "EngineReady")] } } as ClusterRuntime
+    for (const r of [ready, runtime()]) expect(statusOf(open([cond("Approved", "True", "ApprovedByUser")]), r).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
+  })
+})
+
+describe("planner: spec.paused", () => {
+  it("a paused runtime creates no rollout and starts no assessment: Planned=False/Paused, Ready=False/Paused, not Stalled; cleared, the rollout is created", () => {
+    const target = planOf(V0_11)
+    const active = planOf(V0_10)
+    const rt = runtime({ spec: { paused: true }, plans: { active: active.desiredStateDigest } })
+    const o = observed({ rt, status: rt.status?.plans, plans: new Map([planRead(active)]), rollouts: [rollout("cluster-aaaaaaaaaaaa-1", active.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })] })
+    const d = decide(o)
+    expect(d.create).toBeUndefined()
+    expect(d.needs).toBeUndefined()
+    expect(d.open).toBeUndefined()
+    expect(d.target).toBe(target.desiredStateDigest)
+    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Paused", message: expect.stringContaining("spec.paused is set") })
+    expect(readyCondition(o, d)).toMatchObject({ status: "False", reason: "Paused" })
+    expect(stalledCondition(o, d)).toMatchObject({ status: "False", reason: "NotStalled" })
+    const resumed = runtime({ plans: { active: active.desiredStateDigest } })
+    const r = decide({ ...o, runtime: resumed, upgradeCheck: undefined })
+    expect(r.create?.rollout.spec).toMatchObject({ kind: "Upgrade", fromDigest: active.desiredStateDigest, toDigest: target.desiredStateDigest })
+    expect(plannedCondition(r)).toMatchObject({ status: "True", reason: "PlanComputed" })
+  })
+})

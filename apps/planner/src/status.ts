@@ -4,7 +4,7 @@
  * lost status comes back the same). Messages carry no times except the window's end, so an unchanged state makes no
  * write.
  */
-import { deploymentValidationOf, type Outcome, type Plan, Planned, Progressing, Ready, type RuntimeRollout, Stalled, Succeeded, ValidationReady, Validated } from "@aicr/api"
+import { Approved, deploymentValidationOf, EngineAvailable, type Outcome, type Plan, Planned, Progressing, Ready, type RuntimeRollout, Stalled, Succeeded, ValidationReady, Validated } from "@aicr/api"
 import { type ConditionIntent, current, materialize, shortDigest } from "@aicr/conditions"
 import type { StatusWrite } from "@aicr/kube"
 import type { Decision } from "./decide"
@@ -28,6 +28,8 @@ export const plannedCondition = (d: Decision): ConditionIntent<"Planned"> => {
       return Planned.true("PlanComputed", d.plan.message)
     case "Deleting":
       return Planned.false("Deleting", d.plan.message)
+    case "Paused":
+      return Planned.false("Paused", d.plan.message)
   }
 }
 
@@ -58,6 +60,8 @@ const rolloutProgress = (open: RuntimeRollout): string => {
   if (progressing.status === "True" && progressing.reason === "StepsCompleted" && open.status?.validation?.runID !== undefined) {
     return `rollout ${name}: deployment validation run ${open.status.validation.runID}`
   }
+  const stall = rolloutStall(open)
+  if (stall !== undefined) return `rollout ${name} stalled: ${stall.reason}: ${stall.detail}`
   const step = stepInFlight(open)
   if (step !== undefined) return `rollout ${name}: step ${step}`
   return `rollout ${name}: ${progressing.status === "Unknown" ? "approved, waiting for the step executor" : progressing.message}`
@@ -92,6 +96,8 @@ export const readyCondition = (o: Observed, d: Decision, stack: StackReadiness =
     return Ready.false("EngineSuspended", "spec.suspendEngine is set: Argo CD neither syncs nor self-heals the operator's Applications")
   }
   if (o.runtime.spec.paused) return Ready.false("Paused", "spec.paused is set: no new resolution or step starts; Argo CD keeps syncing")
+  const engine = engineDown(o)
+  if (engine !== undefined && engine.reason !== "EngineNotResponding") return Ready.false(engine.reason, engine.message)
   if (d.open !== undefined) return Ready.false("RollingOut", rolloutProgress(d.open))
   if (d.ended !== undefined) return Ready.false("RollingOut", `rollout ${d.ended.metadata.name} stalled: it ended ${outcomeOf(d.ended) ?? ""}`)
   if (d.active !== undefined && d.active === d.target) {
@@ -113,6 +119,37 @@ const validationOf = (rollouts: ReadonlyArray<RuntimeRollout>, digest: string) =
   [...rollouts]
     .filter((r) => r.spec.toDigest === digest && outcomeOf(r) === "Succeeded" && r.status?.validation?.result === "Passed")
     .sort((a, b) => ((a.metadata.creationTimestamp ?? "") < (b.metadata.creationTimestamp ?? "") ? 1 : -1))[0]?.status?.validation
+
+/** The step executor's `EngineAvailable=False` on the runtime: Argo CD is missing, its AppProject unreadable, the operator refused, or it stopped comparing. */
+const ENGINE_DOWN = ["EngineMissing", "ProjectMissing", "Unauthorized", "EngineNotResponding"] as const
+type EngineDown = (typeof ENGINE_DOWN)[number]
+const engineDown = (o: Observed): { reason: EngineDown; message: string } | undefined => {
+  const engine = current(o.runtime, EngineAvailable)
+  const reason = ENGINE_DOWN.find((r) => r === engine.reason)
+  return engine.status === "False" && reason !== undefined ? { reason, message: engine.message } : undefined
+}
+
+/**
+ * The open rollout's `Progressing=False` reasons that need a human (the step executor's message names the step:
+ * `step 2/4 gpu-operator (Upgrade): …`). The engine reasons come from the runtime's `EngineAvailable`; a failed,
+ * revoked or expired rollout is the planner's to end (Stalled then says how it ended).
+ */
+const ROLLOUT_STALLS = ["AwaitingAcknowledgement", "InventoryDrift", "MovedReleaseMissing", "ForeignObject", "NamespaceMissing", "StepUnknown", "EngineSuspensionRefused", "PlanUnreadable"] as const
+type RolloutStall = (typeof ROLLOUT_STALLS)[number] | "AwaitingApproval"
+
+/** What holds the open rollout until a person acts: its Progressing stall, else an approval still missing (`Approved=False`). */
+export const rolloutStall = (open: RuntimeRollout): { reason: RolloutStall; message: string; detail: string } | undefined => {
+  const name = open.metadata.name
+  const progressing = current(open, Progressing)
+  const reason = ROLLOUT_STALLS.find((r) => r === progressing.reason)
+  if (progressing.status === "False" && reason !== undefined) return { reason, message: `rollout ${name} ${progressing.message}`, detail: progressing.message }
+  const approved = current(open, Approved)
+  if (approved.status === "False" && (approved.reason === "AwaitingApproval" || approved.reason === "ApprovalRefused")) {
+    return { reason: "AwaitingApproval", message: `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…"): ${approved.message}`, detail: approved.message }
+  }
+  if (approved.status === "False" && approved.reason === "AwaitingAcknowledgement") return { reason: "AwaitingAcknowledgement", message: `rollout ${name}: ${approved.message}`, detail: approved.message }
+  return undefined
+}
 
 const STALL_REASONS_RESOLVED_WAITS = new Set(["Resolving", "NotYetReported", "Stale"])
 const STALL_REASONS_MIRRORED_WAITS = new Set(["Mirroring", "AwaitingResolution", "NotYetReported", "Stale"])
@@ -140,6 +177,10 @@ export const stalledCondition = (o: Observed, d: Decision): ConditionIntent<"Sta
     const why = validated.status === "False" && (VALIDATION_FAILURES as readonly string[]).includes(validated.reason) ? `${validated.reason}: ${validated.message}` : current(d.ended, Progressing).message
     return Stalled.true(endedReason[outcome], `rollout ${name} ended ${outcome}${why ? ` (${why})` : ""}; to retry, annotate the runtime: kubectl annotate clusterruntime cluster operator.aicr.run/retry=${name}`)
   }
+  const engine = engineDown(o)
+  if (engine !== undefined) return Stalled.true(engine.reason, engine.message)
+  const stall = d.open !== undefined ? rolloutStall(d.open) : undefined
+  if (stall !== undefined) return Stalled.true(stall.reason, stall.message)
   return Stalled.false("NotStalled", "Nothing needs a human")
 }
 

@@ -131,6 +131,33 @@ describe("planner reconcile", () => {
     ),
   )
 
+  it.effect("the open rollout's stall on the runtime: Stalled InventoryDrift naming the rollout and step, then AwaitingApproval once Progressing moves on; an engine reason on Ready and Stalled; one write per change", () =>
+    Effect.gen(function* () {
+      const t = setup()
+      yield* at(T0, t.run)
+      yield* at(T0 + 61_000, t.run)
+      const r = t.rollouts()[0]!
+      const name = r.metadata.name
+      const progressing = { type: "Progressing", status: "False" as const, reason: "InventoryDrift", message: "step 1/2 cert-manager (Install): its Application no longer carries the revision written", observedGeneration: r.metadata.generation, lastTransitionTime: "2026-12-02T10:01:00Z" }
+      const approved = { type: "Approved", status: "False" as const, reason: "AwaitingApproval", message: "no approval yet", observedGeneration: r.metadata.generation, lastTransitionTime: "2026-12-02T10:01:00Z" }
+      t.fake.seed(RuntimeRolloutKind, { ...r, status: { conditions: [approved, progressing] } } as never)
+      yield* at(T0 + 62_000, t.run)
+      expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "InventoryDrift", message: `rollout ${name} step 1/2 cert-manager (Install): its Application no longer carries the revision written` })
+      const before = t.fake.writes.length
+      yield* at(T0 + 63_000, t.run)
+      expect(t.fake.writes.length).toBe(before)
+      t.fake.seed(RuntimeRolloutKind, { ...t.rollouts()[0]!, status: { conditions: [approved, { ...progressing, reason: "AwaitingApproval", message: "step 1/2 cert-manager (Install) not started: Approved is False" }] } } as never)
+      yield* at(T0 + 64_000, t.run)
+      expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "AwaitingApproval", message: `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…"): no approval yet` })
+      const rt = t.runtime()
+      const engine = { type: "EngineAvailable", status: "False" as const, reason: "EngineMissing", message: "Argo CD's Application CRD is not installed", observedGeneration: 1, lastTransitionTime: "2026-12-02T10:02:00Z" }
+      t.fake.seed(ClusterRuntimeKind, { ...rt, status: { ...rt.status, conditions: [...(rt.status?.conditions ?? []), engine] } } as never)
+      yield* at(T0 + 65_000, t.run)
+      expect(t.condition("Ready")).toMatchObject({ status: "False", reason: "EngineMissing", message: engine.message })
+      expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "EngineMissing", message: engine.message })
+    }),
+  )
+
   it.effect("after the window: creates the rollout; an idle pass writes nothing", () =>
     Effect.gen(function* () {
       const t = setup()

@@ -43,8 +43,8 @@ describe("ClusterRuntime condition catalog", () => {
     for (const r of list) expect(Stalled.allows("True", r), r).toBe(true)
   })
 
-  it("lets Stalled carry every False reason of the conditions it summarises, except in-progress ones", () => {
-    const inProgress = new Set(["Resolving", "Mirroring", "Discovering", "AwaitingResolution", "Stabilizing", "Assessing", "Deleting"])
+  it("lets Stalled carry every False reason of the conditions it summarises, except in-progress ones and Planned's Paused (a person's choice)", () => {
+    const inProgress = new Set(["Resolving", "Mirroring", "Discovering", "AwaitingResolution", "Stabilizing", "Assessing", "Deleting", "Paused"])
     for (const def of ClusterRuntimeConditions.filter((d) => d !== Ready && d !== Stalled)) {
       for (const r of reasons(def, "False").filter((x) => !inProgress.has(x))) expect(Stalled.allows("True", r), `${def.type}/${r}`).toBe(true)
     }

@@ -189,6 +189,7 @@ export const Planned = ConditionDef.make({
       Stabilizing: "inputs changed within the stabilization window; the message names when it ends",
       Deleting: "the runtime is being deleted: no rollout towards a target is planned, only the removal of what runs",
       Assessing: "aicr upgrade-check runs before the rollout exists; not a stall",
+      Paused: "spec.paused is set: the target plan starts no assessment and no rollout until it is cleared; not a stall",
       TransitionBlocked: rolloutStallReasons.TransitionBlocked,
       OrphanedObjectsPresent: rolloutStallReasons.OrphanedObjectsPresent,
       AdoptionBlocked: rolloutStallReasons.AdoptionBlocked,
