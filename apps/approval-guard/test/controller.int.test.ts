@@ -169,7 +169,7 @@ describe("approval-guard on the local control plane", () => {
     }
     // Nothing touches the rollout: only the binding's watch event can change the message (no polling; the next
     // scheduled pass is the deadline, an hour away).
-    const named = await eventually(async () => { const c = await approved(name); return c?.message.includes("May approve: groups aicr-approvers") ? c : undefined }, { timeoutMs: 15_000, what: `${name}: the approvers named after the binding appeared` })
+    const named = await eventually(async () => { const c = await approved(name); return c?.message.includes("May approve: groups aicr-approvers") ? c : undefined }, { timeoutMs: 60_000, what: `${name}: the approvers named after the binding appeared` })
     expect(named).toMatchObject({ status: "False", reason: "AwaitingApproval" })
     expect(named.message).not.toContain("No approver is configured")
     // An approval counts while the binding holds, and stops counting when it is removed (the authorizer's answer).
@@ -177,7 +177,7 @@ describe("approval-guard on the local control plane", () => {
     await until(name, "ApprovedByUser")
     await kubeRequest(info, { method: "DELETE", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/guard-approvers" })
     try {
-      const refused = await until(name, "ApprovalRefused", 15_000)
+      const refused = await until(name, "ApprovalRefused", 60_000)
       expect(refused.status).toBe("False")
     } finally {
       await bindApprovers()
