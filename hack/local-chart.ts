@@ -79,7 +79,7 @@ export const buildLocalImages = async (info: Pick<HarnessInfo, "registry">, opts
  * the public chart repositories, each controller's image by digest, and the development allowance for the local 0.x
  * AICR builds (`aicr.allowUnsupportedVersion`).
  */
-export const localValues = (info: Pick<HarnessInfo, "registry">, opts: { images: Record<ControllerKey, Pick<LocalImage, "repository" | "digest">>; upstreamRewrites: ReadonlyArray<string>; aicrVersion?: string }) => ({
+export const localValues = (info: Pick<HarnessInfo, "registry">, opts: { images: Record<ControllerKey, Pick<LocalImage, "repository" | "digest">>; upstreamRewrites: ReadonlyArray<string>; aicrVersion?: string; stepTimeout?: string }) => ({
   registry: { repository: registryPrefix(info), plainHttp: [info.registry], auth: { provider: "static" } },
   // The local AICR builds are 0.x, outside the supported range: allowed explicitly, for development (ADR aicr-version-gate).
   aicr: { version: opts.aicrVersion ?? readVersions().aicr, allowUnsupportedVersion: true },
@@ -89,6 +89,8 @@ export const localValues = (info: Pick<HarnessInfo, "registry">, opts: { images:
   approvers: { groups: ["aicr-approvers"] },
   validation: { enabled: true },
   planner: { stabilizationWindow: LOCAL_STABILIZATION_WINDOW },
+  // The chart's default (15m) unless asked otherwise (`AICR_STEP_TIMEOUT` to up, as the real charts' install does).
+  ...(opts.stepTimeout !== undefined ? { stepExecutor: { stepTimeout: opts.stepTimeout } } : {}),
   registryMirror: { upstreamRewrites: [...opts.upstreamRewrites] },
   controllers: Object.fromEntries(Object.entries(opts.images).map(([key, i]) => [key, { image: { repository: i.repository, digest: i.digest } }])),
 })

@@ -19,8 +19,13 @@ import { adoptProc, applyManifests, ARGOCD_NAMESPACE, createServiceAccountToken,
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** `up` waits this long for a new target to hold still (the chart default is 10m). */
 export const LOCAL_STABILIZATION_WINDOW = "15s"
-/** The chart's `namespaces.components` on the local control plane: every namespace the reference recipe renders into. */
-export const COMPONENT_NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
+/**
+ * The chart's `namespaces.components` on the local control plane: every namespace the reference recipe renders into,
+ * including `kai-resource-reservation`, where the real kai-scheduler chart puts its resource-reservation
+ * ServiceAccount and RoleBinding (the install guide lists it; without it Argo CD refuses the sync: the namespace is
+ * not a destination of the AppProject).
+ */
+export const COMPONENT_NAMESPACES = ["cert-manager", "gpu-operator", "kai-resource-reservation", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
 /** The Pod Security level of every component namespace on the local control plane (chart `namespaces.components[].podSecurity`). */
 export const COMPONENT_POD_SECURITY = "privileged"
 /** The component namespaces the chart creates (all but kube-system, `create: false`), with their Pod Security labels. */

@@ -26,9 +26,9 @@ const EXECUTOR_USER = "system:serviceaccount:aicr-system:aicr-step-executor"
 
 const install = async (charts: "stand-in" | "real") => {
   const dir = mkdtempSync(join(tmpdir(), `aicr-bench-${charts}-`))
-  // The step timeout and sync retries as e2e/real-charts.e2e.test.ts raises them: on a shared 2-core machine
-  // kube-prometheus-stack's first sync on the real charts took longer than 15 minutes and two retries.
-  const env = { ...process.env, AICR_LOCAL_DIR: dir, AICR_UPSTREAM_CHARTS: charts, AICR_STEP_TIMEOUT: "45m", AICR_SYNC_RETRIES: "6" }
+  // The step timeout as e2e/real-charts.e2e.test.ts raises it (up passes it to the chart): on a shared 2-core machine
+  // kube-prometheus-stack's first sync on the real charts took longer than the default 15 minutes.
+  const env = { ...process.env, AICR_LOCAL_DIR: dir, AICR_UPSTREAM_CHARTS: charts, AICR_STEP_TIMEOUT: "45m" }
   try {
     await run(process.execPath, [dev, "up", "--detach"], { cwd: root, env, maxBuffer: 64 << 20 })
     const info = (JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { info: HarnessInfo }).info

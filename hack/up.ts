@@ -78,7 +78,7 @@ say(`operator images pushed to ${imagePrefix(info)}: ${Object.values(images).map
 const chart = pushLocalChart(info, stateDir)
 createReleaseNamespace(info)
 await installStaticCredentials(info)
-const values = writeValues(stateDir, localValues(info, { images, upstreamRewrites: upstream.rewrites, ...(process.env.AICR_VERSION ? { aicrVersion: process.env.AICR_VERSION } : {}) }))
+const values = writeValues(stateDir, localValues(info, { images, upstreamRewrites: upstream.rewrites, ...(process.env.AICR_VERSION ? { aicrVersion: process.env.AICR_VERSION } : {}), ...(process.env.AICR_STEP_TIMEOUT ? { stepTimeout: process.env.AICR_STEP_TIMEOUT } : {}) }))
 process.stdout.write(`\n# ${values.file}\n${values.text}\n`)
 installLocalChart(info, stateDir, chart, values.file)
 const pods = localKubectl(info)(["-n", OPERATOR_NAMESPACE, "get", "pods", "-o", "wide"], { echo: true })

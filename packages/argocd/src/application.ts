@@ -152,12 +152,18 @@ export const SYNC_OPTIONS = ["ServerSideApply=true"] as const
  * - kube-prometheus-stack's Prometheus: AICR's EKS overlay (v0.10.16 and v0.11.1) sets `storageSpec.emptyDir: null`
  *   to drop the component default's emptyDir beside its `volumeClaimTemplate`; the chart renders it as
  *   `spec.storage.emptyDir: null`, which server-side apply leaves out of the stored object.
+ * And a field the API server drops because its feature is off (Argo CD compares built-in kinds through its own
+ * Go types, which know the field):
+ * - nvidia-dra-driver-gpu's DeviceClass `gpu.nvidia.com`: the chart renders `spec.extendedResourceName` at
+ *   resource.k8s.io/v1, a field of the DRAExtendedResource feature (alpha and off by default in Kubernetes 1.35; EKS
+ *   enables no alpha feature); an API server without it stores the DeviceClass without the field.
  * Argo CD's server-side diff would cover such defaults without a list, but its dry-run apply refuses manifests with
  * null objects (the Prometheus above) and the Application then stays in ComparisonError.
  */
 export const COMPARISON_EXCEPTIONS = [
   { group: "nvidia.com", kind: "ClusterPolicy", jqPathExpressions: [".spec.migManager.config.name"] },
   { group: "monitoring.coreos.com", kind: "Prometheus", jqPathExpressions: [".spec.storage.emptyDir"] },
+  { group: "resource.k8s.io", kind: "DeviceClass", jqPathExpressions: [".spec.extendedResourceName"] },
 ] as const
 
 /** Argo CD's retry backoff for the operator's Applications. */

@@ -23,19 +23,18 @@
 // Available condition that Argo CD's health check waits for; kwok completes the chart's admission hook Jobs without
 // running them.
 import { execFileSync } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { realChartsDir } from "@aicr/chart-upstream"
-import { aicrBinary, applyManifests, type ArgoCd, ARGOCD_NAMESPACE, deleteApplication, eventually, expectOk, getApplication, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readVersions, startArgoCd, waitForApplication } from "@aicr/testing/harness"
+import { applyManifests, type ArgoCd, deleteApplication, eventually, expectOk, getApplication, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readVersions, startArgoCd, waitForApplication } from "@aicr/testing/harness"
 import { type Chart, pushChart } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { parse } from "yaml"
-import { type Application, COMPARISON_EXCEPTIONS, notReadyAt, releaseApplication, SYNC_OPTIONS } from "../src/index"
+import { COMPARISON_EXCEPTIONS, SYNC_OPTIONS } from "../src/index"
+import { APPS, aicrBundle, bundleValues, chartApplication, outOfSyncAfterSync, stillSynced, withApplication } from "./comparison"
 
 const info: HarnessInfo = inject("harness")
 const suffix = Math.random().toString(36).slice(2, 6)
 const CRD = "clustertrainingruntimes.trainer.kubeflow.org"
-const APPS = `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications`
 let argocd: ArgoCd | undefined
 let helm: IsolatedHelm
 let chart: Chart
@@ -46,13 +45,7 @@ let prometheusValues: Record<string, unknown>
 
 /** The Application the step executor writes for `chart` (project default here), with its sync options replaced when asked. */
 const application = (name: string, syncOptions?: string[], of: () => Chart = () => chart, values: Record<string, unknown> = {}) => {
-  const chart = of()
-  const app = releaseApplication({
-    name, namespace: ARGOCD_NAMESPACE, project: "default", release: name, destinationNamespace: `sync-${suffix}`,
-    chartRef: chart.ref, chartDigest: chart.digest, valuesDigest: "sha256:0", values, labels: {}, planDigest: "sha256:0",
-    writtenAt: new Date().toISOString(), syncRetries: 0,
-    record: { release: { name, namespace: `sync-${suffix}`, order: 0, dependsOn: [], chart: { ref: chart.ref, digest: chart.digest }, values: { digest: "sha256:0" } }, plan: [name] },
-  })
+  const app = chartApplication(name, `sync-${suffix}`, of(), values)
   return syncOptions === undefined ? app : { ...app, spec: { ...app.spec, syncPolicy: { ...app.spec.syncPolicy, syncOptions } } }
 }
 
@@ -72,12 +65,7 @@ beforeAll(async () => {
   gpuOperator = await pushChart(info, helm, "gpu-operator", "v25.10.1", join(realChartsDir()!, "gpu-operator-v25.10.1.tgz"))
   prometheusStack = await pushChart(info, helm, "kube-prometheus-stack", "82.8.0", join(realChartsDir()!, "kube-prometheus-stack-82.8.0.tgz"))
   // AICR's values for the release, as its bundle writes them for the reference recipe (EKS, H100, Ubuntu, training, Kubeflow).
-  const aicr = aicrBinary(readVersions().aicrPrevious)
-  const env = { PATH: process.env.PATH ?? "", HOME: helm.work }
-  const recipe = join(helm.work, "recipe.yaml")
-  execFileSync(aicr, ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "--output", recipe], { env, stdio: "ignore" })
-  execFileSync(aicr, ["bundle", "--recipe", recipe, "--output", join(helm.work, "bundle")], { env, stdio: "ignore" })
-  prometheusValues = parse(readFileSync(join(helm.work, "bundle", "kube-prometheus-stack", "values.yaml"), "utf8")) as Record<string, unknown>
+  prometheusValues = bundleValues(aicrBundle(readVersions().aicrPrevious, helm.work), "kube-prometheus-stack")
 })
 
 afterAll(async () => {
@@ -85,73 +73,6 @@ afterAll(async () => {
   await argocd?.stop()
   await helm?.cleanup()
 })
-
-type Compared = Awaited<ReturnType<typeof getApplication>>
-const reconciledAt = (a: Compared): string => (a.status as { reconciledAt?: string }).reconciledAt ?? ""
-/** The resources Argo CD's comparison reported OutOfSync (hooks, which carry no sync status, are not among them). */
-const outOfSyncResources = (a: Compared): string[] =>
-  ((a.status as { resources?: Array<{ kind: string; name: string; status?: string }> }).resources ?? []).filter((r) => r.status === "OutOfSync").map((r) => `${r.kind}/${r.name}`)
-
-/** Creates the Application, runs the check, and deletes it whatever happened (the real charts' objects have fixed names). */
-const withApplication = async (app: { readonly metadata: { readonly name: string }; readonly spec: unknown }, check: () => Promise<void>) => {
-  expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: app }), `create ${app.metadata.name}`)
-  try {
-    await check()
-  } finally {
-    await deleteApplication(info, app.metadata.name, { timeoutMs: 600_000 })
-  }
-}
-
-/** When the first sync at the chart's digest finished successfully. */
-const firstSyncFinished = async (name: string, at: Chart): Promise<string> =>
-  eventually(async () => {
-    const op = (await getApplication(info, name)).status?.operationState as { phase?: string; finishedAt?: string; syncResult?: { revision?: string } } | undefined
-    return op?.phase === "Succeeded" && op.syncResult?.revision === at.digest && op.finishedAt
-  }, { timeoutMs: 1_200_000, intervalMs: 1_000, what: `Application ${name}: sync succeeded` })
-
-/**
- * Without an exception Argo CD finds the resource different after every successful sync: a comparison after the first
- * one reports the Application OutOfSync on exactly `expected` (right after a sync, and while Argo CD reloads its cluster
- * cache after a CRD change, it may report Synced, or everything OutOfSync, for some seconds; self-heal syncs again).
- */
-const outOfSyncAfterSync = async (name: string, at: Chart, expected: ReadonlyArray<string>) => {
-  const finished = await firstSyncFinished(name, at)
-  const seen: string[][] = []
-  await eventually(async () => {
-    const a = await getApplication(info, name)
-    if (reconciledAt(a) <= finished || a.status?.sync?.status !== "OutOfSync") return false
-    const different = outOfSyncResources(a)
-    if (seen.length < 20) seen.push(different)
-    return JSON.stringify(different) === JSON.stringify(expected)
-  }, { timeoutMs: 300_000, intervalMs: 1_000, what: `Application ${name}: a comparison after its sync at ${finished} reporting exactly ${expected.join(", ")} OutOfSync` }).catch((e: unknown) => {
-    throw new Error(`${(e as Error).message}; OutOfSync comparisons seen: ${JSON.stringify(seen)}`, { cause: e })
-  })
-}
-
-/**
- * With the exceptions: ready at the digest, and every comparison until two more were made (Argo CD compares every
- * 30 s here, later under load) finds nothing different.
- */
-const stillSynced = async (name: string, at: Chart) => {
-  // Ready by the operator's own predicate (the harness's waitForApplication compares the source with its nulls, which
-  // Argo CD drops from what it compared: AICR's values hold `emptyDir: null`).
-  let why: string[] = ["never read"]
-  await eventually(async () => {
-    why = notReadyAt((await getApplication(info, name)) as unknown as Application, at.digest)
-    return why.length === 0
-  }, { timeoutMs: 900_000, intervalMs: 1_000, what: `Application ${name} ready at ${at.digest}` }).catch((e: unknown) => {
-    throw new Error(`${(e as Error).message}: ${why.join("; ")}`, { cause: e })
-  })
-  const seen = new Set<string>()
-  const deadline = Date.now() + 300_000
-  while (seen.size < 3) {
-    expect(Date.now(), `Application ${name}: two more comparisons within 300 s`).toBeLessThan(deadline)
-    const a = await getApplication(info, name)
-    expect({ at: reconciledAt(a), sync: a.status?.sync?.status, different: outOfSyncResources(a) }).toEqual({ at: reconciledAt(a), sync: "Synced", different: [] })
-    seen.add(reconciledAt(a))
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
-  }
-}
 
 describe("the operator's sync options on the real charts", () => {
   it("syncs with server-side apply and creates no namespace (the chart's install does, with its Pod Security labels)", () => {
@@ -188,16 +109,16 @@ describe("the operator's sync options on the real charts", () => {
   it("without the comparison exceptions, the real gpu-operator is OutOfSync on a field the CRD defaults after a successful sync", async () => {
     const app = application(`csd-${suffix}`, undefined, () => gpuOperator)
     const { ignoreDifferences: _, ...spec } = app.spec
-    await withApplication({ ...app, spec }, async () => {
+    await withApplication(info, { ...app, spec }, async () => {
       // After the sync succeeded at the chart's digest (the operator pins charts by digest), a comparison finds the ClusterPolicy different.
-      await outOfSyncAfterSync(app.metadata.name, gpuOperator, ["ClusterPolicy/cluster-policy"])
+      await outOfSyncAfterSync(info, app.metadata.name, gpuOperator, ["ClusterPolicy/cluster-policy"])
     })
   }, 1_800_000)
 
   it("with them (the operator's Application), the real gpu-operator is synced and ready at its digest, and stays synced", async () => {
     expect(application("x").spec.ignoreDifferences).toEqual(COMPARISON_EXCEPTIONS)
     const app = application(`ssd-${suffix}`, undefined, () => gpuOperator)
-    await withApplication(app, () => stillSynced(app.metadata.name, gpuOperator))
+    await withApplication(info, app, () => stillSynced(info, app.metadata.name, gpuOperator))
   }, 1_800_000)
 
   it("without the comparison exceptions, the real kube-prometheus-stack with AICR's values is OutOfSync on its Prometheus's null emptyDir after a successful sync", async () => {
@@ -206,15 +127,15 @@ describe("the operator's sync options on the real charts", () => {
     expect(storage).toHaveProperty("volumeClaimTemplate")
     const app = application(`kpc-${suffix}`, undefined, () => prometheusStack, prometheusValues)
     const { ignoreDifferences: _, ...spec } = app.spec
-    await withApplication({ ...app, spec }, async () => {
-      await outOfSyncAfterSync(app.metadata.name, prometheusStack, ["Prometheus/kube-prometheus-prometheus"])
+    await withApplication(info, { ...app, spec }, async () => {
+      await outOfSyncAfterSync(info, app.metadata.name, prometheusStack, ["Prometheus/kube-prometheus-prometheus"])
     })
   }, 2_400_000)
 
   it("with them (the operator's Application), the real kube-prometheus-stack is synced and ready at its digest and stays synced, its Prometheus stored without emptyDir", async () => {
     const app = application(`kps-${suffix}`, undefined, () => prometheusStack, prometheusValues)
-    await withApplication(app, async () => {
-      await stillSynced(app.metadata.name, prometheusStack)
+    await withApplication(info, app, async () => {
+      await stillSynced(info, app.metadata.name, prometheusStack)
       const prometheus = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/monitoring.coreos.com/v1/namespaces/sync-${suffix}/prometheuses/kube-prometheus-prometheus` }), "get Prometheus")
       expect(prometheus.spec.storage).not.toHaveProperty("emptyDir")
       expect(prometheus.spec.storage.volumeClaimTemplate.spec.storageClassName).toBe("gp2")
