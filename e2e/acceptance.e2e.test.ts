@@ -10,8 +10,13 @@
  * (UID), never restarted, still Running, its process alive.
  *
  * Charts: the STAND-IN charts of the local chart upstream (`AICR_UPSTREAM_CHARTS=stand-in`, `CHARTS` below), not the
- * real upstream charts yet; switching is that one constant. AICR starts at the previous pinned version (v0.10.16), so
- * that the AICR upgrade story has somewhere to go.
+ * real upstream charts yet; switching is that one constant. AICR is the pinned version (v0.11.1): the install on the
+ * previous one (v0.10.16), where the AICR upgrade story must start, does not finish on the stand-ins (see story 2).
+ *
+ * The order, each story starting from the state the one before leaves: 8 (the refusals, on the first rollout while it
+ * awaits approval), 1 + 9 (its one approval, watched), 4 (revoke mid-step, retry), 7 (suspendEngine), 3 (rollback by
+ * pin to the install's plan), 10 (removal: unpin and drop the Kubeflow platform), 5 (crash and upgrade of the operator
+ * mid-rollout), 6 (lose the operator; the reinstall re-adopts). Each story's wall time is printed at the end (stderr).
  *
  * Checked the user's way: `kubectl`, `kubectl aicr` (the plugin on PATH, contexts of the plane's kubeconfig per user),
  * `helm`, and the API server's audit log.
@@ -25,6 +30,7 @@ import { type Application } from "@aicr/argocd"
 import { appliesByName, ARGOCD_NAMESPACE, eventually, expectOk, type HarnessInfo, kubeRequest, processesOfPod, readAuditEvents, readVersions, repoRoot, toolPath } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
+import { DEPLOYMENTS, pushControllerRelease } from "../hack/local-chart"
 
 /** The charts the local chart upstream serves: `stand-in` for now; `real` (third-party/charts) once they reach Ready. */
 const CHARTS: "stand-in" | "real" = "stand-in"
@@ -42,7 +48,7 @@ const APPS = `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applicat
 const TRAINING_NS = "training"
 const OUTCOME = "operator.aicr.run/outcome"
 
-const env = { ...process.env, AICR_LOCAL_DIR: dir, AICR_VERSION: versions.aicrPrevious, AICR_UPSTREAM_CHARTS: CHARTS }
+const env = { ...process.env, AICR_LOCAL_DIR: dir, AICR_VERSION: versions.aicr, AICR_UPSTREAM_CHARTS: CHARTS }
 /** kubectl finds the plugin (kubectl aicr) on PATH; KUBECONFIG, not --kubeconfig, so that no flag comes before its name. */
 const userEnv = { ...process.env, KUBECONFIG: kubeconfig, PATH: [join(root, "dist", "apps", "kubectl-aicr"), dirname(toolPath("kubectl")), dirname(process.execPath), process.env.PATH].join(":") }
 
@@ -117,7 +123,7 @@ const started = (r: Rollout) => (r.status?.steps?.items ?? []).filter((s) => s.s
 
 interface Pod {
   metadata: { name: string; uid: string }
-  spec: { nodeName?: string }
+  spec: { nodeName?: string; containers: Array<{ image: string }> }
   status: { phase: string; containerStatuses?: Array<{ restartCount: number; ready: boolean }> }
 }
 const training = { uid: "", name: "", node: "", pids: [] as number[] }
@@ -470,26 +476,106 @@ describe("acceptance: the validated scenarios on the installed chart", () => {
     await end("10. removal")
   })
 
-  it("2. upgrade AICR by changing one value (helm upgrade --set aicr.version, v0.10.16 → v0.11.1): kai-scheduler and nvsentinel rated, one approval rolls it out and validates it (after 10)", { timeout: 1_800_000 }, async () => {
+  it("5. helm upgrade of one controller's image and SIGKILL of every controller's process mid-rollout: the same rollout resumes and finishes, the audit log shows no write repeated (after 10)", { timeout: 1_800_000 }, async () => {
     begin()
     const names = (await rollouts()).map((x) => x.metadata.name)
-    const helm = await helmCmd("upgrade", "aicr-operator", `oci://${plane().registry}/charts/aicr-operator`, "--plain-http", "--namespace", NS, "--reuse-values", "--set", `aicr.version=${versions.aicr}`)
-    expect(helm.code, helm.stderr).toBe(0)
+    // A values change of six releases: a rollout long enough to crash in.
+    const releases = ["cert-manager", "skyhook-operator", "gpu-operator", "kai-scheduler", "nvidia-dra-driver-gpu", "nvsentinel"]
+    await editRuntime({ spec: { overrides: releases.map((r) => ({ path: `${r}:podLabels.rollout`, value: "crash-test" })) } })
     const r = await openRollout(names)
-    expect(r.spec.kind).toBe("Upgrade")
-    const changed = (r.spec.steps ?? []).filter((s) => (s as { from?: string }).from !== (s as { to?: string }).to).map((s) => [s.release, (s as { from?: string }).from, (s as { to?: string }).to])
-    expect(changed).toEqual([["kai-scheduler", "v0.12.17", "v0.13.0"], ["nvsentinel", "v0.10.0", "v1.1.0"]])
-    const described = await sh(`kubectl aicr describe ${r.metadata.name} --context approver`)
-    expect(described.stdout).toMatch(/kai-scheduler +v0\.12\.17 +v0\.13\.0 +\S+ +unknown/)
-    expect(described.stdout).toMatch(/nvsentinel +v0\.10\.0 +v1\.1\.0 +\S+ +unknown/)
-    await approve(r.metadata.name, `AICR ${versions.aicr}`)
+    const planned = (r.spec.steps ?? []).map((s) => s.release)
+    expect([...planned].sort()).toEqual([...releases].sort())
+    const since = nowIso()
+    await approve(r.metadata.name, "crash test")
+    await eventually(async () => (writesSince(since).size >= 1 ? true : undefined), { timeoutMs: 600_000, intervalMs: 250, what: "the first Application of the rollout written" })
+
+    // SIGKILL of each controller's process, one after another at random points of the rollout.
+    const pods = (await json<{ items: Pod[] }>("-n", NS, "get", "pods", "-l", "app.kubernetes.io/part-of=aicr-operator")).items
+    expect(pods.length).toBe(DEPLOYMENTS.length)
+    const killed: string[] = []
+    for (const pod of pods) {
+      await new Promise((res) => setTimeout(res, Math.floor(Math.random() * 3_000)))
+      const pids = processesOfPod(pod.metadata.name)
+      expect(pids.length, pod.metadata.name).toBeGreaterThan(0)
+      for (const pid of pids) process.kill(pid, "SIGKILL")
+      killed.push(pod.metadata.name)
+    }
+    // And a new image of the step-executor alone, by helm upgrade, while the rollout is still going.
+    const values = parse(readFileSync(join(dir, "values.yaml"), "utf8")) as { controllers: { stepExecutor: { image: { digest: string } } } }
+    const image = await pushControllerRelease(plane(), "stepExecutor", "0.1.1-acceptance", join(dir, "images"))
+    expect(image.digest).not.toBe(values.controllers.stepExecutor.image.digest)
+    const upgraded = await helmCmd("upgrade", "aicr-operator", `oci://${plane().registry}/charts/aicr-operator`, "--plain-http", "--namespace", NS, "--reuse-values", "--set", `controllers.stepExecutor.image.digest=${image.digest}`)
+    expect(upgraded.code, upgraded.stderr).toBe(0)
+    expect(await kubectl("-n", NS, "rollout", "status", "deployment/aicr-step-executor", "--timeout=600s")).toContain("successfully rolled out")
+
+    // The same rollout resumes and finishes; each Application written once.
     expect(await waitOutcome(r.metadata.name)).toBe("Succeeded")
-    const done = await rolloutOf(r.metadata.name)
-    expect(conditionOf(done, "Validated")).toMatchObject({ status: "True" })
-    expect(conditionOf(await get(RUNTIME), "Resolved")?.message).toContain(`with AICR ${versions.aicr}`)
-    await end("2. AICR upgrade")
+    const writes = writesSince(since)
+    expect([...writes.keys()].sort()).toEqual([...releases].sort())
+    expect([...writes.entries()].filter(([, n]) => n !== 1)).toEqual([])
+    // The killed containers came back (restarted by the kubelet, or replaced by the upgrade).
+    const after = (await json<{ items: Pod[] }>("-n", NS, "get", "pods", "-l", "app.kubernetes.io/part-of=aicr-operator")).items
+    for (const p of after.filter((x) => killed.includes(x.metadata.name))) expect(p.status.containerStatuses?.[0]?.restartCount, p.metadata.name).toBeGreaterThanOrEqual(1)
+    expect(after.find((p) => p.metadata.name.startsWith("aicr-step-executor-"))!.spec.containers[0]!.image).toBe(`${image.repository}@${image.digest}`)
+    await end("5. crash and upgrade mid-rollout")
   })
-  it.todo("5. helm upgrade of one controller image and SIGKILL of controller processes mid-rollout: the rollout resumes, no write repeated (not written yet)")
-  it.todo("6. helm uninstall, delete aicr-system and every plan: the stack and the training job keep running; reinstall re-adopts with one approval, a hand edit refused by name (not written yet)")
+
+  it("6. lose the operator, keep the stack: helm uninstall, aicr-system, every plan and the runtime deleted; the stack and the training job keep running; a reinstall re-adopts with one approval, a hand edit refused by name first (after 5)", { timeout: 1_800_000 }, async () => {
+    begin()
+    const apps = await applications()
+    const oldUid = (await get(RUNTIME)).metadata.uid
+    const helmOut = await helmCmd("uninstall", "aicr-operator", "--namespace", NS, "--wait")
+    expect(helmOut.code, helmOut.stderr).toBe(0)
+    expect((await sh(`kubectl delete namespace ${NS} --context admin --wait=true --timeout=300s`)).code).toBe(0)
+    expect((await sh("kubectl delete runtimerollouts --all --context admin")).code).toBe(0)
+    // The runtime: the stuck-finalizer runbook (its finalizer removed by hand), which leaves the Applications.
+    expect((await sh(`kubectl patch clusterruntime cluster --context admin --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]'`)).code).toBe(0)
+    expect((await sh("kubectl delete clusterruntime cluster --context admin --wait=true")).code).toBe(0)
+    // Without the operator, after a while: every Application still there, synced and healthy.
+    await new Promise((res) => setTimeout(res, 15_000))
+    const kept = await applications()
+    expect(kept.map((a) => a.metadata.name).sort()).toEqual(apps.map((a) => a.metadata.name).sort())
+    expect(kept.filter((a) => a.status?.sync?.status !== "Synced" || a.status?.health?.status !== "Healthy").map((a) => a.metadata.name)).toEqual([])
+    await expectTrainingUntouched()
+
+    // Reinstall the guide's way (up again: the namespace, the chart, the sample runtime).
+    const t0 = Date.now()
+    await run(process.execPath, [devScript, "up", "--detach"], { cwd: root, env, maxBuffer: 64 << 20 })
+    const newUid = (await get(RUNTIME)).metadata.uid
+    expect(newUid).not.toBe(oldUid)
+    await eventually(async () => conditionOf(await get(RUNTIME), "Planned")?.reason === "OrphanedObjectsPresent" ? true : undefined, { timeoutMs: 300_000, what: "Planned=False OrphanedObjectsPresent" })
+    // One hand edit: the adoption is refused, naming it.
+    expect((await sh(`kubectl -n ${ARGOCD_NAMESPACE} patch application nvsentinel --context admin --type merge -p '{"spec":{"source":{"helm":{"valuesObject":{"handEdit":"yes"}}}}}'`)).code).toBe(0)
+    await editRuntime({ spec: { adoption: { fromRuntimeUID: oldUid } } })
+    const blocked = await eventually(async () => {
+      const c = conditionOf(await get(RUNTIME), "Planned")
+      return c?.reason === "AdoptionBlocked" ? c : undefined
+    }, { timeoutMs: 300_000, what: "Planned=False AdoptionBlocked" })
+    expect(blocked.message).toContain(`Application ${ARGOCD_NAMESPACE}/nvsentinel`)
+    expect((await rollouts()).filter((x) => x.metadata.labels?.[OUTCOME] === undefined)).toEqual([])
+    // The edit undone: the plan is rebuilt from what runs and one Adopt rollout waits for one approval.
+    expect((await sh(`kubectl -n ${ARGOCD_NAMESPACE} patch application nvsentinel --context admin --type merge -p '{"spec":{"source":{"helm":{"valuesObject":{"handEdit":null}}}}}'`)).code).toBe(0)
+    const t1 = Date.now()
+    const adopt = await openRollout()
+    timings.push(["6. hand edit undone → Adopt rollout awaiting approval", (Date.now() - t1) / 1000])
+    expect(adopt.spec).toMatchObject({ kind: "Adopt", requiresApproval: true })
+    expect(adopt.spec.fromDigest).toBe(adopt.spec.toDigest)
+    expect((adopt.spec.steps ?? []).map((s) => s.release).sort()).toEqual(apps.map((a) => a.metadata.name).sort())
+    const since = nowIso()
+    await approve(adopt.metadata.name, "take the stack back")
+    expect(await waitOutcome(adopt.metadata.name)).toBe("Succeeded")
+    timings.push(["6. reinstall → stack taken back", (Date.now() - t0) / 1000])
+    const adopted = await applications()
+    for (const a of adopted) expect(a.metadata.labels?.["operator.aicr.run/runtime-uid"], a.metadata.name).toBe(newUid)
+    // Taken back without a re-sync: each Application written once, its spec unchanged.
+    const before = new Map(kept.map((a) => [a.metadata.name, a.spec]))
+    for (const a of adopted) expect(a.spec, a.metadata.name).toEqual(before.get(a.metadata.name))
+    expect([...writesSince(since).values()].every((n) => n === 1)).toBe(true)
+    await end("6. lose the operator, keep the stack")
+  })
+  // The install on AICR v0.10.16 (where this story starts) does not finish on the stand-in charts: v0.10.16's recipe has
+  // kai-scheduler-manifests, whose Job runs as ServiceAccount kai-scheduler/kai-operator, which the stand-in
+  // kai-scheduler chart does not create (FailedCreate: serviceaccount "kai-operator" not found; the step times out).
+  it.todo("2. upgrade AICR with helm upgrade --set aicr.version (v0.10.16 → v0.11.1) — blocked: the v0.10.16 install does not finish on the stand-in charts (kai-scheduler-manifests' Job needs ServiceAccount kai-operator, which the stand-in kai-scheduler chart lacks)")
   it.todo("9. a node going NotReady and a registry outage show in the conditions and clear on recovery (the planner's post-rollout Ready=False/NotReady, in progress elsewhere)")
 })
