@@ -322,6 +322,7 @@ describe("acceptance: the validated scenarios on the installed chart", () => {
     begin()
     const rolloutsBefore = (await rollouts()).length
     const before = await applications()
+    const t0 = Date.now()
     await editRuntime({ spec: { suspendEngine: true } })
     await eventually(async () => {
       const apps = await applications()
