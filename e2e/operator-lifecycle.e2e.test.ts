@@ -12,16 +12,14 @@
  * Checked with kubectl, helm and the audit log of the API server, as a user would.
  */
 import { execFile } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
-import { buildImage, controllerImage, pushImage } from "@aicr/image"
-import { OciClient } from "@aicr/oras"
-import { eventually, readAuditEvents, repoRoot, toolPath } from "@aicr/testing/harness"
+import { appliesByName, eventually, processesOfPod, repoRoot, toolPath } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
-import { DEPLOYMENTS } from "../hack/local-chart"
+import { DEPLOYMENTS, pushControllerRelease } from "../hack/local-chart"
 
 const run = promisify(execFile)
 const root = repoRoot()
@@ -53,30 +51,11 @@ const deployments = async () => (await json<{ items: Deployment[] }>("-n", NS, "
 const applications = async () => (await json<{ items: Application[] }>("-n", "argocd", "get", "applications")).items
 const rolloutOf = async (name: string) => json<Rollout>("get", "runtimerollout", name)
 
-/** The pids whose environment names this pod (the process kubelet's containers get POD_NAME from the downward API). */
-const processesOfPod = (pod: string): number[] =>
-  readdirSync("/proc").filter((d) => /^\d+$/u.test(d)).map(Number).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`POD_NAME=${pod}`)
-    } catch {
-      return false
-    }
-  })
-
 /**
- * The step-executor's writes of each Application, by name: its server-side applies (`PATCH …?force=true` as its
- * ServiceAccount, from the audit log). A step writes its Application once; a repeated write would count twice.
+ * The step-executor's writes of each Application, by name: its server-side applies (from the audit log). A step
+ * writes its Application once; a repeated write would count twice.
  */
-const writesByApplication = (): Map<string, number> => {
-  const counts = new Map<string, number>()
-  for (const e of readAuditEvents(audit, { verb: "patch", resource: "applications", namespace: "argocd", username: EXECUTOR })) {
-    if (!e.requestURI.includes("force=")) continue
-    if (e.responseStatus?.code !== undefined && e.responseStatus.code >= 300) continue
-    const name = e.objectRef?.name ?? "?"
-    counts.set(name, (counts.get(name) ?? 0) + 1)
-  }
-  return counts
-}
+const writesByApplication = (): Map<string, number> => appliesByName(audit, { resource: "applications", namespace: "argocd", username: EXECUTOR })
 
 let rollout = ""
 
@@ -106,12 +85,9 @@ describe("the operator's lifecycle through its chart", () => {
     const podsBefore = await operatorPods()
 
     // A new step-executor image: the same bundle, another version label, so another digest.
-    const client = new OciClient()
     const values = parse(readFileSync(join(dir, "values.yaml"), "utf8")) as { registry: { plainHttp: string[] }; controllers: { stepExecutor: { image: { repository: string; digest: string } } } }
     const registry = values.registry.plainHttp[0]!
-    const built = await buildImage(controllerImage("step-executor", join(root, "dist", "apps", "step-executor"), { version: "0.1.1-e2e" }, [process.arch === "arm64" ? "arm64" : "amd64"]), { outDir: join(dir, "images") })
-    await pushImage(client, built, `${registry}/nvidia/aicr-operator-step-executor`, "v0.1.1-e2e")
-    await client.close()
+    const built = await pushControllerRelease({ registry }, "stepExecutor", "0.1.1-e2e", join(dir, "images"))
     expect(built.digest).not.toBe(values.controllers.stepExecutor.image.digest)
 
     await helm("upgrade", "aicr-operator", `oci://${registry}/charts/aicr-operator`, "--plain-http", "--namespace", NS, "--reuse-values", "--set", `controllers.stepExecutor.image.digest=${built.digest}`)

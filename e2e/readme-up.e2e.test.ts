@@ -8,11 +8,11 @@
  * no process behind.
  */
 import { execFile } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { pidAlive, repoRoot, toolPath } from "@aicr/testing/harness"
+import { pidAlive, processesOfPod, repoRoot, toolPath } from "@aicr/testing/harness"
 import { afterAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { DEPLOYMENTS } from "../hack/local-chart"
@@ -43,16 +43,6 @@ interface Pod {
   status: { phase: string; podIP?: string; containerStatuses?: Array<{ ready: boolean; imageID: string }> }
 }
 const operatorPods = async (): Promise<Pod[]> => (JSON.parse(await kubectl("-n", "aicr-system", "get", "pods", "-l", "app.kubernetes.io/part-of=aicr-operator", "-o", "json")) as { items: Pod[] }).items
-
-/** Processes whose environment names this pod (the process kubelet's containers get POD_NAME from the downward API). */
-const processesOfPod = (pod: string): number[] =>
-  readdirSync("/proc").filter((d) => /^\d+$/u.test(d)).map(Number).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`POD_NAME=${pod}`)
-    } catch {
-      return false
-    }
-  })
 
 describe("aicr-dev up --detach and down", () => {
   let pids: number[] = []

@@ -16,7 +16,8 @@
 import { spawnSync } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { type Arch } from "@aicr/image"
+import { type Arch, buildImage, controllerImage, pushImage } from "@aicr/image"
+import { OciClient } from "@aicr/oras"
 import { applyManifests, type HarnessInfo, readVersions } from "@aicr/testing/harness"
 import { parse, stringify } from "yaml"
 import { buildProjectImages, projectImages } from "./build-images"
@@ -70,6 +71,24 @@ export const buildLocalImages = async (info: Pick<HarnessInfo, "registry">, opts
       return [key, { repository: `${imagePrefix(info)}/aicr-operator-${c}`, digest: b.image.digest, seconds: b.seconds }]
     }),
   ) as Record<ControllerKey, LocalImage>
+}
+
+/**
+ * A new image of one controller, as a release of only that controller would ship: the same bundle with another version
+ * label (so another digest), pushed beside the others under the tag `v<version>`. For `helm upgrade --set
+ * controllers.<key>.image.digest=…`.
+ */
+export const pushControllerRelease = async (info: Pick<HarnessInfo, "registry">, key: ControllerKey, version: string, outDir: string): Promise<LocalImage> => {
+  const started = Date.now()
+  const c = CONTROLLERS[key]
+  const built = await buildImage(controllerImage(c, join(root, "dist", "apps", c), { version }, [hostArch()]), { outDir })
+  const client = new OciClient()
+  try {
+    await pushImage(client, built, `${imagePrefix(info)}/aicr-operator-${c}`, `v${version}`)
+  } finally {
+    await client.close()
+  }
+  return { repository: `${imagePrefix(info)}/aicr-operator-${c}`, digest: built.digest, seconds: (Date.now() - started) / 1000 }
 }
 
 /**

@@ -24,6 +24,7 @@ export {
   waitForNodesReady,
 } from "./nodes"
 export {
+  appliesByName,
   applyManifests,
   type ApplyOptions,
   type AuditEvent,
@@ -44,7 +45,7 @@ export {
 export { loadManifests, parseManifests } from "./manifests"
 export { EDITOR_STAMP_FILE, installApprovalPolicies, installEditorStamp, type PolicyInstallOptions, POLICIES_DIR, removeApprovalPolicies, removeEditorStamp } from "./policies"
 export { AUDIT_READS_GROUP, COMPONENT_USERS, componentUser, DEFAULT_USERS, type StaticUser, writeKubeconfig } from "./auth"
-export { adoptProc, HarnessError, pidAlive, type Proc, spawnProc, type SpawnOptions, tailFile } from "./proc"
+export { adoptProc, HarnessError, pidAlive, type Proc, processesOfPod, spawnProc, type SpawnOptions, tailFile } from "./proc"
 export { aicrBinary, argoCdCrdsDir, readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"
 export { defaultHostFor, h100Host, HOST_PROFILE_ANNOTATION, HostProfile, hostProfileOf, setHostProfile, systemHost } from "./kubelet/hosts"
 export { AICR_IMAGES, CLAIMED_REPOSITORIES, CUDA_BASE_IMAGE, type ImageRule, type ImageRuntime, KUBELET_IMAGES, lookupImage } from "./kubelet/images"

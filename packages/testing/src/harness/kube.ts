@@ -265,6 +265,26 @@ export const readAuditEvents = (
         (match.username === undefined || e.user.username === match.username),
     )
 
+/**
+ * A controller's successful server-side applies (`PATCH …?force=true` as `username`, from the audit log) of the
+ * objects of one resource, counted by object name; `since` (RFC 3339) keeps the later ones only. A controller that
+ * writes each object once counts 1 per name; a repeated write counts twice.
+ */
+export const appliesByName = (
+  info: Pick<HarnessInfo, "auditLog">,
+  match: { resource: string; namespace?: string; username: string; since?: string },
+): Map<string, number> => {
+  const counts = new Map<string, number>()
+  for (const e of readAuditEvents(info, { verb: "patch", resource: match.resource, username: match.username, ...(match.namespace !== undefined ? { namespace: match.namespace } : {}) })) {
+    if (!e.requestURI.includes("force=")) continue
+    if (e.responseStatus?.code !== undefined && e.responseStatus.code >= 300) continue
+    if (match.since !== undefined && e.stageTimestamp < match.since) continue
+    const name = e.objectRef?.name ?? "?"
+    counts.set(name, (counts.get(name) ?? 0) + 1)
+  }
+  return counts
+}
+
 /** Creates a namespace named `${prefix}-<random>` (with labels) and returns its name. */
 export const createNamespace = async (info: KubeTarget, prefix = "t", labels: Record<string, string> = {}): Promise<string> => {
   const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`

@@ -69,6 +69,20 @@ const installHandlers = (): void => {
   }
 }
 
+/**
+ * The pids on this machine whose environment names this pod (`POD_NAME`): the container processes the process kubelet
+ * runs for a pod whose containers set `POD_NAME` from the downward API, as the chart's controllers do (kwok's pods
+ * have no process).
+ */
+export const processesOfPod = (pod: string): number[] =>
+  readdirSync("/proc").filter((d) => /^\d+$/u.test(d)).map(Number).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`POD_NAME=${pod}`)
+    } catch {
+      return false
+    }
+  })
+
 /** True when pid is a live, non-zombie process (and, given bin, runs that executable). */
 export const pidAlive = (pid: number, bin?: string): boolean => {
   try {
