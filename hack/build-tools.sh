@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform] [oras] [cosign]
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform] [oras] [cosign] [yq]
 #        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 # Go builds run under `nice` so they leave room for whatever else runs on the machine.
@@ -116,6 +116,11 @@ build_oras() {
   GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "oras.land/oras/cmd/oras@$ORAS_VERSION"
 }
 
+# yq, as the install guide uses it (`helm show values … | yq -r .operator.image`).
+build_yq() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/mikefarah/yq/v4@$YQ_VERSION"
+}
+
 # Helm v3 only for Argo CD's repo-server (the version Argo CD pins): in v3 `helm pull oci://` falls back to plain
 # HTTP, which the runtime registry on loopback needs, because Argo CD never passes --plain-http. Everything else
 # uses helm v4.
@@ -210,7 +215,7 @@ build_cosign() {
   GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/sigstore/cosign/v2/cmd/cosign@$COSIGN_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform oras cosign)
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform oras cosign yq)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -230,6 +235,7 @@ for t in "${want[@]}"; do
     kubeconform) done_or_build kubeconform "$KUBECONFORM_VERSION" build_kubeconform ;;
     oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
     cosign) done_or_build cosign "$COSIGN_VERSION" build_cosign ;;
+    yq) done_or_build yq "$YQ_VERSION" build_yq ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

@@ -14,11 +14,11 @@
  * chart renders from the contracts. The registry needs no login: an admin's docker-config Secret (`static`) stands in.
  */
 import { spawnSync } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { type Arch } from "@aicr/image"
 import { applyManifests, type HarnessInfo, readVersions } from "@aicr/testing/harness"
-import { parse, stringify } from "yaml"
+import { parse, parseDocument, stringify } from "yaml"
 import { buildProjectImages, projectImages } from "./build-images"
 import { COMPONENT_NAMESPACES, DOCKER_CONFIG_SECRET, LOCAL_STABILIZATION_WINDOW, OPERATOR_NAMESPACE, registryPrefix } from "./local-operator"
 
@@ -37,8 +37,14 @@ export const CONTROLLERS = {
   validationGate: "validation-gate",
 } as const
 export type ControllerKey = keyof typeof CONTROLLERS
+/**
+ * A controller's Deployment in the chart: `aicr-<controller>`, except the ecr-credential-refresher, which holds the
+ * operator's AWS identity (ServiceAccount `aicr-operator`) and is `deployment/aicr-operator`, the one the install
+ * guide's step 6 waits for before it reads the token that controller writes.
+ */
+export const deploymentOf = (c: (typeof CONTROLLERS)[ControllerKey]): string => (c === "ecr-credential-refresher" ? "aicr-operator" : `aicr-${c}`)
 /** The chart's Deployments, one per controller. */
-export const DEPLOYMENTS = Object.values(CONTROLLERS).map((c) => `aicr-${c}`)
+export const DEPLOYMENTS = Object.values(CONTROLLERS).map(deploymentOf)
 
 /** Where `up` pushes the operator's images: `<registry>/nvidia/aicr-operator-<controller>`, as on ghcr.io/nvidia. */
 export const imagePrefix = (info: Pick<HarnessInfo, "registry">) => `${info.registry}/nvidia`
@@ -70,6 +76,18 @@ export const buildLocalImages = async (info: Pick<HarnessInfo, "registry">, opts
       return [key, { repository: `${imagePrefix(info)}/aicr-operator-${c}`, digest: b.image.digest, seconds: b.seconds }]
     }),
   ) as Record<ControllerKey, LocalImage>
+}
+
+/**
+ * The operator's release image, every controller in one image (its entrypoint starts the one `AICR_CONTROLLER`
+ * names), built for this machine's architecture and pushed to `<registry>/nvidia/aicr-operator`: what a released
+ * chart's `operator.image` pins by digest.
+ */
+export const buildLocalOperatorImage = async (info: Pick<HarnessInfo, "registry">, opts: { outDir?: string } = {}): Promise<LocalImage> => {
+  const images = projectImages({ platforms: [hostArch()], controllers: Object.values(CONTROLLERS), aicr: false }).filter((p) => p.path === "aicr-operator")
+  const [b] = await buildProjectImages(images, { push: imagePrefix(info), useCache: true, ...(opts.outDir ? { outDir: opts.outDir } : {}) })
+  if (!b?.ref) throw new Error("the operator image was not built and pushed")
+  return { repository: `${imagePrefix(info)}/aicr-operator`, digest: b.image.digest, seconds: b.seconds }
 }
 
 /**
@@ -125,13 +143,32 @@ export const localKubectl = (info: Pick<HarnessInfo, "kubeconfig" | "bin">) => (
 /** The chart's version (Chart.yaml), the tag it is pushed under. */
 export const chartVersion = (): string => (parse(readFileSync(join(CHART_DIR, "Chart.yaml"), "utf8")) as { version: string }).version
 
-/** Packages the chart and pushes it to the plane's registry; returns the chart reference and version. */
-export const pushLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">, dir: string): { ref: string; version: string } => {
+/**
+ * The release step: a copy of the chart whose defaults pin the release's operator image by digest (`operator.image`),
+ * as a released chart does, so `helm show values … | yq -r .operator.image` names it (the install guide's step 3).
+ * The source chart keeps `operator.image: ""`: a digest exists only once the image is built. Comments are kept.
+ */
+export const stampChart = (dir: string, pins: { operatorImage: string }): string => {
+  const out = join(dir, "chart", "src", "aicr-operator")
+  rmSync(out, { recursive: true, force: true })
+  cpSync(CHART_DIR, out, { recursive: true })
+  const file = join(out, "values.yaml")
+  const doc = parseDocument(readFileSync(file, "utf8"))
+  doc.setIn(["operator", "image"], pins.operatorImage)
+  writeFileSync(file, doc.toString({ lineWidth: 0 }))
+  return out
+}
+
+/**
+ * Packages the chart (stamped with the operator image when given, as a release is) and pushes it to the plane's
+ * registry; returns the chart reference and version.
+ */
+export const pushLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">, dir: string, pins?: { operatorImage: string }): { ref: string; version: string } => {
   const helm = localHelm(info, dir)
   const out = join(dir, "chart")
   mkdirSync(out, { recursive: true })
   const version = chartVersion()
-  helm(["package", CHART_DIR, "--destination", out])
+  helm(["package", pins ? stampChart(dir, pins) : CHART_DIR, "--destination", out])
   helm(["push", join(out, `aicr-operator-${version}.tgz`), chartRepository(info), "--plain-http"])
   return { ref: `${chartRepository(info)}/aicr-operator`, version }
 }

@@ -50,7 +50,8 @@ const template = (values: string, ...extra: string[]) => h.helm("template", RELE
 
 interface PodSpec {
   readonly securityContext: Record<string, unknown>
-  readonly containers: ReadonlyArray<{ readonly image: string; readonly args: string[]; readonly securityContext: Record<string, unknown> }>
+  readonly serviceAccountName?: string
+  readonly containers: ReadonlyArray<{ readonly name: string; readonly image: string; readonly args: string[]; readonly securityContext: Record<string, unknown> }>
 }
 const deploymentOf = (o: Obj) => o as unknown as { metadata: Obj["metadata"]; spec: { replicas: number; template: { spec: PodSpec } } }
 
@@ -110,7 +111,7 @@ describe("helm lint and template", () => {
   it("renders every pod Pod-Security-restricted with a read-only root filesystem, and each controller's image pinned as configured", async () => {
     const objs = objectsOf(await template(join(CI, "signing-values.yaml")))
     const deployments = objs.filter((o) => o.kind === "Deployment").map(deploymentOf)
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(["aicr-approval-guard", "aicr-ecr-credential-refresher", "aicr-planner", "aicr-registry-mirror", "aicr-resolver", "aicr-step-executor", "aicr-validation-gate"])
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(["aicr-approval-guard", "aicr-operator", "aicr-planner", "aicr-registry-mirror", "aicr-resolver", "aicr-step-executor", "aicr-validation-gate"])
     for (const d of deployments) {
       const pod = d.spec.template.spec
       expect(pod.securityContext, d.metadata.name).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } })
@@ -166,6 +167,22 @@ describe("helm lint and template", () => {
     const images = objs.filter((o) => o.kind === "Deployment").map((d) => deploymentOf(d).spec.template.spec.containers[0]!.image)
     expect(images).toHaveLength(7)
     expect(new Set(images)).toEqual(new Set([image]))
+  })
+
+  it("a controller's own digest wins over operator.image: one controller upgraded on its own", async () => {
+    const image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr-operator@sha256:2222222222222222222222222222222222222222222222222222222222222222"
+    const own = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+    const objs = objectsOf(await template(join(CI, "overview-values.yaml"), "--set", `operator.image=${image}`, "--set", `controllers.stepExecutor.image.digest=${own}`))
+    const images = new Map(objs.filter((o) => o.kind === "Deployment").map((d) => [d.metadata.name, deploymentOf(d).spec.template.spec.containers[0]!.image]))
+    expect(images.get("aicr-step-executor")).toBe(`ghcr.io/nvidia/aicr-operator-step-executor@${own}`)
+    expect([...images.entries()].filter(([name]) => name !== "aicr-step-executor").map(([, i]) => i)).toEqual(Array(6).fill(image))
+  })
+
+  it("names the refresher's Deployment aicr-operator, the one the guide's step 6 waits for (its ServiceAccount is the AWS identity)", async () => {
+    const objs = objectsOf(await template(join(CI, "eks-values.yaml")))
+    const refresher = objs.filter((o) => o.kind === "Deployment").map(deploymentOf).find((d) => d.metadata.name === "aicr-operator")
+    expect(refresher?.spec.template.spec.serviceAccountName).toBe("aicr-operator")
+    expect(refresher?.spec.template.spec.containers[0]!.name).toBe("ecr-credential-refresher")
   })
 })
 
@@ -357,7 +374,8 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
   // helm waits up to 3 minutes and each rollout status up to 2: on a loaded machine more than the tier's default.
   it("installs, and every controller's pods are admitted and roll out", { timeout: 600_000 }, async () => {
     await h.helm("install", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "-f", installValues, "--wait", "--timeout", "3m", "--kubeconfig", info.kubeconfig)
-    for (const d of ["aicr-resolver", "aicr-registry-mirror", "aicr-planner", "aicr-approval-guard", "aicr-step-executor", "aicr-ecr-credential-refresher", "aicr-validation-gate"]) {
+    // deployment/aicr-operator is the ecr-credential-refresher (ServiceAccount aicr-operator), as the guide's step 6 names it.
+    for (const d of ["aicr-resolver", "aicr-registry-mirror", "aicr-planner", "aicr-approval-guard", "aicr-step-executor", "aicr-operator", "aicr-validation-gate"]) {
       const { stdout } = await kubectl("-n", NAMESPACE, "rollout", "status", `deployment/${d}`, "--timeout=120s")
       expect(stdout, d).toContain("successfully rolled out")
     }

@@ -22,6 +22,8 @@ export interface ToolVersions {
   readonly kubeconform?: string | undefined
   /** The oras CLI: the install guide's `oras pull`, and checks of pushed images the way a user would. */
   readonly oras: string
+  /** yq, as the install guide reads the chart's values (`helm show values … | yq -r .operator.image`). */
+  readonly yq?: string | undefined
 }
 
 /** The monorepo root: the first ancestor of this file that holds hack/tools/versions.env. */
@@ -59,6 +61,7 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     moto: env["MOTO_VERSION"],
     kubeconform: env["KUBECONFORM_VERSION"],
     oras: need("ORAS_VERSION"),
+    yq: env["YQ_VERSION"],
   }
 }
 
@@ -77,6 +80,7 @@ export type ToolName =
   | "argocd"
   | "kubeconform"
   | "oras"
+  | "yq"
   | "docker-registry"
   | "htpasswd"
   | "redis-server"
@@ -98,6 +102,7 @@ const built: Record<
   argocd: { dir: "argocd", arg: "argocd" },
   kubeconform: { dir: "kubeconform", arg: "kubeconform" },
   oras: { dir: "oras", arg: "oras" },
+  yq: { dir: "yq", arg: "yq" },
 }
 
 const onPath = (name: string): string | undefined => {
