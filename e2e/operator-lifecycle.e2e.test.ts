@@ -196,8 +196,13 @@ describe("the operator's lifecycle through its chart", () => {
     const copy = stdout.trim()
     expect(copy).toMatch(new RegExp(`^${ecr.replace(/[.]/gu, "\\.")}/aicr-operator@sha256:[0-9a-f]{64}$`, "u"))
     // The copy keeps the digest: the chart's default names the same digest under the release's repository.
-    const shown = parse(await helm("show", "values", `oci://${registry}/charts/aicr-operator`, "--version", version, "--plain-http")) as { operator: { image: string } }
+    const shown = parse(await helm("show", "values", `oci://${registry}/charts/aicr-operator`, "--version", version, "--plain-http")) as { operator: { image: string }; aicr: { version: string; digests: Record<string, string> } }
     expect(shown.operator.image).toBe(`${registry}/nvidia/aicr-operator@${copy.split("@")[1]}`)
+    // The AICR images the release was qualified against, by digest: the resolver runs the pinned version's.
+    const aicrVersion = (values["aicr"] as { version: string }).version
+    expect(shown.aicr.digests[aicrVersion]).toMatch(/^sha256:[0-9a-f]{64}$/u)
+    const resolverArgs = (await json<{ spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>("-n", NS, "get", "deployment", "aicr-resolver")).spec.template.spec.containers[0]!.args
+    expect(resolverArgs).toContain(`--aicr-image=ghcr.io/nvidia/aicr:${aicrVersion}@${shown.aicr.digests[aicrVersion]}`)
 
     // values.yaml as the guide writes it: no controller image, operator.image the copy. Every Deployment rolls to it.
     const { controllers: _pinned, ...guide } = values

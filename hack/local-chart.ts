@@ -16,10 +16,10 @@
 import { spawnSync } from "node:child_process"
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { type Arch } from "@aicr/image"
+import { aicrImage, type Arch, buildImage } from "@aicr/image"
 import { applyManifests, type HarnessInfo, readVersions } from "@aicr/testing/harness"
 import { parse, parseDocument, stringify } from "yaml"
-import { buildProjectImages, projectImages } from "./build-images"
+import { buildProjectImages, builtAicrVersions, projectImages } from "./build-images"
 import { COMPONENT_NAMESPACES, DOCKER_CONFIG_SECRET, LOCAL_STABILIZATION_WINDOW, OPERATOR_NAMESPACE, registryPrefix } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
@@ -91,6 +91,20 @@ export const buildLocalOperatorImage = async (info: Pick<HarnessInfo, "registry"
 }
 
 /**
+ * The digests of the AICR CLI images this machine builds, by version (the same inputs give the same digest; the layer
+ * cache makes it quick): what a release lists in the chart's `aicr.digests`. The process kubelet runs AICR's images by
+ * their tag, so the digests name the local builds without having to be pulled by them.
+ */
+export const localAicrDigests = async (opts: { outDir?: string } = {}): Promise<Record<string, string>> => {
+  const out: Record<string, string> = {}
+  for (const { version, dir } of builtAicrVersions()) {
+    const image = await buildImage({ ...aicrImage(dir, version, [hostArch()]), name: `aicr-${version}` }, { outDir: opts.outDir ?? join(root, "dist", "images"), useCache: true })
+    out[version] = image.digest
+  }
+  return out
+}
+
+/**
  * The values `up` installs the chart with: the guide's shape (registry, namespaces.components, approvers,
  * validation.enabled) for the local control plane, plus what differs here: `static` registry credentials (the local
  * registry needs no login), plain HTTP to it, the short stabilization window, the local chart upstream in place of
@@ -143,18 +157,28 @@ export const localKubectl = (info: Pick<HarnessInfo, "kubeconfig" | "bin">) => (
 /** The chart's version (Chart.yaml), the tag it is pushed under. */
 export const chartVersion = (): string => (parse(readFileSync(join(CHART_DIR, "Chart.yaml"), "utf8")) as { version: string }).version
 
+/** What a release pins in the chart's defaults: its operator image, and the AICR images it was qualified against. */
+export interface ChartPins {
+  /** `<repository>@sha256:…`, every controller in one image. */
+  readonly operatorImage: string
+  /** AICR CLI image digests by version (`aicr.digests`). */
+  readonly aicrDigests?: Readonly<Record<string, string>>
+}
+
 /**
- * The release step: a copy of the chart whose defaults pin the release's operator image by digest (`operator.image`),
- * as a released chart does, so `helm show values … | yq -r .operator.image` names it (the install guide's step 3).
+ * The release step: a copy of the chart whose defaults pin the release's operator image by digest (`operator.image`)
+ * and the AICR images by version (`aicr.digests`), as a released chart does, so `helm show values … | yq -r
+ * .operator.image` names it (the install guide's step 3).
  * The source chart keeps `operator.image: ""`: a digest exists only once the image is built. Comments are kept.
  */
-export const stampChart = (dir: string, pins: { operatorImage: string }): string => {
+export const stampChart = (dir: string, pins: ChartPins): string => {
   const out = join(dir, "chart", "src", "aicr-operator")
   rmSync(out, { recursive: true, force: true })
   cpSync(CHART_DIR, out, { recursive: true })
   const file = join(out, "values.yaml")
   const doc = parseDocument(readFileSync(file, "utf8"))
   doc.setIn(["operator", "image"], pins.operatorImage)
+  if (pins.aicrDigests && Object.keys(pins.aicrDigests).length > 0) doc.setIn(["aicr", "digests"], doc.createNode(pins.aicrDigests))
   writeFileSync(file, doc.toString({ lineWidth: 0 }))
   return out
 }
@@ -163,7 +187,7 @@ export const stampChart = (dir: string, pins: { operatorImage: string }): string
  * Packages the chart (stamped with the operator image when given, as a release is) and pushes it to the plane's
  * registry; returns the chart reference and version.
  */
-export const pushLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">, dir: string, pins?: { operatorImage: string }): { ref: string; version: string } => {
+export const pushLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">, dir: string, pins?: ChartPins): { ref: string; version: string } => {
   const helm = localHelm(info, dir)
   const out = join(dir, "chart")
   mkdirSync(out, { recursive: true })

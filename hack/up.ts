@@ -24,7 +24,7 @@ import {
   startArgoCd,
   startControlPlane,
 } from "@aicr/testing/harness"
-import { buildLocalImages, buildLocalOperatorImage, createReleaseNamespace, DEPLOYMENTS, imagePrefix, installLocalChart, installStaticCredentials, localKubectl, localValues, pushLocalChart, RELEASE, writeValues } from "./local-chart"
+import { buildLocalImages, buildLocalOperatorImage, localAicrDigests, createReleaseNamespace, DEPLOYMENTS, imagePrefix, installLocalChart, installStaticCredentials, localKubectl, localValues, pushLocalChart, RELEASE, writeValues } from "./local-chart"
 import { OPERATOR_NAMESPACE, registryPrefix, startLocalUpstream } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
@@ -78,7 +78,7 @@ say(`operator images pushed to ${imagePrefix(info)}: ${Object.values(images).map
 // The release image (every controller in one) that the pushed chart's defaults pin by digest, as a released chart's do;
 // values.yaml below still pins each controller's own image, which wins over it.
 const operatorImage = await buildLocalOperatorImage(info)
-const chart = pushLocalChart(info, stateDir, { operatorImage: `${operatorImage.repository}@${operatorImage.digest}` })
+const chart = pushLocalChart(info, stateDir, { operatorImage: `${operatorImage.repository}@${operatorImage.digest}`, aicrDigests: await localAicrDigests() })
 createReleaseNamespace(info)
 await installStaticCredentials(info)
 const values = writeValues(stateDir, localValues(info, { images, upstreamRewrites: upstream.rewrites, ...(process.env.AICR_VERSION ? { aicrVersion: process.env.AICR_VERSION } : {}) }))

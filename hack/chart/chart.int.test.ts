@@ -178,6 +178,20 @@ describe("helm lint and template", () => {
     expect([...images.entries()].filter(([name]) => name !== "aicr-step-executor").map(([, i]) => i)).toEqual(Array(6).fill(image))
   })
 
+  it("pins the AICR image by the digest aicr.digests lists for aicr.version; changing aicr.version alone picks that version's; aicr.image wins", async () => {
+    const d1 = `sha256:${"4".repeat(64)}`
+    const d0 = `sha256:${"5".repeat(64)}`
+    const aicrImageOf = async (...extra: string[]) => {
+      const objs = objectsOf(await template(join(CI, "overview-values.yaml"), "--set", `aicr.digests.v0\\.11\\.1=${d1}`, "--set", `aicr.digests.v0\\.10\\.16=${d0}`, ...extra))
+      const resolver = objs.filter((o) => o.kind === "Deployment").map(deploymentOf).find((d) => d.metadata.name === "aicr-resolver")!
+      return resolver.spec.template.spec.containers[0]!.args.find((a) => a.startsWith("--aicr-image="))
+    }
+    expect(await aicrImageOf("--set", "aicr.version=v0.11.1")).toBe(`--aicr-image=ghcr.io/nvidia/aicr:v0.11.1@${d1}`)
+    expect(await aicrImageOf("--set", "aicr.version=v0.10.16")).toBe(`--aicr-image=ghcr.io/nvidia/aicr:v0.10.16@${d0}`)
+    expect(await aicrImageOf("--set", "aicr.version=v0.12.0")).toBe("--aicr-image=ghcr.io/nvidia/aicr:v0.12.0")
+    expect(await aicrImageOf("--set", "aicr.image=registry.example.com/aicr@sha256:" + "6".repeat(64))).toBe(`--aicr-image=registry.example.com/aicr@sha256:${"6".repeat(64)}`)
+  })
+
   it("names the refresher's Deployment aicr-operator, the one the guide's step 6 waits for (its ServiceAccount is the AWS identity)", async () => {
     const objs = objectsOf(await template(join(CI, "eks-values.yaml")))
     const refresher = objs.filter((o) => o.kind === "Deployment").map(deploymentOf).find((d) => d.metadata.name === "aicr-operator")
@@ -209,6 +223,7 @@ describe("values the chart refuses", () => {
     { name: "an unknown Pod Security level", extra: components((c) => (c[1]!["podSecurity"] = "open")), says: "at '/namespaces/components/1/podSecurity'" },
     { name: "a component namespace without a name", extra: components((c) => delete c[2]!["name"]), says: "at '/namespaces/components/2': missing property 'name'" },
     { name: "a digest that is not sha256", extra: { controllers: { planner: { image: { digest: "sha256:abc" } } } }, says: "at '/controllers/planner/image/digest'" },
+    { name: "an AICR digest that is not sha256", extra: { aicr: { digests: { "v0.11.1": "sha256:abc" } } }, says: "at '/aicr/digests/v0.11.1'" },
     { name: "negative replicas", extra: { controllers: { resolver: { replicas: -1 } } }, says: "at '/controllers/resolver/replicas'" },
     { name: "an unknown log level", extra: { operator: { logLevel: "loud" } }, says: "at '/operator/logLevel'" },
     { name: "a value the chart does not have (there is no image pull Secret value)", extra: { operator: { imagePullSecrets: ["ecr"] } }, says: "at '/operator': additional properties 'imagePullSecrets' not allowed" },

@@ -59,9 +59,19 @@ controller's repository at the chart's appVersion. Argument: dict root, c (the c
 {{- end -}}
 {{- end -}}
 
-{{/* The AICR image: aicr.image, else ghcr.io/nvidia/aicr:<aicr.version>. */}}
+{{/*
+The AICR image: aicr.image, else ghcr.io/nvidia/aicr:<aicr.version> pinned by the digest aicr.digests lists for that
+version (tag and digest: a runtime pulls by the digest), else by its tag alone.
+*/}}
 {{- define "aicr-operator.aicrImage" -}}
-{{- .Values.aicr.image | default (printf "ghcr.io/nvidia/aicr:%s" .Values.aicr.version) -}}
+{{- $digest := get (.Values.aicr.digests | default dict) .Values.aicr.version -}}
+{{- if .Values.aicr.image -}}
+{{- .Values.aicr.image -}}
+{{- else if $digest -}}
+{{- printf "ghcr.io/nvidia/aicr:%s@%s" .Values.aicr.version $digest -}}
+{{- else -}}
+{{- printf "ghcr.io/nvidia/aicr:%s" .Values.aicr.version -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The registry prefix without oci:// (Argo CD's form). */}}
