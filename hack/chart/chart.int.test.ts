@@ -399,6 +399,15 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
     expect(pods.items.every((p) => p.status.phase === "Running")).toBe(true)
   })
 
+  it("helm upgrade scales a controller to two replicas and back to one (helm's server-side apply leaves no defaulted rollingUpdate behind)", { timeout: 300_000 }, async () => {
+    const strategyOf = async () => (JSON.parse((await kubectl("-n", NAMESPACE, "get", "deployment", "aicr-planner", "-o", "json")).stdout) as { spec: { replicas: number; strategy: Record<string, unknown> } }).spec
+    for (const [replicas, strategy] of [[2, { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }], [1, { type: "Recreate" }]] as const) {
+      await h.helm("upgrade", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "--reuse-values", "--set", `controllers.planner.replicas=${replicas}`, "--kubeconfig", info.kubeconfig)
+      expect(await strategyOf()).toMatchObject({ replicas, strategy })
+      if (replicas === 1) expect((await strategyOf()).strategy).not.toHaveProperty("rollingUpdate")
+    }
+  })
+
   it("the namespace really enforces restricted: a pod that is not is refused", async () => {
     const res = await kubeRequest(info, {
       method: "POST", path: `/api/v1/namespaces/${NAMESPACE}/pods?dryRun=All`,
