@@ -6,19 +6,21 @@
  *   the rollout in flight resumes and finishes with no Application written twice;
  * - per-controller scaling: `replicas: 2` runs one leader (the Lease) and a standby; killing the leader's process
  *   hands the Lease to the other pod;
+ * - the install guide's step 3: the released chart's `operator.image` (by digest, read with `helm show values | yq`)
+ *   copied with `oras cp` and set as `operator.image` runs every controller from that one image;
  * - `helm uninstall` keeps the CRDs, the runtime, the namespaces, the AppProject and every Application: the stack
  *   keeps running without the operator.
  *
  * Checked with kubectl, helm and the audit log of the API server, as a user would.
  */
 import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { appliesByName, eventually, processesOfPod, repoRoot, toolPath } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { parse } from "yaml"
+import { parse, stringify } from "yaml"
 import { DEPLOYMENTS, pushControllerRelease } from "../hack/local-chart"
 
 const run = promisify(execFile)
@@ -150,6 +152,51 @@ describe("the operator's lifecycle through its chart", () => {
     }, { timeoutMs: 300_000, intervalMs: 1000, what: "the killed leader's container to restart and be ready" })
     expect(restarted.restartCount).toBeGreaterThanOrEqual(1)
     expect(await holderOf()).toBe(newHolder)
+  })
+
+  it("the guide's step 3: the released chart names the operator image by digest; a copy of it, set as operator.image, runs every controller", { timeout: 900_000 }, async () => {
+    const values = parse(readFileSync(join(dir, "values.yaml"), "utf8")) as Record<string, unknown> & { registry: { plainHttp: string[] } }
+    const registry = values.registry.plainHttp[0]!
+    const version = (parse(readFileSync(join(root, "charts", "aicr-operator", "Chart.yaml"), "utf8")) as { version: string }).version
+    // The guide's lines, with the registry's address for ghcr.io and ECR. The one change: `--plain-http` (helm) and
+    // `--from-plain-http --to-plain-http` (oras), since the local registry speaks HTTP where ghcr.io and ECR speak HTTPS.
+    const script = [
+      `IMAGE=$(helm show values oci://${registry}/charts/aicr-operator --version "\${VERSION}" --plain-http | yq -r .operator.image)`,
+      `oras cp --from-plain-http --to-plain-http "\${IMAGE}" "\${ECR}/aicr-operator:v\${VERSION}" >&2`,
+      `echo "\${ECR}/aicr-operator@\${IMAGE#*@}"          # operator.image`,
+    ].join("\n")
+    const ecr = `${registry}/ecr-copy`
+    const path = [dirname(toolPath("helm")), dirname(toolPath("yq")), dirname(toolPath("oras")), process.env.PATH].join(":")
+    const helmEnv = { HELM_CONFIG_HOME: join(dir, "helm", "config"), HELM_CACHE_HOME: join(dir, "helm", "cache"), HELM_DATA_HOME: join(dir, "helm", "data") }
+    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], { env: { ...process.env, ...helmEnv, PATH: path, HOME: dir, VERSION: version, ECR: ecr } })
+    const copy = stdout.trim()
+    expect(copy).toMatch(new RegExp(`^${ecr.replace(/[.]/gu, "\\.")}/aicr-operator@sha256:[0-9a-f]{64}$`, "u"))
+    // The copy keeps the digest: the chart's default names the same digest under the release's repository.
+    const shown = parse(await helm("show", "values", `oci://${registry}/charts/aicr-operator`, "--version", version, "--plain-http")) as { operator: { image: string }; aicr: { version: string; digests: Record<string, string> } }
+    expect(shown.operator.image).toBe(`${registry}/nvidia/aicr-operator@${copy.split("@")[1]}`)
+    // The AICR images the release was qualified against, by digest: the resolver runs the pinned version's.
+    const aicrVersion = (values["aicr"] as { version: string }).version
+    expect(shown.aicr.digests[aicrVersion]).toMatch(/^sha256:[0-9a-f]{64}$/u)
+    const resolverArgs = (await json<{ spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }>("-n", NS, "get", "deployment", "aicr-resolver")).spec.template.spec.containers[0]!.args
+    expect(resolverArgs).toContain(`--aicr-image=ghcr.io/nvidia/aicr:${aicrVersion}@${shown.aicr.digests[aicrVersion]}`)
+
+    // values.yaml as the guide writes it: no controller image, operator.image the copy. Every Deployment rolls to it.
+    const { controllers: _pinned, ...guide } = values
+    const file = join(dir, "values-ecr-copy.yaml")
+    writeFileSync(file, stringify({ ...guide, operator: { ...(guide["operator"] as object | undefined), image: copy } }))
+    await helm("upgrade", "aicr-operator", `oci://${registry}/charts/aicr-operator`, "--version", version, "--plain-http", "--namespace", NS, "--reset-values", "-f", file)
+    for (const d of DEPLOYMENTS) expect(await kubectl("-n", NS, "rollout", "status", `deployment/${d}`, "--timeout=600s"), d).toContain("successfully rolled out")
+    type ImagePod = Pod & { metadata: { deletionTimestamp?: string }; spec: { containers: Array<{ image: string }> } }
+    const pods = (await json<{ items: ImagePod[] }>("-n", NS, "get", "pods", "-l", "app.kubernetes.io/part-of=aicr-operator")).items
+    const running = pods.filter((p) => p.status.phase === "Running" && p.metadata.deletionTimestamp === undefined)
+    expect(new Set(running.map((p) => p.metadata.labels["app.kubernetes.io/component"]))).toEqual(new Set(["resolver", "registry-mirror", "planner", "approval-guard", "step-executor", "ecr-credential-refresher", "validation-gate"]))
+    expect([...new Set(running.map((p) => p.spec.containers[0]!.image))]).toEqual([copy])
+    // The operator from the one image still holds the runtime: Ready stays True.
+    const ready = await eventually(async () => {
+      const c = (await json<{ status: { conditions: Array<{ type: string; status: string; reason: string }> } }>("get", "clusterruntime", "cluster")).status.conditions.find((x) => x.type === "Ready")
+      return c?.status === "True" ? c : undefined
+    }, { timeoutMs: 300_000, intervalMs: 2_000, what: "Ready=True on ClusterRuntime cluster from the operator image's controllers" })
+    expect(ready.reason).toBe("RolledOut")
   })
 
   it("helm uninstall keeps the CRDs, the runtime, the namespaces, the AppProject and every Application: the stack keeps running", { timeout: 600_000 }, async () => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds (once per version) the Go tools the local control plane needs and prints nothing but progress.
-# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform] [oras] [cosign] [promtool]
+# Usage: hack/build-tools.sh [registry] [etcd] [k8s] [kubectl] [kwok] [helm] [helm3] [argocd] [redis] [aicr] [moto] [kubeconform] [oras] [cosign] [promtool] [yq]
 #        (no argument = all)
 # Binaries land in $AICR_TOOLS_CACHE/<tool>-<version>/; a tool whose directory exists is not rebuilt.
 # Go builds run under `nice` so they leave room for whatever else runs on the machine.
@@ -116,6 +116,11 @@ build_oras() {
   GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "oras.land/oras/cmd/oras@$ORAS_VERSION"
 }
 
+# yq, as the install guide uses it (`helm show values … | yq -r .operator.image`).
+build_yq() {
+  GOBIN=$1 nice -n 10 go install -trimpath -ldflags "-s -w" "github.com/mikefarah/yq/v4@$YQ_VERSION"
+}
+
 # Helm v3 only for Argo CD's repo-server (the version Argo CD pins): in v3 `helm pull oci://` falls back to plain
 # HTTP, which the runtime registry on loopback needs, because Argo CD never passes --plain-http. Everything else
 # uses helm v4.
@@ -221,7 +226,7 @@ build_promtool() {
     "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION"
 }
 
-want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform oras cosign promtool)
+want=("$@"); [[ ${#want[@]} -eq 0 ]] && want=(registry redis etcd k8s kubectl kwok helm helm3 argocd aicr moto kubeconform oras cosign promtool yq)
 for t in "${want[@]}"; do
   case $t in
     etcd) done_or_build etcd "$ETCD_VERSION" build_etcd ;;
@@ -242,6 +247,7 @@ for t in "${want[@]}"; do
     oras) done_or_build oras "$ORAS_VERSION" build_oras ;;
     cosign) done_or_build cosign "$COSIGN_VERSION" build_cosign ;;
     promtool) done_or_build promtool "$PROMTOOL_VERSION" build_promtool ;;
+    yq) done_or_build yq "$YQ_VERSION" build_yq ;;
     *) log "unknown tool $t"; exit 2 ;;
   esac
 done

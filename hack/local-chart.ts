@@ -14,13 +14,13 @@
  * chart renders from the contracts. The registry needs no login: an admin's docker-config Secret (`static`) stands in.
  */
 import { spawnSync } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { type Arch, buildImage, controllerImage, pushImage } from "@aicr/image"
+import { aicrImage, type Arch, buildImage, controllerImage, pushImage } from "@aicr/image"
 import { OciClient } from "@aicr/oras"
 import { applyManifests, type HarnessInfo, readVersions } from "@aicr/testing/harness"
-import { parse, stringify } from "yaml"
-import { buildProjectImages, projectImages } from "./build-images"
+import { parse, parseDocument, stringify } from "yaml"
+import { buildProjectImages, builtAicrVersions, projectImages } from "./build-images"
 import { COMPONENT_NAMESPACES, COMPONENT_POD_SECURITY, DOCKER_CONFIG_SECRET, LOCAL_STABILIZATION_WINDOW, OPERATOR_NAMESPACE, registryPrefix } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
@@ -38,8 +38,14 @@ export const CONTROLLERS = {
   validationGate: "validation-gate",
 } as const
 export type ControllerKey = keyof typeof CONTROLLERS
+/**
+ * A controller's Deployment in the chart: `aicr-<controller>`, except the ecr-credential-refresher, which holds the
+ * operator's AWS identity (ServiceAccount `aicr-operator`) and is `deployment/aicr-operator`, the one the install
+ * guide's step 6 waits for before it reads the token that controller writes.
+ */
+export const deploymentOf = (c: (typeof CONTROLLERS)[ControllerKey]): string => (c === "ecr-credential-refresher" ? "aicr-operator" : `aicr-${c}`)
 /** The chart's Deployments, one per controller. */
-export const DEPLOYMENTS = Object.values(CONTROLLERS).map((c) => `aicr-${c}`)
+export const DEPLOYMENTS = Object.values(CONTROLLERS).map(deploymentOf)
 
 /** Where `up` pushes the operator's images: `<registry>/nvidia/aicr-operator-<controller>`, as on ghcr.io/nvidia. */
 export const imagePrefix = (info: Pick<HarnessInfo, "registry">) => `${info.registry}/nvidia`
@@ -89,6 +95,32 @@ export const pushControllerRelease = async (info: Pick<HarnessInfo, "registry">,
     await client.close()
   }
   return { repository: `${imagePrefix(info)}/aicr-operator-${c}`, digest: built.digest, seconds: (Date.now() - started) / 1000 }
+}
+
+/**
+ * The operator's release image, every controller in one image (its entrypoint starts the one `AICR_CONTROLLER`
+ * names), built for this machine's architecture and pushed to `<registry>/nvidia/aicr-operator`: what a released
+ * chart's `operator.image` pins by digest.
+ */
+export const buildLocalOperatorImage = async (info: Pick<HarnessInfo, "registry">, opts: { outDir?: string } = {}): Promise<LocalImage> => {
+  const images = projectImages({ platforms: [hostArch()], controllers: Object.values(CONTROLLERS), aicr: false }).filter((p) => p.path === "aicr-operator")
+  const [b] = await buildProjectImages(images, { push: imagePrefix(info), useCache: true, ...(opts.outDir ? { outDir: opts.outDir } : {}) })
+  if (!b?.ref) throw new Error("the operator image was not built and pushed")
+  return { repository: `${imagePrefix(info)}/aicr-operator`, digest: b.image.digest, seconds: b.seconds }
+}
+
+/**
+ * The digests of the AICR CLI images this machine builds, by version (the same inputs give the same digest; the layer
+ * cache makes it quick): what a release lists in the chart's `aicr.digests`. The process kubelet runs AICR's images by
+ * their tag, so the digests name the local builds without having to be pulled by them.
+ */
+export const localAicrDigests = async (opts: { outDir?: string } = {}): Promise<Record<string, string>> => {
+  const out: Record<string, string> = {}
+  for (const { version, dir } of builtAicrVersions()) {
+    const image = await buildImage({ ...aicrImage(dir, version, [hostArch()]), name: `aicr-${version}` }, { outDir: opts.outDir ?? join(root, "dist", "images"), useCache: true })
+    out[version] = image.digest
+  }
+  return out
 }
 
 /**
@@ -146,13 +178,42 @@ export const localKubectl = (info: Pick<HarnessInfo, "kubeconfig" | "bin">) => (
 /** The chart's version (Chart.yaml), the tag it is pushed under. */
 export const chartVersion = (): string => (parse(readFileSync(join(CHART_DIR, "Chart.yaml"), "utf8")) as { version: string }).version
 
-/** Packages the chart and pushes it to the plane's registry; returns the chart reference and version. */
-export const pushLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">, dir: string): { ref: string; version: string } => {
+/** What a release pins in the chart's defaults: its operator image, and the AICR images it was qualified against. */
+export interface ChartPins {
+  /** `<repository>@sha256:…`, every controller in one image. */
+  readonly operatorImage: string
+  /** AICR CLI image digests by version (`aicr.digests`). */
+  readonly aicrDigests?: Readonly<Record<string, string>>
+}
+
+/**
+ * The release step: a copy of the chart whose defaults pin the release's operator image by digest (`operator.image`)
+ * and the AICR images by version (`aicr.digests`), as a released chart does, so `helm show values … | yq -r
+ * .operator.image` names it (the install guide's step 3).
+ * The source chart keeps `operator.image: ""`: a digest exists only once the image is built. Comments are kept.
+ */
+export const stampChart = (dir: string, pins: ChartPins): string => {
+  const out = join(dir, "chart", "src", "aicr-operator")
+  rmSync(out, { recursive: true, force: true })
+  cpSync(CHART_DIR, out, { recursive: true })
+  const file = join(out, "values.yaml")
+  const doc = parseDocument(readFileSync(file, "utf8"))
+  doc.setIn(["operator", "image"], pins.operatorImage)
+  if (pins.aicrDigests && Object.keys(pins.aicrDigests).length > 0) doc.setIn(["aicr", "digests"], doc.createNode(pins.aicrDigests))
+  writeFileSync(file, doc.toString({ lineWidth: 0 }))
+  return out
+}
+
+/**
+ * Packages the chart (stamped with the operator image when given, as a release is) and pushes it to the plane's
+ * registry; returns the chart reference and version.
+ */
+export const pushLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">, dir: string, pins?: ChartPins): { ref: string; version: string } => {
   const helm = localHelm(info, dir)
   const out = join(dir, "chart")
   mkdirSync(out, { recursive: true })
   const version = chartVersion()
-  helm(["package", CHART_DIR, "--destination", out])
+  helm(["package", pins ? stampChart(dir, pins) : CHART_DIR, "--destination", out])
   helm(["push", join(out, `aicr-operator-${version}.tgz`), chartRepository(info), "--plain-http"])
   return { ref: `${chartRepository(info)}/aicr-operator`, version }
 }

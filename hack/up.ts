@@ -24,7 +24,7 @@ import {
   startArgoCd,
   startControlPlane,
 } from "@aicr/testing/harness"
-import { buildLocalImages, createReleaseNamespace, DEPLOYMENTS, imagePrefix, installLocalChart, installStaticCredentials, localKubectl, localValues, pushLocalChart, RELEASE, writeValues } from "./local-chart"
+import { buildLocalImages, buildLocalOperatorImage, localAicrDigests, createReleaseNamespace, DEPLOYMENTS, imagePrefix, installLocalChart, installStaticCredentials, localKubectl, localValues, pushLocalChart, RELEASE, writeValues } from "./local-chart"
 import { OPERATOR_NAMESPACE, registryPrefix, startLocalUpstream } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
@@ -75,7 +75,10 @@ stoppers.push({ name: "the chart upstream", stop: () => upstream.stop() })
 // to the plane's registry, the release namespace with its Pod Security label, values.yaml, helm install, rollout status.
 const images = await buildLocalImages(info)
 say(`operator images pushed to ${imagePrefix(info)}: ${Object.values(images).map((i) => `${i.repository.split("/").pop()}@${i.digest.slice(0, 19)}… (${i.seconds.toFixed(1)}s)`).join(", ")}`)
-const chart = pushLocalChart(info, stateDir)
+// The release image (every controller in one) that the pushed chart's defaults pin by digest, as a released chart's do;
+// values.yaml below still pins each controller's own image, which wins over it.
+const operatorImage = await buildLocalOperatorImage(info)
+const chart = pushLocalChart(info, stateDir, { operatorImage: `${operatorImage.repository}@${operatorImage.digest}`, aicrDigests: await localAicrDigests() })
 createReleaseNamespace(info)
 await installStaticCredentials(info)
 const values = writeValues(stateDir, localValues(info, { images, upstreamRewrites: upstream.rewrites, ...(process.env.AICR_VERSION ? { aicrVersion: process.env.AICR_VERSION } : {}), ...(process.env.AICR_STEP_TIMEOUT ? { stepTimeout: process.env.AICR_STEP_TIMEOUT } : {}) }))

@@ -50,7 +50,8 @@ const template = (values: string, ...extra: string[]) => h.helm("template", RELE
 
 interface PodSpec {
   readonly securityContext: Record<string, unknown>
-  readonly containers: ReadonlyArray<{ readonly image: string; readonly args: string[]; readonly securityContext: Record<string, unknown> }>
+  readonly serviceAccountName?: string
+  readonly containers: ReadonlyArray<{ readonly name: string; readonly image: string; readonly args: string[]; readonly securityContext: Record<string, unknown> }>
 }
 const deploymentOf = (o: Obj) => o as unknown as { metadata: Obj["metadata"]; spec: { replicas: number; template: { spec: PodSpec } } }
 
@@ -110,7 +111,7 @@ describe("helm lint and template", () => {
   it("renders every pod Pod-Security-restricted with a read-only root filesystem, and each controller's image pinned as configured", async () => {
     const objs = objectsOf(await template(join(CI, "signing-values.yaml")))
     const deployments = objs.filter((o) => o.kind === "Deployment").map(deploymentOf)
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(["aicr-approval-guard", "aicr-ecr-credential-refresher", "aicr-planner", "aicr-registry-mirror", "aicr-resolver", "aicr-step-executor", "aicr-validation-gate"])
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(["aicr-approval-guard", "aicr-operator", "aicr-planner", "aicr-registry-mirror", "aicr-resolver", "aicr-step-executor", "aicr-validation-gate"])
     for (const d of deployments) {
       const pod = d.spec.template.spec
       expect(pod.securityContext, d.metadata.name).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } })
@@ -167,6 +168,36 @@ describe("helm lint and template", () => {
     expect(images).toHaveLength(7)
     expect(new Set(images)).toEqual(new Set([image]))
   })
+
+  it("a controller's own digest wins over operator.image: one controller upgraded on its own", async () => {
+    const image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr-operator@sha256:2222222222222222222222222222222222222222222222222222222222222222"
+    const own = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+    const objs = objectsOf(await template(join(CI, "overview-values.yaml"), "--set", `operator.image=${image}`, "--set", `controllers.stepExecutor.image.digest=${own}`))
+    const images = new Map(objs.filter((o) => o.kind === "Deployment").map((d) => [d.metadata.name, deploymentOf(d).spec.template.spec.containers[0]!.image]))
+    expect(images.get("aicr-step-executor")).toBe(`ghcr.io/nvidia/aicr-operator-step-executor@${own}`)
+    expect([...images.entries()].filter(([name]) => name !== "aicr-step-executor").map(([, i]) => i)).toEqual(Array(6).fill(image))
+  })
+
+  it("pins the AICR image by the digest aicr.digests lists for aicr.version; changing aicr.version alone picks that version's; aicr.image wins", async () => {
+    const d1 = `sha256:${"4".repeat(64)}`
+    const d0 = `sha256:${"5".repeat(64)}`
+    const aicrImageOf = async (...extra: string[]) => {
+      const objs = objectsOf(await template(join(CI, "overview-values.yaml"), "--set", `aicr.digests.v0\\.11\\.1=${d1}`, "--set", `aicr.digests.v0\\.10\\.16=${d0}`, ...extra))
+      const resolver = objs.filter((o) => o.kind === "Deployment").map(deploymentOf).find((d) => d.metadata.name === "aicr-resolver")!
+      return resolver.spec.template.spec.containers[0]!.args.find((a) => a.startsWith("--aicr-image="))
+    }
+    expect(await aicrImageOf("--set", "aicr.version=v0.11.1")).toBe(`--aicr-image=ghcr.io/nvidia/aicr:v0.11.1@${d1}`)
+    expect(await aicrImageOf("--set", "aicr.version=v0.10.16")).toBe(`--aicr-image=ghcr.io/nvidia/aicr:v0.10.16@${d0}`)
+    expect(await aicrImageOf("--set", "aicr.version=v0.12.0")).toBe("--aicr-image=ghcr.io/nvidia/aicr:v0.12.0")
+    expect(await aicrImageOf("--set", "aicr.image=registry.example.com/aicr@sha256:" + "6".repeat(64))).toBe(`--aicr-image=registry.example.com/aicr@sha256:${"6".repeat(64)}`)
+  })
+
+  it("names the refresher's Deployment aicr-operator, the one the guide's step 6 waits for (its ServiceAccount is the AWS identity)", async () => {
+    const objs = objectsOf(await template(join(CI, "eks-values.yaml")))
+    const refresher = objs.filter((o) => o.kind === "Deployment").map(deploymentOf).find((d) => d.metadata.name === "aicr-operator")
+    expect(refresher?.spec.template.spec.serviceAccountName).toBe("aicr-operator")
+    expect(refresher?.spec.template.spec.containers[0]!.name).toBe("ecr-credential-refresher")
+  })
 })
 
 describe("values the chart refuses", () => {
@@ -192,6 +223,7 @@ describe("values the chart refuses", () => {
     { name: "an unknown Pod Security level", extra: components((c) => (c[1]!["podSecurity"] = "open")), says: "at '/namespaces/components/1/podSecurity'" },
     { name: "a component namespace without a name", extra: components((c) => delete c[2]!["name"]), says: "at '/namespaces/components/2': missing property 'name'" },
     { name: "a digest that is not sha256", extra: { controllers: { planner: { image: { digest: "sha256:abc" } } } }, says: "at '/controllers/planner/image/digest'" },
+    { name: "an AICR digest that is not sha256", extra: { aicr: { digests: { "v0.11.1": "sha256:abc" } } }, says: "at '/aicr/digests/v0.11.1'" },
     { name: "negative replicas", extra: { controllers: { resolver: { replicas: -1 } } }, says: "at '/controllers/resolver/replicas'" },
     { name: "an unknown log level", extra: { operator: { logLevel: "loud" } }, says: "at '/operator/logLevel'" },
     { name: "a value the chart does not have (there is no image pull Secret value)", extra: { operator: { imagePullSecrets: ["ecr"] } }, says: "at '/operator': additional properties 'imagePullSecrets' not allowed" },
@@ -357,13 +389,23 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
   // helm waits up to 3 minutes and each rollout status up to 2: on a loaded machine more than the tier's default.
   it("installs, and every controller's pods are admitted and roll out", { timeout: 600_000 }, async () => {
     await h.helm("install", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "-f", installValues, "--wait", "--timeout", "3m", "--kubeconfig", info.kubeconfig)
-    for (const d of ["aicr-resolver", "aicr-registry-mirror", "aicr-planner", "aicr-approval-guard", "aicr-step-executor", "aicr-ecr-credential-refresher", "aicr-validation-gate"]) {
+    // deployment/aicr-operator is the ecr-credential-refresher (ServiceAccount aicr-operator), as the guide's step 6 names it.
+    for (const d of ["aicr-resolver", "aicr-registry-mirror", "aicr-planner", "aicr-approval-guard", "aicr-step-executor", "aicr-operator", "aicr-validation-gate"]) {
       const { stdout } = await kubectl("-n", NAMESPACE, "rollout", "status", `deployment/${d}`, "--timeout=120s")
       expect(stdout, d).toContain("successfully rolled out")
     }
     const pods = JSON.parse((await kubectl("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=aicr-operator", "-o", "json")).stdout) as { items: Array<{ status: { phase: string } }> }
     expect(pods.items).toHaveLength(8)
     expect(pods.items.every((p) => p.status.phase === "Running")).toBe(true)
+  })
+
+  it("helm upgrade scales a controller to two replicas and back to one (helm's server-side apply leaves no defaulted rollingUpdate behind)", { timeout: 300_000 }, async () => {
+    const strategyOf = async () => (JSON.parse((await kubectl("-n", NAMESPACE, "get", "deployment", "aicr-planner", "-o", "json")).stdout) as { spec: { replicas: number; strategy: Record<string, unknown> } }).spec
+    for (const [replicas, strategy] of [[2, { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }], [1, { type: "Recreate" }]] as const) {
+      await h.helm("upgrade", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "--reuse-values", "--set", `controllers.planner.replicas=${replicas}`, "--kubeconfig", info.kubeconfig)
+      expect(await strategyOf()).toMatchObject({ replicas, strategy })
+      if (replicas === 1) expect((await strategyOf()).strategy).not.toHaveProperty("rollingUpdate")
+    }
   })
 
   it("the namespace really enforces restricted: a pod that is not is refused", async () => {

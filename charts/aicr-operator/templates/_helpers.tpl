@@ -25,6 +25,16 @@ validation-gate's aicr-validation-gate also needs it (KMS) when validation.signi
 {{- if eq . "ecr-credential-refresher" -}}aicr-operator{{- else -}}aicr-{{ . }}{{- end -}}
 {{- end -}}
 
+{{/*
+A controller's Deployment (and its PodDisruptionBudget): aicr-<app>, except the controller that holds the operator's AWS
+identity (ServiceAccount aicr-operator), whose Deployment is aicr-operator: the install guide's
+`kubectl -n aicr-system rollout status deployment/aicr-operator` waits for the controller that writes the ECR token the
+guide checks next. Argument: the app name.
+*/}}
+{{- define "aicr-operator.deployment" -}}
+{{- if eq . "ecr-credential-refresher" -}}aicr-operator{{- else -}}aicr-{{ . }}{{- end -}}
+{{- end -}}
+
 {{/* Selector labels of one controller's pods. Argument: the app name. */}}
 {{- define "aicr-operator.selector" -}}
 app.kubernetes.io/name: aicr-operator
@@ -32,23 +42,36 @@ app.kubernetes.io/component: {{ . }}
 {{- end -}}
 
 {{/*
-A controller's image: operator.image when set (one image for every controller), else the controller's repository
-at its digest, else at its tag (default the chart's appVersion). Argument: dict root, c (the controller's values).
+A controller's image: the controller's own image when its digest or tag is set (one controller upgraded on its own),
+else operator.image (one image for every controller: the release's image by digest, or an ECR copy of it), else the
+controller's repository at the chart's appVersion. Argument: dict root, c (the controller's values).
 */}}
 {{- define "aicr-operator.image" -}}
 {{- $operator := .root.Values.operator | default dict -}}
-{{- if $operator.image -}}
-{{- $operator.image -}}
-{{- else if .c.image.digest -}}
+{{- if .c.image.digest -}}
 {{- printf "%s@%s" .c.image.repository .c.image.digest -}}
+{{- else if .c.image.tag -}}
+{{- printf "%s:%s" .c.image.repository .c.image.tag -}}
+{{- else if $operator.image -}}
+{{- $operator.image -}}
 {{- else -}}
-{{- printf "%s:%s" .c.image.repository (.c.image.tag | default .root.Chart.AppVersion) -}}
+{{- printf "%s:%s" .c.image.repository .root.Chart.AppVersion -}}
 {{- end -}}
 {{- end -}}
 
-{{/* The AICR image: aicr.image, else ghcr.io/nvidia/aicr:<aicr.version>. */}}
+{{/*
+The AICR image: aicr.image, else ghcr.io/nvidia/aicr:<aicr.version> pinned by the digest aicr.digests lists for that
+version (tag and digest: a runtime pulls by the digest), else by its tag alone.
+*/}}
 {{- define "aicr-operator.aicrImage" -}}
-{{- .Values.aicr.image | default (printf "ghcr.io/nvidia/aicr:%s" .Values.aicr.version) -}}
+{{- $digest := get (.Values.aicr.digests | default dict) .Values.aicr.version -}}
+{{- if .Values.aicr.image -}}
+{{- .Values.aicr.image -}}
+{{- else if $digest -}}
+{{- printf "ghcr.io/nvidia/aicr:%s@%s" .Values.aicr.version $digest -}}
+{{- else -}}
+{{- printf "ghcr.io/nvidia/aicr:%s" .Values.aicr.version -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The registry prefix without oci:// (Argo CD's form). */}}

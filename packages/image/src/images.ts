@@ -51,18 +51,22 @@ const shippedBundle = (bundleDir: string) => {
 }
 
 /**
- * Starts the controller named by the first argument: `aicr-operator planner --leader-elect …`. The controller reads
+ * Starts the controller named by the first argument (`aicr-operator planner --leader-elect …`), else by AICR_CONTROLLER
+ * (the chart passes only flags). The controller reads
  * its flags from process.argv[2…], so the name is taken out before its bundle loads.
  */
-export const DISPATCHER = `// aicr-operator <controller> [flags…]: runs /app/<controller>/main.mjs with the flags.
+export const DISPATCHER = `// aicr-operator [<controller>] [flags…]: runs /app/<controller>/main.mjs with the flags. Without a controller as
+// the first argument, AICR_CONTROLLER names it (the chart sets it on every container and passes only flags).
 import { existsSync, readdirSync } from "node:fs"
-const name = process.argv[2]
+const first = process.argv[2]
+const fromArgument = first !== undefined && !first.startsWith("-")
+const name = fromArgument ? first : process.env.AICR_CONTROLLER
 const known = readdirSync("/app", { withFileTypes: true }).filter((d) => d.isDirectory() && existsSync(\`/app/\${d.name}/main.mjs\`)).map((d) => d.name)
 if (!name || !known.includes(name)) {
-  process.stderr.write(\`usage: aicr-operator <controller> [flags]; controllers: \${known.join(", ")}\\n\`)
+  process.stderr.write(\`usage: aicr-operator <controller> [flags], or AICR_CONTROLLER=<controller>; controllers: \${known.join(", ")}\\n\`)
   process.exit(2)
 }
-process.argv.splice(2, 1)
+if (fromArgument) process.argv.splice(2, 1)
 await import(\`/app/\${name}/main.mjs\`)
 `
 

@@ -24,6 +24,8 @@ export interface ToolVersions {
   readonly oras: string
   /** promtool, for the chart's alerts (`promtool check rules`, `promtool test rules`). */
   readonly promtool?: string | undefined
+  /** yq, as the install guide reads the chart's values (`helm show values … | yq -r .operator.image`). */
+  readonly yq?: string | undefined
 }
 
 /** The monorepo root: the first ancestor of this file that holds hack/tools/versions.env. */
@@ -62,6 +64,7 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
     kubeconform: env["KUBECONFORM_VERSION"],
     oras: need("ORAS_VERSION"),
     promtool: env["PROMTOOL_VERSION"],
+    yq: env["YQ_VERSION"],
   }
 }
 
@@ -81,6 +84,7 @@ export type ToolName =
   | "kubeconform"
   | "oras"
   | "promtool"
+  | "yq"
   | "docker-registry"
   | "htpasswd"
   | "redis-server"
@@ -103,6 +107,7 @@ const built: Record<
   kubeconform: { dir: "kubeconform", arg: "kubeconform" },
   oras: { dir: "oras", arg: "oras" },
   promtool: { dir: "promtool", arg: "promtool" },
+  yq: { dir: "yq", arg: "yq" },
 }
 
 const onPath = (name: string): string | undefined => {
