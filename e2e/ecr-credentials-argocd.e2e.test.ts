@@ -18,8 +18,25 @@ import { mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
-  ARGOCD_NAMESPACE, type AwsEmulator, createNamespace, deleteApplication, eventually, expectOk, htpasswdLine, ociApplication, type IsolatedHelm, isolatedHelm, kubeRequest,
-  packageDemoChart, type Proc, type Registry, repoRoot, spawnProc, startAws, startRegistry, waitForApplication,
+  ARGOCD_NAMESPACE,
+  type AwsEmulator,
+  createNamespace,
+  deleteApplication,
+  eventually,
+  expectOk,
+  htpasswdLine,
+  ociApplication,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  packageDemoChart,
+  type Proc,
+  type Registry,
+  repoRoot,
+  spawnProc,
+  startAws,
+  startRegistry,
+  waitForApplication,
 } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../hack/build-apps"
@@ -33,8 +50,15 @@ const vars: Record<string, string> = { PARTITION: "aws", REPOSITORY_PREFIX: "aic
 const EXPIRES = "operator.aicr.run/token-expires-at"
 const APP = "ecr-demo"
 
-interface Secret { metadata: { annotations?: Record<string, string>; labels?: Record<string, string> }; data: Record<string, string> }
-interface Cond { type: string; status: string; reason: string }
+interface Secret {
+  metadata: { annotations?: Record<string, string>; labels?: Record<string, string> }
+  data: Record<string, string>
+}
+interface Cond {
+  type: string
+  status: string
+  reason: string
+}
 
 let aws: AwsEmulator
 let registry: Registry
@@ -59,7 +83,9 @@ const getSecret = async (ns: string, name: string) => {
 const repoCreds = () => getSecret(ARGOCD_NAMESPACE, "aicr-registry")
 const text = (s: Secret, key: string) => Buffer.from(s.data[key]!, "base64").toString("utf8")
 const ready = async () =>
-  ((expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { status?: { conditions?: Cond[] } }).status?.conditions ?? []).find((c) => c.type === "RegistryCredentialsReady")
+  ((expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { status?: { conditions?: Cond[] } }).status?.conditions ?? []).find(
+    (c) => c.type === "RegistryCredentialsReady",
+  )
 
 /** The registry's answer to a login as AWS with password (200 in, 401 refused). */
 /**
@@ -67,13 +93,19 @@ const ready = async () =>
  * newest minted token (retried: the registry follows moto's log a moment after a mint).
  */
 const chartDigest = (version: string): Promise<string> =>
-  eventually(async () => {
-    const res = await fetch(`http://${registry.address}/v2/aicr/it/charts/demo/manifests/${version}`, {
-      method: "HEAD",
-      headers: { accept: "application/vnd.oci.image.manifest.v1+json", authorization: `Basic ${Buffer.from(`AWS:${aws.tokens().at(-1)!.password}`).toString("base64")}` },
-    })
-    return res.status === 200 ? (res.headers.get("docker-content-digest") ?? undefined) : undefined
-  }, { what: `the manifest digest of demo:${version}` })
+  eventually(
+    async () => {
+      const res = await fetch(`http://${registry.address}/v2/aicr/it/charts/demo/manifests/${version}`, {
+        method: "HEAD",
+        headers: {
+          accept: "application/vnd.oci.image.manifest.v1+json",
+          authorization: `Basic ${Buffer.from(`AWS:${aws.tokens().at(-1)!.password}`).toString("base64")}`,
+        },
+      })
+      return res.status === 200 ? (res.headers.get("docker-content-digest") ?? undefined) : undefined
+    },
+    { what: `the manifest digest of demo:${version}` },
+  )
 
 const login = async (password: string) =>
   (await fetch(`http://${registry.address}/v2/`, { headers: { authorization: `Basic ${Buffer.from(`AWS:${password}`).toString("base64")}` } })).status
@@ -97,13 +129,23 @@ const pushWithDockerConfig = async (version: string, appVersion: string) => {
   const secret = (await getSecret(ops, "aicr-registry-docker-config"))!
   const config = join(work, `registry-config-${version}.json`)
   await writeFile(config, text(secret, ".dockerconfigjson"))
-  await helm.helm("push", await packageDemoChart(helm, "demo", version, appVersion), `oci://${host}/aicr/it/charts`, "--plain-http", "--registry-config", config)
+  await helm.helm(
+    "push",
+    await packageDemoChart(helm, "demo", version, appVersion),
+    `oci://${host}/aicr/it/charts`,
+    "--plain-http",
+    "--registry-config",
+    config,
+  )
   return text(secret, ".dockerconfigjson")
 }
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "ecr-argocd-e2e-"))
-  const policy = (await readFile(join(repoRoot(), "charts", "aicr-operator", "files", "ecr-iam-policy.json"), "utf8")).replace(/\$\{([A-Z_]+)\}/gu, (_, k: string) => vars[k] ?? "")
+  const policy = (await readFile(join(repoRoot(), "charts", "aicr-operator", "files", "ecr-iam-policy.json"), "utf8")).replace(
+    /\$\{([A-Z_]+)\}/gu,
+    (_, k: string) => vars[k] ?? "",
+  )
   let entry: string
   ;[aws, registry, helm, entry] = await Promise.all([
     startAws({ policy, tokenTtlSeconds: TTL_SECONDS }),
@@ -116,7 +158,16 @@ beforeAll(async () => {
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
   expectOk(
-    await kubeRequest(info, { method: "POST", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes", body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow" } } }),
+    await kubeRequest(info, {
+      method: "POST",
+      path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes",
+      body: {
+        apiVersion: "operator.aicr.run/v1alpha1",
+        kind: "ClusterRuntime",
+        metadata: { name: "cluster" },
+        spec: { intent: "training", platform: "kubeflow" },
+      },
+    }),
     "create runtime",
   )
   follower = followMintedTokens()
@@ -126,8 +177,23 @@ beforeAll(async () => {
     name: "ecr-credential-refresher-e2e",
     bin: process.execPath,
     args: [
-      entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=debug",
-      "--registry", `oci://${host}/aicr/it`, "--auth-provider", "aws", "--ecr-registry", ECR_HOST, "--engine-namespace", ARGOCD_NAMESPACE, "--operator-namespace", ops,
+      entry,
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=debug",
+      "--registry",
+      `oci://${host}/aicr/it`,
+      "--auth-provider",
+      "aws",
+      "--ecr-registry",
+      ECR_HOST,
+      "--engine-namespace",
+      ARGOCD_NAMESPACE,
+      "--operator-namespace",
+      ops,
     ],
     logDir: join(work, "logs"),
     env: { ...aws.env, AWS_ACCESS_KEY_ID: keys.accessKeyId, AWS_SECRET_ACCESS_KEY: keys.secretAccessKey },
@@ -149,13 +215,29 @@ describe("ECR tokens from the refresher, used by helm and by Argo CD across a ro
   let first: { password: string; expiresAt: number; dockerConfig: string }
 
   it("writes the repo-creds template for localhost:PORT/aicr/it at start, and helm pushes with the docker-config Secret", async () => {
-    const secret = await eventually(async () => { const s = await repoCreds(); return s?.metadata.annotations?.[EXPIRES] !== undefined ? s : undefined }, { timeoutMs: 60_000, what: "the repo-creds Secret" })
+    const secret = await eventually(
+      async () => {
+        const s = await repoCreds()
+        return s?.metadata.annotations?.[EXPIRES] !== undefined ? s : undefined
+      },
+      { timeoutMs: 60_000, what: "the repo-creds Secret" },
+    )
     const firstWriteMs = Date.now() - startedAt
     expect((await ready())?.reason).toBe("TokenRefreshed")
     expect(secret.metadata.labels?.["argocd.argoproj.io/secret-type"]).toBe("repo-creds")
     const minted = aws.tokens()
-    expect(Object.fromEntries(Object.keys(secret.data).sort().map((k) => [k, text(secret, k)]))).toEqual({
-      insecureOCIForceHttp: "true", password: minted.at(-1)!.password, type: "oci", url: `oci://${host}/aicr/it`, username: "AWS",
+    expect(
+      Object.fromEntries(
+        Object.keys(secret.data)
+          .sort()
+          .map((k) => [k, text(secret, k)]),
+      ),
+    ).toEqual({
+      insecureOCIForceHttp: "true",
+      password: minted.at(-1)!.password,
+      type: "oci",
+      url: `oci://${host}/aicr/it`,
+      username: "AWS",
     })
     // Anonymous and the placeholder login are refused; the minted token gets in once the registry knows it.
     await eventually(async () => accepted.at(-1)?.password === minted.at(-1)!.password, { what: "the registry following the minted token" })
@@ -172,13 +254,21 @@ describe("ECR tokens from the refresher, used by helm and by Argo CD across a ro
     const digest = await chartDigest("0.1.0")
     const app = ociApplication({ name: APP, repoURL: `oci://${host}/aicr/it/charts/demo`, targetRevision: digest, destinationNamespace: destination })
     expectOk(
-      await kubeRequest(info, { method: "PATCH", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/${APP}?fieldManager=ecr-e2e&force=true`, body: app, contentType: "application/apply-patch+yaml" }),
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/${APP}?fieldManager=ecr-e2e&force=true`,
+        body: app,
+        contentType: "application/apply-patch+yaml",
+      }),
       "create Application",
     )
     const synced = await waitForApplication(info, APP, digest, { timeoutMs: 90_000 })
     expect(synced.status?.operationState?.syncResult?.revision).toBe(digest)
     // The only credential Argo CD has for this registry is the refresher's template.
-    const repoSecrets = expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ARGOCD_NAMESPACE}/secrets?labelSelector=argocd.argoproj.io%2Fsecret-type` }), "list Argo CD credentials") as { items: Secret[] }
+    const repoSecrets = expectOk(
+      await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ARGOCD_NAMESPACE}/secrets?labelSelector=argocd.argoproj.io%2Fsecret-type` }),
+      "list Argo CD credentials",
+    ) as { items: Secret[] }
     expect(repoSecrets.items.filter((s) => text(s, "url").includes(host)).map((s) => text(s, "url"))).toEqual([`oci://${host}/aicr/it`])
     const dep = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/apps/v1/namespaces/${destination}/deployments/${APP}` }), "get Deployment")
     expect(dep.spec.template.spec.containers[0].image).toBe("registry.example/demo:1.0.0")
@@ -187,7 +277,10 @@ describe("ECR tokens from the refresher, used by helm and by Argo CD across a ro
 
   it("rotates the token before it expires; the registry then refuses the old one", async () => {
     const rotated = await eventually(
-      async () => { const s = await repoCreds(); return s !== undefined && text(s, "password") !== first.password ? s : undefined },
+      async () => {
+        const s = await repoCreds()
+        return s !== undefined && text(s, "password") !== first.password ? s : undefined
+      },
       { timeoutMs: (TTL_SECONDS + 10) * 1_000, intervalMs: 100, what: "a rotated repo-creds Secret" },
     )
     const rotatedAt = Date.now()
@@ -209,7 +302,11 @@ describe("ECR tokens from the refresher, used by helm and by Argo CD across a ro
     const digest = await chartDigest("0.2.0")
     const t0 = Date.now()
     expectOk(
-      await kubeRequest(info, { method: "PATCH", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/${APP}`, body: { spec: { source: { targetRevision: digest } } } }),
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications/${APP}`,
+        body: { spec: { source: { targetRevision: digest } } },
+      }),
       "upgrade the Application",
     )
     const app = await waitForApplication(info, APP, digest, { timeoutMs: 90_000 })

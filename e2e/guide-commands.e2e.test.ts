@@ -17,7 +17,18 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { APPROVER_ROLE, LABEL_OUTCOME, PLAN_READER_ROLE, VIEWER_ROLE } from "@aicr/api"
-import { applyManifests, ARGOCD_NAMESPACE, deleteApplication, eventually, expectOk, installApprovalPolicies, kubeconfigFor, kubeRequest, removeApprovalPolicies, repoRoot } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  deleteApplication,
+  eventually,
+  expectOk,
+  installApprovalPolicies,
+  kubeconfigFor,
+  kubeRequest,
+  removeApprovalPolicies,
+  repoRoot,
+} from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp, buildCli } from "../hack/build-apps"
 import { ENGINE_PROJECT, installEngineProject, OPERATOR_NAMESPACE, startLocalOperator, stopLocalOperator } from "../hack/local-operator"
@@ -35,7 +46,10 @@ let rollout = ""
 /** Runs a bash script in the work dir as `user` (the guide's lines verbatim); returns stdout, stderr and the exit code. */
 const bash = async (script: string, user: string) => {
   try {
-    const { stdout, stderr } = await sh("bash", ["-c", `set -euo pipefail\n${script}`], { cwd: work, env: { ...env, KUBECONFIG: await kubeconfigFor(info, user) } })
+    const { stdout, stderr } = await sh("bash", ["-c", `set -euo pipefail\n${script}`], {
+      cwd: work,
+      env: { ...env, KUBECONFIG: await kubeconfigFor(info, user) },
+    })
     return { stdout, stderr, code: 0 }
   } catch (e) {
     const x = e as { stdout: string; stderr: string; code: number }
@@ -52,7 +66,8 @@ const binding = (name: string, kind: "ClusterRole" | "Role", role: string, subje
 })
 
 const conditionOf = async (type: string) =>
-  ((await kubeRequest(info, { method: "GET", path: RUNTIME })).body?.status?.conditions ?? []).find((c: { type: string }) => c.type === type) as { status: string; reason: string; message: string } | undefined
+  ((await kubeRequest(info, { method: "GET", path: RUNTIME })).body?.status?.conditions ?? []).find((c: { type: string }) => c.type === type) as
+    { status: string; reason: string; message: string } | undefined
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "guide-commands-"))
@@ -68,7 +83,9 @@ beforeAll(async () => {
   await installApprovalPolicies(info, { editorStamp: true })
   await applyManifests(info, [
     {
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "guide-runtime-editor" },
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "guide-runtime-editor" },
       rules: [{ apiGroups: ["operator.aicr.run"], resources: ["clusterruntimes"], verbs: ["get", "list", "watch", "create", "patch", "update"] }],
     },
     binding("guide-runtime-editors", "ClusterRole", "guide-runtime-editor", { kind: "User", name: "alice" }),
@@ -78,7 +95,8 @@ beforeAll(async () => {
   ])
   await installEngineProject(info)
   // The controllers as they ship (what `aicr-dev up` builds before it starts them).
-  for (const app of ["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher", "step-executor", "validation-gate"]) await buildApp(app)
+  for (const app of ["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher", "step-executor", "validation-gate"])
+    await buildApp(app)
   await startLocalOperator(info, { dir: operatorDir, attached: true, aws: true })
 }, 600_000)
 
@@ -86,7 +104,10 @@ afterAll(async () => {
   if (operatorDir) await stopLocalOperator(operatorDir)
   // Leave the tier's Argo CD as found: no Application (the gate let the first step write one), no AppProject and no
   // repo-creds Secret of this file.
-  const apps = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications` }), "list Applications")
+  const apps = expectOk(
+    await kubeRequest(info, { method: "GET", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications` }),
+    "list Applications",
+  )
   for (const app of (apps.items ?? []) as Array<{ metadata: { name: string }; spec?: { project?: string } }>) {
     if (app.spec?.project === ENGINE_PROJECT) await deleteApplication(info, app.metadata.name, { timeoutMs: 120_000 })
   }
@@ -107,11 +128,18 @@ describe("the EKS guide, verbatim", () => {
     const applied = await bash("kubectl apply -f clusterruntime.yaml", "alice")
     expect(applied, applied.stderr).toMatchObject({ code: 0, stdout: "clusterruntime.operator.aicr.run/cluster created\n" })
     // `kubectl get clusterruntime cluster -w` as the guide runs it, until a row says the rollout waits.
-    const watch = spawn(info.bin.kubectl!, ["get", "clusterruntime", "cluster", "-w"], { cwd: work, env: { ...env, KUBECONFIG: await kubeconfigFor(info, "alice") } })
+    const watch = spawn(info.bin.kubectl!, ["get", "clusterruntime", "cluster", "-w"], {
+      cwd: work,
+      env: { ...env, KUBECONFIG: await kubeconfigFor(info, "alice") },
+    })
     let out = ""
     watch.stdout.on("data", (d: Buffer) => (out += d.toString()))
     try {
-      await eventually(async () => /^cluster\s+False\s+RollingOut\b/m.test(out), { timeoutMs: 480_000, intervalMs: 1_000, what: `a RollingOut row in kubectl get clusterruntime cluster -w:\n${out}` })
+      await eventually(async () => /^cluster\s+False\s+RollingOut\b/m.test(out), {
+        timeoutMs: 480_000,
+        intervalMs: 1_000,
+        what: `a RollingOut row in kubectl get clusterruntime cluster -w:\n${out}`,
+      })
     } finally {
       watch.kill("SIGTERM")
     }
@@ -120,7 +148,9 @@ describe("the EKS guide, verbatim", () => {
     const waiting = rows.filter((r) => /^cluster\s+False\s+RollingOut\b/.test(r))
     // NAME READY REASON AGE: the STEP cell is empty while the rollout only awaits approval.
     for (const r of waiting) expect(r.trim().split(/\s+/), r).toHaveLength(4)
-    expect((await conditionOf("Ready"))?.message).toMatch(/^rollout cluster-[0-9a-f]{12}-\d+ awaiting approval \(kubectl aicr approve cluster-[0-9a-f]{12}-\d+ --reason "…"\)$/)
+    expect((await conditionOf("Ready"))?.message).toMatch(
+      /^rollout cluster-[0-9a-f]{12}-\d+ awaiting approval \(kubectl aicr approve cluster-[0-9a-f]{12}-\d+ --reason "…"\)$/,
+    )
     expect((await conditionOf("Resolved"))?.status).toBe("True")
   }, 600_000)
 
@@ -132,13 +162,19 @@ describe("the EKS guide, verbatim", () => {
     const row = lines.slice(1).find((l) => /^cluster-[0-9a-f]{12}-\d+\s+Install\s+False\s/.test(l))
     expect(row, listed.stdout).toBeDefined()
     rollout = row!.split(/\s+/)[0]!
-    const own = await bash(`ROLLOUT="${rollout}"   # the name from the list\nkubectl aicr approve "\${ROLLOUT}" --expires 6h --reason "Initial install"`, "alice")
+    const own = await bash(
+      `ROLLOUT="${rollout}"   # the name from the list\nkubectl aicr approve "\${ROLLOUT}" --expires 6h --reason "Initial install"`,
+      "alice",
+    )
     expect([own.code, own.stderr]).toEqual([1, "Error: you (alice) requested this change: nobody approves their own runtime edit; ask another approver\n"])
-    const r = await bash([
-      `ROLLOUT="${rollout}"   # the name from the list`,
-      'kubectl aicr describe "${ROLLOUT}"',
-      'kubectl aicr approve "${ROLLOUT}" --expires 6h --reason "Initial install"',
-    ].join("\n"), "approver")
+    const r = await bash(
+      [
+        `ROLLOUT="${rollout}"   # the name from the list`,
+        'kubectl aicr describe "${ROLLOUT}"',
+        'kubectl aicr approve "${ROLLOUT}" --expires 6h --reason "Initial install"',
+      ].join("\n"),
+      "approver",
+    )
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(new RegExp(`Name: +${rollout}`))
     expect(r.stdout).toContain("Requested by:  alice")
@@ -147,27 +183,44 @@ describe("the EKS guide, verbatim", () => {
     expect(until, r.stdout).not.toBeNull()
     expect(Math.abs(Date.parse(until![1]!) - (Date.now() + 6 * 3_600_000))).toBeLessThan(120_000)
     const obj = expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${rollout}` }), "get rollout")
-    expect([obj.spec.requestedBy, obj.spec.approval.approvedBy, obj.spec.approval.reason, obj.metadata.labels?.[LABEL_OUTCOME]]).toEqual(["alice", "approver", "Initial install", undefined])
+    expect([obj.spec.requestedBy, obj.spec.approval.approvedBy, obj.spec.approval.reason, obj.metadata.labels?.[LABEL_OUTCOME]]).toEqual([
+      "alice",
+      "approver",
+      "Initial install",
+      undefined,
+    ])
   })
 
   it("after the approval, with deployment validation Required and the validation launcher installed, the gate lets the first step start and STEP names it", async () => {
-    await eventually(async () => {
-      const ro = expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${rollout}` }), "get rollout")
-      const c = (ro.status?.conditions ?? []) as Array<{ type: string; status: string; reason: string; message: string }>
-      return c.find((x) => x.type === "Approved")?.status === "True" && c.find((x) => x.type === "ValidationReady")?.status === "True" ? true : undefined
-    }, { timeoutMs: 120_000, what: `${rollout}: Approved=True and ValidationReady=True` })
+    await eventually(
+      async () => {
+        const ro = expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${rollout}` }), "get rollout")
+        const c = (ro.status?.conditions ?? []) as Array<{ type: string; status: string; reason: string; message: string }>
+        return c.find((x) => x.type === "Approved")?.status === "True" && c.find((x) => x.type === "ValidationReady")?.status === "True" ? true : undefined
+      },
+      { timeoutMs: 120_000, what: `${rollout}: Approved=True and ValidationReady=True` },
+    )
     // NAME READY REASON STEP AGE: the step in flight, as the guide's `kubectl get clusterruntime` shows it.
-    const row = await eventually(async () => {
-      const got = await bash("kubectl get clusterruntime cluster", "alice")
-      const line = got.stdout.trimEnd().split("\n")[1]!
-      return /\s\d+\/\d+ \S+ \((Install|Upgrade)\)\s/.test(line) ? line : undefined
-    }, { timeoutMs: 120_000, what: "a STEP in kubectl get clusterruntime" })
+    const row = await eventually(
+      async () => {
+        const got = await bash("kubectl get clusterruntime cluster", "alice")
+        const line = got.stdout.trimEnd().split("\n")[1]!
+        return /\s\d+\/\d+ \S+ \((Install|Upgrade)\)\s/.test(line) ? line : undefined
+      },
+      { timeoutMs: 120_000, what: "a STEP in kubectl get clusterruntime" },
+    )
     expect(row.trim().split(/\s+/).slice(0, 3), row).toEqual(["cluster", "False", "RollingOut"])
   })
 
   it("Install: the token line prints when the ECR token in Argo CD's repo-creds Secret expires, once the runtime exists", async () => {
     const line = "kubectl -n argocd get secret aicr-registry \\\n  -o jsonpath='{.metadata.annotations.operator\\.aicr\\.run/token-expires-at}{\"\\n\"}'"
-    const out = await eventually(async () => { const r = await bash(line, "admin"); return r.code === 0 && r.stdout.trim() !== "" ? r.stdout : undefined }, { timeoutMs: 60_000, what: "the token line" })
+    const out = await eventually(
+      async () => {
+        const r = await bash(line, "admin")
+        return r.code === 0 && r.stdout.trim() !== "" ? r.stdout : undefined
+      },
+      { timeoutMs: 60_000, what: "the token line" },
+    )
     expect(out).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/)
     expect(Date.parse(out.trim())).toBeGreaterThan(Date.now())
   })

@@ -13,7 +13,19 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ANNOTATION_EDITED_BY, APPROVER_ROLE, encodePlan, LABEL_OUTCOME, LABEL_PLAN, LABEL_ROLE, LABEL_RUNTIME_UID, PLAN_READER_ROLE, planConfigMapName, planKey, ROLE_CONTENT, ROLE_PLAN,
+  ANNOTATION_DESIRED_STATE_DIGEST,
+  ANNOTATION_EDITED_BY,
+  APPROVER_ROLE,
+  encodePlan,
+  LABEL_OUTCOME,
+  LABEL_PLAN,
+  LABEL_ROLE,
+  LABEL_RUNTIME_UID,
+  PLAN_READER_ROLE,
+  planConfigMapName,
+  planKey,
+  ROLE_CONTENT,
+  ROLE_PLAN,
 } from "@aicr/api"
 import { samplePlan } from "@aicr/api/samples"
 import { applyManifests, eventually, expectOk, installApprovalPolicies, kubeconfigFor, kubeRequest, removeApprovalPolicies } from "@aicr/testing/harness"
@@ -53,22 +65,52 @@ const bash = async (script: string, user = "approver", extra: Record<string, str
 /** A rollout as the planner creates it, towards the sample plan. */
 const createRollout = async (o: { deadlineInMs?: number } = {}) => {
   const name = `cluster-${plan.desiredStateDigest.slice(7, 19)}-${++seq}`
-  expectOk(await kubeRequest(info, {
-    method: "POST", path: ROLLOUTS,
-    body: {
-      apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout",
-      metadata: { name, labels: { [LABEL_RUNTIME_UID]: uid, [LABEL_PLAN]: planKey(plan.desiredStateDigest) } },
-      spec: { runtimeUID: uid, kind: "Upgrade", fromDigest: `sha256:${"1".repeat(64)}`, toDigest: plan.desiredStateDigest, deadline: iso(o.deadlineInMs ?? 6 * 3_600_000), requiresApproval: true, requestedBy: "admin" },
-    },
-  }), `create ${name}`)
+  expectOk(
+    await kubeRequest(info, {
+      method: "POST",
+      path: ROLLOUTS,
+      body: {
+        apiVersion: "operator.aicr.run/v1alpha1",
+        kind: "RuntimeRollout",
+        metadata: { name, labels: { [LABEL_RUNTIME_UID]: uid, [LABEL_PLAN]: planKey(plan.desiredStateDigest) } },
+        spec: {
+          runtimeUID: uid,
+          kind: "Upgrade",
+          fromDigest: `sha256:${"1".repeat(64)}`,
+          toDigest: plan.desiredStateDigest,
+          deadline: iso(o.deadlineInMs ?? 6 * 3_600_000),
+          requiresApproval: true,
+          requestedBy: "admin",
+        },
+      },
+    }),
+    `create ${name}`,
+  )
   // The planner's and the step-executor's rooms, as they would report them.
   const status = (manager: string, s: Record<string, unknown>) =>
-    kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}/status?fieldManager=${manager}`, contentType: "application/apply-patch+yaml", body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name }, status: s } })
-  expectOk(await status("aicr-planner", { assessment: { configMap: CONTENT, verdicts: { safe: 1, manual: 1, blocked: 0, unknown: 0, unversioned: 0 } } }), "planner status")
-  expectOk(await status("aicr-step-executor", { steps: { total: 2, done: 0, items: [
-    { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "Pending" },
-    { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "Pending" },
-  ] } }), "step-executor status")
+    kubeRequest(info, {
+      method: "PATCH",
+      path: `${ROLLOUTS}/${name}/status?fieldManager=${manager}`,
+      contentType: "application/apply-patch+yaml",
+      body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name }, status: s },
+    })
+  expectOk(
+    await status("aicr-planner", { assessment: { configMap: CONTENT, verdicts: { safe: 1, manual: 1, blocked: 0, unknown: 0, unversioned: 0 } } }),
+    "planner status",
+  )
+  expectOk(
+    await status("aicr-step-executor", {
+      steps: {
+        total: 2,
+        done: 0,
+        items: [
+          { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "Pending" },
+          { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "Pending" },
+        ],
+      },
+    }),
+    "step-executor status",
+  )
   return name
 }
 
@@ -77,12 +119,20 @@ const createRollout = async (o: { deadlineInMs?: number } = {}) => {
  * let only the operator set it. The group stands in for the planner's RBAC, which this file does not install.
  */
 const closeAsPlanner = async (name: string, outcome: string) =>
-  expectOk(await kubeRequest(info, {
-    method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { metadata: { labels: { [LABEL_OUTCOME]: outcome } } },
-    impersonate: { user: `system:serviceaccount:${NS}:aicr-planner`, groups: ["system:masters", "system:authenticated"] },
-  }), `close ${name} as the planner`)
+  expectOk(
+    await kubeRequest(info, {
+      method: "PATCH",
+      path: `${ROLLOUTS}/${name}`,
+      body: { metadata: { labels: { [LABEL_OUTCOME]: outcome } } },
+      impersonate: { user: `system:serviceaccount:${NS}:aicr-planner`, groups: ["system:masters", "system:authenticated"] },
+    }),
+    `close ${name} as the planner`,
+  )
 
-const approvedReason = async (name: string) => (expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${name}` }), "get").status?.conditions ?? []).find((c: { type: string }) => c.type === "Approved")?.reason
+const approvedReason = async (name: string) =>
+  (expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${name}` }), "get").status?.conditions ?? []).find(
+    (c: { type: string }) => c.type === "Approved",
+  )?.reason
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "kubectl-aicr-e2e-"))
@@ -101,38 +151,95 @@ beforeAll(async () => {
   symlinkSync(sea.files[0]!.binary, join(seaDir, "kubectl-aicr"))
   symlinkSync(sea.files[0]!.binary, join(seaDir, "kubectl_complete-aicr"))
   const noNode = new Set(["node", "nodejs", "npm", "npx", "corepack"])
-  for (const d of ["/usr/bin", "/bin"]) for (const f of readdirSync(d)) if (!noNode.has(f) && !existsSync(join(tools, f))) symlinkSync(join(d, f), join(tools, f))
+  for (const d of ["/usr/bin", "/bin"])
+    for (const f of readdirSync(d)) if (!noNode.has(f) && !existsSync(join(tools, f))) symlinkSync(join(d, f), join(tools, f))
   nodelessPath = [seaDir, dirname(info.bin.kubectl!), tools].join(":")
 
   await installApprovalPolicies(info)
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
-  const rt = expectOk(await kubeRequest(info, {
-    method: "POST", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes",
-    body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "admin" } }, spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } } },
-  }), "create runtime")
+  const rt = expectOk(
+    await kubeRequest(info, {
+      method: "POST",
+      path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes",
+      body: {
+        apiVersion: "operator.aicr.run/v1alpha1",
+        kind: "ClusterRuntime",
+        metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "admin" } },
+        spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } },
+      },
+    }),
+    "create runtime",
+  )
   uid = rt.metadata.uid
-  expectOk(await kubeRequest(info, {
-    method: "PATCH", path: `${RUNTIME}/status?fieldManager=aicr-planner`, contentType: "application/apply-patch+yaml",
-    body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, status: { plans: { active: plan.desiredStateDigest } } },
-  }), "active plan")
-  const assessment = { components: [
-    { name: "cert-manager", from: "v1.17.2", to: "v1.17.4", verdict: "safe" },
-    { name: "gpu-operator", from: "v25.3.0", to: "v25.10.1", verdict: "manual", steps: { argocd: [{ id: "post-1", description: "Restart the device plugin pods", reason: "new runtime class" }] } },
-  ] }
+  expectOk(
+    await kubeRequest(info, {
+      method: "PATCH",
+      path: `${RUNTIME}/status?fieldManager=aicr-planner`,
+      contentType: "application/apply-patch+yaml",
+      body: {
+        apiVersion: "operator.aicr.run/v1alpha1",
+        kind: "ClusterRuntime",
+        metadata: { name: "cluster" },
+        status: { plans: { active: plan.desiredStateDigest } },
+      },
+    }),
+    "active plan",
+  )
+  const assessment = {
+    components: [
+      { name: "cert-manager", from: "v1.17.2", to: "v1.17.4", verdict: "safe" },
+      {
+        name: "gpu-operator",
+        from: "v25.3.0",
+        to: "v25.10.1",
+        verdict: "manual",
+        steps: { argocd: [{ id: "post-1", description: "Restart the device plugin pods", reason: "new runtime class" }] },
+      },
+    ],
+  }
   await applyManifests(info, [
-    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: planConfigMapName(plan.desiredStateDigest), namespace: NS, labels: { [LABEL_ROLE]: ROLE_PLAN }, annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: plan.desiredStateDigest } }, immutable: true, data: { "plan.json": encodePlan(plan) } },
-    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: CONTENT, namespace: NS, labels: { [LABEL_ROLE]: ROLE_CONTENT } }, data: { "recipe.json": JSON.stringify({ kind: "RecipeResult", apiVersion: "aicr.run/v1alpha1", components: ["cert-manager", "gpu-operator"] }), "assessment.json": JSON.stringify(assessment) } },
     {
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "e2e-approvers" },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: APPROVER_ROLE }, subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }],
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: planConfigMapName(plan.desiredStateDigest),
+        namespace: NS,
+        labels: { [LABEL_ROLE]: ROLE_PLAN },
+        annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: plan.desiredStateDigest },
+      },
+      immutable: true,
+      data: { "plan.json": encodePlan(plan) },
     },
     {
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "e2e-plan-readers", namespace: NS },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: PLAN_READER_ROLE }, subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }],
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: CONTENT, namespace: NS, labels: { [LABEL_ROLE]: ROLE_CONTENT } },
+      data: {
+        "recipe.json": JSON.stringify({ kind: "RecipeResult", apiVersion: "aicr.run/v1alpha1", components: ["cert-manager", "gpu-operator"] }),
+        "assessment.json": JSON.stringify(assessment),
+      },
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "e2e-approvers" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: APPROVER_ROLE },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "e2e-plan-readers", namespace: NS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: PLAN_READER_ROLE },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }],
     },
   ])
   const bundle = await buildApp("approval-guard", join(work, "guard"))
-  guard = spawn(process.execPath, [bundle.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"], { stdio: "ignore" })
+  guard = spawn(
+    process.execPath,
+    [bundle.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"],
+    { stdio: "ignore" },
+  )
 })
 
 afterAll(async () => {
@@ -149,13 +256,15 @@ describe("kubectl aicr, as the approver uses it", () => {
   it("runs the seed's approval lines verbatim: list, describe, approve --expires 2h", async () => {
     const name = await createRollout()
     await eventually(async () => (await approvedReason(name)) === "AwaitingApproval", { what: "the guard's AwaitingApproval" })
-    const r = await bash([
-      "kubectl get clusterruntime cluster",
-      "kubectl get runtimerollouts",
-      `ROLLOUT="${name}"   # the name from the list`,
-      'kubectl aicr describe "${ROLLOUT}"',
-      'kubectl aicr approve "${ROLLOUT}" --expires 2h --reason "Maintenance window"',
-    ].join("\n"))
+    const r = await bash(
+      [
+        "kubectl get clusterruntime cluster",
+        "kubectl get runtimerollouts",
+        `ROLLOUT="${name}"   # the name from the list`,
+        'kubectl aicr describe "${ROLLOUT}"',
+        'kubectl aicr approve "${ROLLOUT}" --expires 2h --reason "Maintenance window"',
+      ].join("\n"),
+    )
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toContain(name)
     expect(r.stdout).toMatch(new RegExp(`Name: +${name}`))
@@ -169,7 +278,12 @@ describe("kubectl aicr, as the approver uses it", () => {
     const until = Date.parse(line![1]!)
     expect(Math.abs(until - (Date.now() + 2 * 3_600_000))).toBeLessThan(60_000)
     const obj = expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${name}` }), "get")
-    expect(obj.spec.approval).toMatchObject({ approvedBy: "approver", reason: "Maintenance window", groups: ["aicr-approvers", "system:authenticated"], toDigest: plan.desiredStateDigest })
+    expect(obj.spec.approval).toMatchObject({
+      approvedBy: "approver",
+      reason: "Maintenance window",
+      groups: ["aicr-approvers", "system:authenticated"],
+      toDigest: plan.desiredStateDigest,
+    })
     await eventually(async () => (await approvedReason(name)) === "ApprovedByUser", { what: "the guard's ApprovedByUser" })
     const again = await bash(`kubectl aicr describe "${name}" -o json`)
     expect(JSON.parse(again.stdout).rollout.status.conditions.find((c: { type: string }) => c.type === "Approved").reason).toBe("ApprovedByUser")
@@ -180,13 +294,17 @@ describe("kubectl aicr, as the approver uses it", () => {
   it("the standalone linux-amd64 binary runs the same lines on a PATH without node", async () => {
     const name = await createRollout()
     await eventually(async () => (await approvedReason(name)) === "AwaitingApproval", { what: "the guard's AwaitingApproval" })
-    const r = await bash([
-      "! command -v node",
-      "kubectl plugin list 2>/dev/null | grep -x \"$(command -v kubectl-aicr)\"",
-      `ROLLOUT="${name}"`,
-      'kubectl aicr describe "${ROLLOUT}"',
-      'kubectl aicr approve "${ROLLOUT}" --expires 2h --reason "Maintenance window"',
-    ].join("\n"), "approver", { PATH: nodelessPath })
+    const r = await bash(
+      [
+        "! command -v node",
+        'kubectl plugin list 2>/dev/null | grep -x "$(command -v kubectl-aicr)"',
+        `ROLLOUT="${name}"`,
+        'kubectl aicr describe "${ROLLOUT}"',
+        'kubectl aicr approve "${ROLLOUT}" --expires 2h --reason "Maintenance window"',
+      ].join("\n"),
+      "approver",
+      { PATH: nodelessPath },
+    )
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(new RegExp(`Name: +${name}`))
     expect(r.stdout).toMatch(/approved by approver until \S+/)
@@ -199,13 +317,29 @@ describe("kubectl aicr, as the approver uses it", () => {
   it("acknowledges the step waiting for it, then revokes", async () => {
     const name = await createRollout()
     expect((await bash(`kubectl aicr approve ${name} --reason "Maintenance window"`)).code).toBe(0)
-    expectOk(await kubeRequest(info, {
-      method: "PATCH", path: `${ROLLOUTS}/${name}/status?fieldManager=aicr-step-executor`, contentType: "application/apply-patch+yaml",
-      body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name }, status: { steps: { total: 2, done: 1, items: [
-        { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "Ready" },
-        { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "AwaitingAcknowledgement" },
-      ] } } },
-    }), "step waits")
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `${ROLLOUTS}/${name}/status?fieldManager=aicr-step-executor`,
+        contentType: "application/apply-patch+yaml",
+        body: {
+          apiVersion: "operator.aicr.run/v1alpha1",
+          kind: "RuntimeRollout",
+          metadata: { name },
+          status: {
+            steps: {
+              total: 2,
+              done: 1,
+              items: [
+                { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "Ready" },
+                { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "AwaitingAcknowledgement" },
+              ],
+            },
+          },
+        },
+      }),
+      "step waits",
+    )
     await eventually(async () => (await approvedReason(name)) === "AwaitingAcknowledgement", { what: "AwaitingAcknowledgement" })
     const ack = await bash(`kubectl aicr acknowledge ${name}`)
     expect([ack.code, ack.stdout]).toEqual([0, `runtimerollout.operator.aicr.run/${name} acknowledged gpu-operator by approver\n`])
@@ -228,7 +362,14 @@ describe("kubectl aicr, as the approver uses it", () => {
     expect(r.stdout).toContain('  oras pull "${BUNDLE}" -o aicr-reproduce/operator-bundle\n')
     expect(r.stdout).toContain('diff -r aicr-reproduce/operator-bundle aicr-reproduce/cli-bundle && echo "zero diff"')
     const byPrefix = await bash(`kubectl aicr reproduce --plan ${plan.desiredStateDigest.slice(7, 19)} --dir other -o json`)
-    expect(JSON.parse(byPrefix.stdout)).toEqual({ plan: plan.desiredStateDigest, active: false, aicrImage: plan.aicr!.image, planFlags: ["--deployer", "helm"], bundle: plan.bundle!.ref, recipe: "other/recipe.json" })
+    expect(JSON.parse(byPrefix.stdout)).toEqual({
+      plan: plan.desiredStateDigest,
+      active: false,
+      aicrImage: plan.aicr!.image,
+      planFlags: ["--deployer", "helm"],
+      bundle: plan.bundle!.ref,
+      recipe: "other/recipe.json",
+    })
     expect(existsSync(join(work, "other", "recipe.json"))).toBe(true)
   })
 
@@ -259,20 +400,55 @@ describe("kubectl aicr, as the approver uses it", () => {
     const at = (ms: number) => new Date(Date.now() + ms).toISOString().replace(/\.\d+Z$/u, "Z")
     // The step-executor's room as it reports each edge.
     const steps = async (done: number, items: Array<Record<string, unknown>>) =>
-      expectOk(await kubeRequest(info, {
-        method: "PATCH", path: `${ROLLOUTS}/${name}/status?fieldManager=aicr-step-executor`, contentType: "application/apply-patch+yaml",
-        body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name }, status: { steps: { total: 2, done, items } } },
-      }), "step-executor status")
+      expectOk(
+        await kubeRequest(info, {
+          method: "PATCH",
+          path: `${ROLLOUTS}/${name}/status?fieldManager=aicr-step-executor`,
+          contentType: "application/apply-patch+yaml",
+          body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name }, status: { steps: { total: 2, done, items } } },
+        }),
+        "step-executor status",
+      )
     const tmux = (...args: string[]) => sh("tmux", ["-L", `aicr-e2e-${process.pid}`, ...args], { env })
     const pane = async () => (await tmux("capture-pane", "-p", "-t", "watch")).stdout
-    const shows = (what: RegExp) => eventually(async () => { const p = await pane(); return what.test(p) && p }, { timeoutMs: 30_000, intervalMs: 250, what: `the pane to show ${what}` })
-    await tmux("new-session", "-d", "-s", "watch", "-x", "110", "-y", "30", "-e", `PATH=${env.PATH}`, "-e", `KUBECONFIG=${await kubeconfigFor(info, "approver")}`, "bash --norc")
+    const shows = (what: RegExp) =>
+      eventually(
+        async () => {
+          const p = await pane()
+          return what.test(p) && p
+        },
+        { timeoutMs: 30_000, intervalMs: 250, what: `the pane to show ${what}` },
+      )
+    await tmux(
+      "new-session",
+      "-d",
+      "-s",
+      "watch",
+      "-x",
+      "110",
+      "-y",
+      "30",
+      "-e",
+      `PATH=${env.PATH}`,
+      "-e",
+      `KUBECONFIG=${await kubeconfigFor(info, "approver")}`,
+      "bash --norc",
+    )
     try {
       await tmux("send-keys", "-t", "watch", `kubectl aicr watch ${name}; echo "EXIT=$?"`, "Enter")
       await shows(/\[-{40}\] 0\/2/u)
       expect(await pane()).toMatch(/·\s+1 cert-manager\s+Upgrade/u)
       await steps(0, [
-        { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "WaitingForReady", startedAt: at(-5_000), deadline: at(-5_000 + 600_000) },
+        {
+          index: 1,
+          release: "cert-manager",
+          namespace: "cert-manager",
+          action: "Upgrade",
+          verdict: "safe",
+          state: "WaitingForReady",
+          startedAt: at(-5_000),
+          deadline: at(-5_000 + 600_000),
+        },
         { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "Pending" },
       ])
       // The step in flight counts up each second against its 10 minutes.
@@ -284,7 +460,16 @@ describe("kubectl aicr, as the approver uses it", () => {
       const stamp = (ms: number) => new Date(second0 + ms).toISOString().replace(/\.\d+Z$/u, "Z")
       await steps(1, [
         { index: 1, release: "cert-manager", namespace: "cert-manager", action: "Upgrade", verdict: "safe", state: "Ready", startedAt: stamp(-20_000) },
-        { index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "WaitingForReady", startedAt: stamp(-3_000), deadline: stamp(1_797_000) },
+        {
+          index: 2,
+          release: "gpu-operator",
+          namespace: "gpu-operator",
+          action: "Upgrade",
+          verdict: "manual",
+          state: "WaitingForReady",
+          startedAt: stamp(-3_000),
+          deadline: stamp(1_797_000),
+        },
       ])
       const second = await shows(/▶\s+2 gpu-operator\s+Upgrade \d+s of 30m00s/u)
       expect(second).toMatch(/\[#{20}-{20}\] 1\/2/u)
@@ -298,7 +483,10 @@ describe("kubectl aicr, as the approver uses it", () => {
     }
     // Piped (no terminal): one line per change, and a revoked rollout's exit code.
     const revoked = await createRollout()
-    const piped = spawn("bash", ["-c", `kubectl aicr watch ${revoked} | cat; exit "\${PIPESTATUS[0]}"`], { cwd: work, env: { ...env, KUBECONFIG: await kubeconfigFor(info, "approver") } })
+    const piped = spawn("bash", ["-c", `kubectl aicr watch ${revoked} | cat; exit "\${PIPESTATUS[0]}"`], {
+      cwd: work,
+      env: { ...env, KUBECONFIG: await kubeconfigFor(info, "approver") },
+    })
     let out = ""
     piped.stdout!.on("data", (d: Buffer) => (out += d.toString()))
     await eventually(async () => out.includes(`${revoked} 0/2 ready`), { timeoutMs: 30_000, what: `the first line of the piped watch:\n${out}` })

@@ -25,9 +25,7 @@ const kubectl = async (args: string[], opts: { input?: string } = {}) => {
 const table = (out: string): Array<Record<string, string>> => {
   const [header, ...rows] = out.trimEnd().split("\n")
   const starts = [...header!.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ name: m[0], at: m.index! }))
-  return rows.map((row) =>
-    Object.fromEntries(starts.map((c, i) => [c.name, row.slice(c.at, starts[i + 1]?.at ?? row.length).trim()])),
-  )
+  return rows.map((row) => Object.fromEntries(starts.map((c, i) => [c.name, row.slice(c.at, starts[i + 1]?.at ?? row.length).trim()])))
 }
 
 describe("the local control plane of the README", () => {

@@ -14,7 +14,19 @@ import { join } from "node:path"
 import { ANNOTATION_EDITED_BY, LABEL_OUTCOME, planConfigMapName, type RolloutStep } from "@aicr/api"
 import { type Application, isReadyAt } from "@aicr/argocd"
 import {
-  applyManifests, ARGOCD_NAMESPACE, createNamespace, deleteApplication, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, type Proc, readAuditEvents, spawnProc,
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  createNamespace,
+  deleteApplication,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  type Proc,
+  readAuditEvents,
+  spawnProc,
 } from "@aicr/testing/harness"
 import { APPS, type Chart, createRollout, get, installProject, pushChart, removeRuntime, ROLLOUTS, RUNTIME, setApproved, writePlan } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -33,9 +45,10 @@ const charts: Record<string, Chart> = {}
 
 const common = ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"]
 const start = async (name: "planner" | "step-executor") => {
-  const flags = name === "planner"
-    ? [...common, "--operator-namespace", ns, "--engine-namespace", ARGOCD_NAMESPACE, "--stabilization-window", "10m"]
-    : [...common, "--operator-namespace", ns, "--step-timeout", "90s", "--sync-retries", "1"]
+  const flags =
+    name === "planner"
+      ? [...common, "--operator-namespace", ns, "--engine-namespace", ARGOCD_NAMESPACE, "--stabilization-window", "10m"]
+      : [...common, "--operator-namespace", ns, "--step-timeout", "90s", "--sync-retries", "1"]
   procs[name] = await spawnProc({ name, bin: process.execPath, args: [bundles[name]!.entry, ...flags], logDir: join(info.dir, "logs", "re-adoption") })
 }
 const stop = async (name: string) => {
@@ -44,25 +57,41 @@ const stop = async (name: string) => {
   await p?.stop()
 }
 
-interface Cond { type: string; status: string; reason: string; message: string }
-const condition = async (path: string, type: string): Promise<Cond | undefined> => (await get(info, path)).status?.conditions?.find((c: Cond) => c.type === type)
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+}
+const condition = async (path: string, type: string): Promise<Cond | undefined> =>
+  (await get(info, path)).status?.conditions?.find((c: Cond) => c.type === type)
 const waitCondition = async (path: string, type: string, status: string, reason: string, timeoutMs = 120_000) => {
   let last: Cond | undefined
   try {
-    return await eventually(async () => {
-      last = await condition(path, type)
-      return last?.status === status && last.reason === reason && last
-    }, { timeoutMs, intervalMs: 100, what: `${path} ${type}=${status}/${reason}` })
+    return await eventually(
+      async () => {
+        last = await condition(path, type)
+        return last?.status === status && last.reason === reason && last
+      },
+      { timeoutMs, intervalMs: 100, what: `${path} ${type}=${status}/${reason}` },
+    )
   } catch (e) {
     throw new Error(`${(e as Error).message}; last ${type}: ${JSON.stringify(last)}`)
   }
 }
-const app = async (name: string): Promise<Application> => expectOk(await kubeRequest(info, { method: "GET", path: `${APPS}/${name}` }), `GET Application ${name}`)
+const app = async (name: string): Promise<Application> =>
+  expectOk(await kubeRequest(info, { method: "GET", path: `${APPS}/${name}` }), `GET Application ${name}`)
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const rolloutsOf = async (uid: string): Promise<any[]> => (await get(info, ROLLOUTS)).items.filter((r: { spec: { runtimeUID: string } }) => r.spec.runtimeUID === uid)
+const rolloutsOf = async (uid: string): Promise<any[]> =>
+  (await get(info, ROLLOUTS)).items.filter((r: { spec: { runtimeUID: string } }) => r.spec.runtimeUID === uid)
 const createRuntime = async (spec: Record<string, unknown> = {}): Promise<string> => {
   await applyManifests(info, [
-    { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } }, spec: { intent: "training", validation: { deployment: "Disabled" }, ...spec } },
+    {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } },
+      spec: { intent: "training", validation: { deployment: "Disabled" }, ...spec },
+    },
   ])
   return (await get(info, RUNTIME)).metadata.uid
 }
@@ -71,15 +100,36 @@ const deleteRuntime = () => removeRuntime(info)
 const approve = async (name: string) => {
   const r = await get(info, `${ROLLOUTS}/${name}`)
   const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/u, "Z")
-  expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { spec: { approval: { approvedBy: "bob", reason: "take the stack back", approvedAt: iso(Date.now()), expiresAt: iso(Date.now() + 3_600_000), toDigest: r.spec.toDigest } } } }), "approve")
+  expectOk(
+    await kubeRequest(info, {
+      method: "PATCH",
+      path: `${ROLLOUTS}/${name}`,
+      body: {
+        spec: {
+          approval: {
+            approvedBy: "bob",
+            reason: "take the stack back",
+            approvedAt: iso(Date.now()),
+            expiresAt: iso(Date.now() + 3_600_000),
+            toDigest: r.spec.toDigest,
+          },
+        },
+      },
+    }),
+    "approve",
+  )
   await setApproved(info, name, "True", "ApprovedByUser", "Approved by bob")
 }
 const editValues = async (name: string, message: string) =>
-  expectOk(await kubeRequest(info, { method: "PATCH", path: `${APPS}/${name}`, body: { spec: { source: { helm: { valuesObject: { message } } } } } }), `edit ${name}`)
+  expectOk(
+    await kubeRequest(info, { method: "PATCH", path: `${APPS}/${name}`, body: { spec: { source: { helm: { valuesObject: { message } } } } } }),
+    `edit ${name}`,
+  )
 
 beforeAll(async () => {
   await deleteRuntime()
-  for (const r of (await eventually(() => get(info, ROLLOUTS), { what: "RuntimeRollouts served" })).items) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
+  for (const r of (await eventually(() => get(info, ROLLOUTS), { what: "RuntimeRollouts served" })).items)
+    await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   ns = await createNamespace(info, "aicr-adopt")
   helm = await isolatedHelm("aicr-adopt-charts-")
   // The e2e tier runs one Argo CD for every file (global setup); this file uses it and leaves it running.
@@ -87,7 +137,9 @@ beforeAll(async () => {
   const [planner, executor] = await Promise.all([
     buildApp("planner", join(work, "planner")),
     buildApp("step-executor", join(work, "step-executor")),
-    (async () => { for (const r of RELEASES) charts[r] = await pushChart(info, helm, r, "0.1.0") })(),
+    (async () => {
+      for (const r of RELEASES) charts[r] = await pushChart(info, helm, r, "0.1.0")
+    })(),
   ])
   bundles.planner = planner
   bundles["step-executor"] = executor
@@ -114,23 +166,37 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
 
   it("rolls out a 3-release stack, then loses every plan, the namespace and the runtime; the stack keeps running", async () => {
     oldUid = await createRuntime()
-    const plan = await writePlan(info, ns, oldUid, RELEASES.map((r, i) => ({ chart: charts[r]!, namespace: target(r), ...(i > 0 ? { dependsOn: [RELEASES[i - 1]!] } : {}) })))
+    const plan = await writePlan(
+      info,
+      ns,
+      oldUid,
+      RELEASES.map((r, i) => ({ chart: charts[r]!, namespace: target(r), ...(i > 0 ? { dependsOn: [RELEASES[i - 1]!] } : {}) })),
+    )
     digest = plan.desiredStateDigest
     const steps: RolloutStep[] = RELEASES.map((release) => ({ release, namespace: target(release), action: "Install" }))
     await start("step-executor")
     await createRollout(info, { name: "adopt-install-1", runtimeUID: oldUid, to: plan, steps })
     await waitCondition(`${ROLLOUTS}/adopt-install-1`, "Progressing", "True", "StepsCompleted")
-    expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/adopt-install-1`, body: { metadata: { labels: { [LABEL_OUTCOME]: "Succeeded" } } } }), "close")
+    expectOk(
+      await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/adopt-install-1`, body: { metadata: { labels: { [LABEL_OUTCOME]: "Succeeded" } } } }),
+      "close",
+    )
     await stop("step-executor")
     expectOk(await kubeRequest(info, { method: "DELETE", path: `/api/v1/namespaces/${ns}` }), "delete the operator namespace")
-    await eventually(async () => (await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}` })).status === 404, { timeoutMs: 60_000, what: "namespace gone" })
+    await eventually(async () => (await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}` })).status === 404, {
+      timeoutMs: 60_000,
+      what: "namespace gone",
+    })
     await deleteRuntime()
     for (const r of RELEASES) expect(isReadyAt(await app(r), charts[r]!.digest)).toBe(true)
     before = Object.fromEntries(await Promise.all(RELEASES.map(async (r) => [r, await app(r)] as const)))
   })
 
   it("a new runtime sees the Applications as orphans: nothing rolls out, and the condition names the UID and the fix", async () => {
-    expectOk(await kubeRequest(info, { method: "POST", path: "/api/v1/namespaces", body: { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } } }), "recreate the operator namespace")
+    expectOk(
+      await kubeRequest(info, { method: "POST", path: "/api/v1/namespaces", body: { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } } }),
+      "recreate the operator namespace",
+    )
     newUid = await createRuntime()
     expect(newUid).not.toBe(oldUid)
     await start("planner")
@@ -145,7 +211,9 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
     await editValues("adopt-b", "edited by hand")
     expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { adoption: { fromRuntimeUID: oldUid } } } }), "name the old runtime")
     const blocked = await waitCondition(RUNTIME, "Planned", "False", "AdoptionBlocked")
-    expect(blocked.message).toContain(`Application ${ARGOCD_NAMESPACE}/adopt-b: its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it`)
+    expect(blocked.message).toContain(
+      `Application ${ARGOCD_NAMESPACE}/adopt-b: its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it`,
+    )
     expect(await rolloutsOf(newUid)).toEqual([])
     await editValues("adopt-b", "adopt-b-0.1.0")
     // Argo CD syncs the edit and its revert; the adoption waits until adopt-b is Synced again.
@@ -159,7 +227,9 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
     expect(r.spec.steps).toEqual(RELEASES.map((release) => ({ release, namespace: target(release), action: "Adopt" })))
     const cm = await get(info, `/api/v1/namespaces/${ns}/configmaps/${planConfigMapName(digest)}`)
     expect(JSON.parse(cm.data["plan.json"])).toMatchObject({ source: "Adoption", runtimeUID: newUid, desiredStateDigest: digest })
-    expect((await condition(RUNTIME, "Ready"))!.message).toBe(`rollout ${r.metadata.name} awaiting approval (kubectl aicr approve ${r.metadata.name} --reason "…")`)
+    expect((await condition(RUNTIME, "Ready"))!.message).toBe(
+      `rollout ${r.metadata.name} awaiting approval (kubectl aicr approve ${r.metadata.name} --reason "…")`,
+    )
   })
 
   it("after one approval every Application belongs to the new runtime, written once each, its spec and sync untouched", async () => {
@@ -168,18 +238,23 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
     await start("step-executor")
     await approve(r.metadata.name)
     await waitCondition(`${ROLLOUTS}/${r.metadata.name}`, "Progressing", "True", "StepsCompleted")
-    await eventually(async () => (await get(info, `${ROLLOUTS}/${r.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", { timeoutMs: 30_000, what: "the planner closes the Adopt rollout Succeeded" })
+    await eventually(async () => (await get(info, `${ROLLOUTS}/${r.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", {
+      timeoutMs: 30_000,
+      what: "the planner closes the Adopt rollout Succeeded",
+    })
     await eventually(async () => (await get(info, RUNTIME)).status?.plans?.active === digest, { timeoutMs: 30_000, what: "the adopted plan is active" })
     for (const name of RELEASES) {
       const a = await app(name)
       expect(a.metadata.labels).toMatchObject({ "operator.aicr.run/runtime-uid": newUid, "operator.aicr.run/plan": digest.slice(7, 39) })
       expect(a.spec).toEqual(before[name]!.spec)
       expect(isReadyAt(a, charts[name]!.digest)).toBe(true)
-      const writes = readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, name })
-        .filter((e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.stageTimestamp >= since)
+      const writes = readAuditEvents(info, { verb: "patch", resource: "applications", namespace: ARGOCD_NAMESPACE, name }).filter(
+        (e) => (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && e.stageTimestamp >= since,
+      )
       expect(writes).toHaveLength(1)
     }
     // Untouched releases were not synced again: their last operation is the one from before the loss.
-    for (const name of ["adopt-a", "adopt-c"]) expect((await app(name)).status!.operationState!.finishedAt).toBe(before[name]!.status!.operationState!.finishedAt)
+    for (const name of ["adopt-a", "adopt-c"])
+      expect((await app(name)).status!.operationState!.finishedAt).toBe(before[name]!.status!.operationState!.finishedAt)
   })
 })

@@ -26,12 +26,26 @@ const kubeconfig = join(dir, "kubeconfig")
 
 const kubectl = async (...args: string[]) => (await run(toolPath("kubectl"), ["--kubeconfig", kubeconfig, ...args], { maxBuffer: 16 << 20 })).stdout
 const helm = async (...args: string[]) =>
-  (await run(toolPath("helm"), ["--kubeconfig", kubeconfig, ...args], { env: { ...process.env, HELM_CONFIG_HOME: join(dir, "helm", "config"), HELM_CACHE_HOME: join(dir, "helm", "cache"), HELM_DATA_HOME: join(dir, "helm", "data") }, maxBuffer: 16 << 20 })).stdout
+  (
+    await run(toolPath("helm"), ["--kubeconfig", kubeconfig, ...args], {
+      env: {
+        ...process.env,
+        HELM_CONFIG_HOME: join(dir, "helm", "config"),
+        HELM_CACHE_HOME: join(dir, "helm", "cache"),
+        HELM_DATA_HOME: join(dir, "helm", "data"),
+      },
+      maxBuffer: 16 << 20,
+    })
+  ).stdout
 
-const recordedPlane = (): Array<{ name: string; pid: number }> => (JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { procs: Array<{ name: string; pid: number }> }).procs
+const recordedPlane = (): Array<{ name: string; pid: number }> =>
+  (JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { procs: Array<{ name: string; pid: number }> }).procs
 const planePids = (): number[] => recordedPlane().map((p) => p.pid)
 /** The control plane's own processes (Argo CD's are restarted by every up). */
-const corePids = (): number[] => recordedPlane().filter((p) => !/argocd|redis/.test(p.name)).map((p) => p.pid)
+const corePids = (): number[] =>
+  recordedPlane()
+    .filter((p) => !/argocd|redis/.test(p.name))
+    .map((p) => p.pid)
 const recordedPids = (): number[] => {
   const local = JSON.parse(readFileSync(join(dir, "operator.json"), "utf8")) as Array<{ pid: number }>
   return [...planePids(), ...local.map((p) => p.pid)]
@@ -42,7 +56,8 @@ interface Pod {
   spec: { serviceAccountName: string; containers: Array<{ image: string }> }
   status: { phase: string; podIP?: string; containerStatuses?: Array<{ ready: boolean; imageID: string }> }
 }
-const operatorPods = async (): Promise<Pod[]> => (JSON.parse(await kubectl("-n", "aicr-system", "get", "pods", "-l", "app.kubernetes.io/part-of=aicr-operator", "-o", "json")) as { items: Pod[] }).items
+const operatorPods = async (): Promise<Pod[]> =>
+  (JSON.parse(await kubectl("-n", "aicr-system", "get", "pods", "-l", "app.kubernetes.io/part-of=aicr-operator", "-o", "json")) as { items: Pod[] }).items
 
 describe("aicr-dev up --detach and down", () => {
   let pids: number[] = []
@@ -81,7 +96,10 @@ describe("aicr-dev up --detach and down", () => {
   })
 
   it("every Deployment rolled out, each pod running from its image under its own ServiceAccount on a pod IP of its own", async () => {
-    for (const d of DEPLOYMENTS) expect(await kubectl("-n", "aicr-system", "rollout", "status", `deployment/${d}`, "--timeout=10s"), d).toContain(`deployment "${d}" successfully rolled out`)
+    for (const d of DEPLOYMENTS)
+      expect(await kubectl("-n", "aicr-system", "rollout", "status", `deployment/${d}`, "--timeout=10s"), d).toContain(
+        `deployment "${d}" successfully rolled out`,
+      )
     pods = await operatorPods()
     expect(pods).toHaveLength(7)
     const values = parse(readFileSync(join(dir, "values.yaml"), "utf8")) as { controllers: Record<string, { image: { repository: string; digest: string } }> }
@@ -102,7 +120,9 @@ describe("aicr-dev up --detach and down", () => {
     expect(stdout).toMatch(/^cluster\s/m)
     expect(stdout).toContain("Discovered=True NodeGroupsDiscovered")
     // The local AICR is 0.x: up runs the resolver with the development allowance, and the message says so.
-    expect(stdout).toMatch(/^Resolved=True InputsResolved: Resolved input [0-9a-f]{12} with AICR v\S+ into 13 releases; AICR \S+ is outside the supported range >=1\.0\.0,<2\.0\.0, allowed for development only \(aicr\.allowUnsupportedVersion\)$/m)
+    expect(stdout).toMatch(
+      /^Resolved=True InputsResolved: Resolved input [0-9a-f]{12} with AICR v\S+ into 13 releases; AICR \S+ is outside the supported range >=1\.0\.0,<2\.0\.0, allowed for development only \(aicr\.allowUnsupportedVersion\)$/m,
+    )
     expect(stdout).toMatch(/^Mirrored=True ContentMirrored: /m)
     expect(stdout).toContain("RegistryCredentialsReady=True CredentialsPresent")
     expect(stdout).toContain("EngineAvailable=True EngineReady")
@@ -112,7 +132,13 @@ describe("aicr-dev up --detach and down", () => {
     const name = rollouts.items[0]!.metadata.name
     expect(stdout).toContain(`kubectl aicr approve ${name} --expires 2h`)
     // The runtime says RollingOut; the rollout's own Approved condition says what it waits for.
-    const approved = await kubectl("get", "runtimerollout", name, "-o", 'jsonpath={.status.conditions[?(@.type=="Approved")].status} {.status.conditions[?(@.type=="Approved")].reason}')
+    const approved = await kubectl(
+      "get",
+      "runtimerollout",
+      name,
+      "-o",
+      'jsonpath={.status.conditions[?(@.type=="Approved")].status} {.status.conditions[?(@.type=="Approved")].reason}',
+    )
     expect(approved).toBe("False AwaitingApproval")
     expect(stdout).toContain(`Rollout ${name} awaits approval (AwaitingApproval)`)
     pids = recordedPids()

@@ -29,8 +29,19 @@ const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
 const APPS = `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/applications`
 const COMPONENTS = [
-  "aws-ebs-csi-driver", "aws-efa", "cert-manager", "kube-prometheus-stack", "k8s-ephemeral-storage-metrics", "prometheus-adapter", "skyhook-operator",
-  "skyhook-customizations", "gpu-operator", "kai-scheduler", "kubeflow-trainer", "nvidia-dra-driver-gpu", "nvsentinel",
+  "aws-ebs-csi-driver",
+  "aws-efa",
+  "cert-manager",
+  "kube-prometheus-stack",
+  "k8s-ephemeral-storage-metrics",
+  "prometheus-adapter",
+  "skyhook-operator",
+  "skyhook-customizations",
+  "gpu-operator",
+  "kai-scheduler",
+  "kubeflow-trainer",
+  "nvidia-dra-driver-gpu",
+  "nvsentinel",
 ]
 
 /**
@@ -51,17 +62,32 @@ const up = (aicr: string) =>
 /** The plane `up` started (its state.json), as a KubeTarget. */
 const plane = (): HarnessInfo => (JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { info: HarnessInfo }).info
 
-interface Cond { type: string; status: string; reason: string; message: string }
-const conditions = async (info: HarnessInfo, path: string): Promise<Cond[]> => expectOk(await kubeRequest(info, { method: "GET", path }), `GET ${path}`).status?.conditions ?? []
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+}
+const conditions = async (info: HarnessInfo, path: string): Promise<Cond[]> =>
+  expectOk(await kubeRequest(info, { method: "GET", path }), `GET ${path}`).status?.conditions ?? []
 const openRollout = async (info: HarnessInfo, not: ReadonlyArray<string>): Promise<string> =>
-  eventually(async () => {
-    const items = expectOk(await kubeRequest(info, { method: "GET", path: ROLLOUTS }), "list rollouts").items as Array<{ metadata: { name: string; labels?: Record<string, string> } }>
-    return items.find((r) => !r.metadata.labels?.["operator.aicr.run/outcome"] && !not.includes(r.metadata.name))?.metadata.name
-  }, { timeoutMs: 600_000, intervalMs: 1_000, what: "a rollout awaiting approval" })
+  eventually(
+    async () => {
+      const items = expectOk(await kubeRequest(info, { method: "GET", path: ROLLOUTS }), "list rollouts").items as Array<{
+        metadata: { name: string; labels?: Record<string, string> }
+      }>
+      return items.find((r) => !r.metadata.labels?.["operator.aicr.run/outcome"] && !not.includes(r.metadata.name))?.metadata.name
+    },
+    { timeoutMs: 600_000, intervalMs: 1_000, what: "a rollout awaiting approval" },
+  )
 
 /** `kubectl aicr approve` as the approver, as up prints it. */
 const approve = async (info: HarnessInfo, rollout: string, reason: string) => {
-  const env = { ...process.env, KUBECONFIG: info.kubeconfig, PATH: [join(root, "dist", "apps", "kubectl-aicr"), dirname(info.bin.kubectl!), dirname(process.execPath), process.env.PATH].join(":") }
+  const env = {
+    ...process.env,
+    KUBECONFIG: info.kubeconfig,
+    PATH: [join(root, "dist", "apps", "kubectl-aicr"), dirname(info.bin.kubectl!), dirname(process.execPath), process.env.PATH].join(":"),
+  }
   const { stdout } = await run("kubectl", ["aicr", "approve", rollout, "--expires", "2h", "--reason", reason, "--context", "approver"], { env })
   expect(stdout).toContain("approved by approver")
 }
@@ -69,10 +95,17 @@ const approve = async (info: HarnessInfo, rollout: string, reason: string) => {
 /** Waits for Ready=True on the runtime; a timeout names every Application not ready and why. */
 const waitReady = async (info: HarnessInfo, timeoutMs: number) => {
   try {
-    await eventually(async () => (await conditions(info, RUNTIME)).find((c) => c.type === "Ready")?.status === "True", { timeoutMs, intervalMs: 2_000, what: "ClusterRuntime cluster Ready=True" })
+    await eventually(async () => (await conditions(info, RUNTIME)).find((c) => c.type === "Ready")?.status === "True", {
+      timeoutMs,
+      intervalMs: 2_000,
+      what: "ClusterRuntime cluster Ready=True",
+    })
   } catch (e) {
     const apps = expectOk(await kubeRequest(info, { method: "GET", path: APPS }), "list Applications").items as Application[]
-    const why = apps.map((a) => `${a.metadata.name}: sync ${a.status?.sync?.status}, health ${a.status?.health?.status} ${a.status?.health?.message ?? ""}, operation ${a.status?.operationState?.phase} ${a.status?.operationState?.message ?? ""}`)
+    const why = apps.map(
+      (a) =>
+        `${a.metadata.name}: sync ${a.status?.sync?.status}, health ${a.status?.health?.status} ${a.status?.health?.message ?? ""}, operation ${a.status?.operationState?.phase} ${a.status?.operationState?.message ?? ""}`,
+    )
     throw new Error(`${(e as Error).message}\n${JSON.stringify(await conditions(info, RUNTIME))}\n${why.join("\n")}`, { cause: e })
   }
 }
@@ -99,7 +132,11 @@ describe("the reference recipe on the real upstream charts", () => {
     await up(versions.aicrPrevious)
     const info = plane()
     // The upstream serves the projects' own packages, none a stand-in.
-    const served = JSON.parse(readFileSync(join(dir, "logs", "chart-upstream.log"), "utf8").split("\n").find((l) => l.startsWith("{"))!) as { charts: Array<{ name: string; origin: string }> }
+    const served = JSON.parse(
+      readFileSync(join(dir, "logs", "chart-upstream.log"), "utf8")
+        .split("\n")
+        .find((l) => l.startsWith("{"))!,
+    ) as { charts: Array<{ name: string; origin: string }> }
     expect(served.charts.filter((c) => c.origin !== "real")).toEqual([])
     const rollout = await openRollout(info, seen)
     seen.push(rollout)
@@ -112,8 +149,16 @@ describe("the reference recipe on the real upstream charts", () => {
     expect(names).toEqual(expect.arrayContaining(COMPONENTS))
     expect(names.filter((n) => !COMPONENTS.includes(n)).every((n) => n.endsWith("-manifests"))).toBe(true)
     for (const a of apps) expect(isReadyAt(a, a.spec!.source.targetRevision), a.metadata.name).toBe(true)
-    expect(chartVersions(apps)).toMatchObject({ "kai-scheduler": "v0.12.17", nvsentinel: "v0.10.0", "gpu-operator": "v25.10.1", "kube-prometheus-stack": "82.8.0", "kubeflow-trainer": "2.1.0" })
-    const crd = JSON.stringify(expectOk(await kubeRequest(info, { method: "GET", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/configs.kai.scheduler" }), "get CRD"))
+    expect(chartVersions(apps)).toMatchObject({
+      "kai-scheduler": "v0.12.17",
+      nvsentinel: "v0.10.0",
+      "gpu-operator": "v25.10.1",
+      "kube-prometheus-stack": "82.8.0",
+      "kubeflow-trainer": "2.1.0",
+    })
+    const crd = JSON.stringify(
+      expectOk(await kubeRequest(info, { method: "GET", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/configs.kai.scheduler" }), "get CRD"),
+    )
     expect(crd).toContain("Connection defines the connection configuration for")
   }, 5_400_000)
 
@@ -123,17 +168,22 @@ describe("the reference recipe on the real upstream charts", () => {
     const rollout = await openRollout(info, seen)
     seen.push(rollout)
     await approve(info, rollout, "AICR upgrade on the real charts")
-    await eventually(async () => {
-      const apps = await applications(info)
-      const kai = apps.find((a) => a.metadata.name === "kai-scheduler")
-      return kai !== undefined && versionOf(kai) === "v0.13.0" && isReadyAt(kai, kai.spec!.source.targetRevision)
-    }, { timeoutMs: 900_000, intervalMs: 2_000, what: "kai-scheduler ready at v0.13.0" })
+    await eventually(
+      async () => {
+        const apps = await applications(info)
+        const kai = apps.find((a) => a.metadata.name === "kai-scheduler")
+        return kai !== undefined && versionOf(kai) === "v0.13.0" && isReadyAt(kai, kai.spec!.source.targetRevision)
+      },
+      { timeoutMs: 900_000, intervalMs: 2_000, what: "kai-scheduler ready at v0.13.0" },
+    )
     await waitReady(info, 1_200_000)
     expect(chartVersions(await applications(info))).toMatchObject({ "kai-scheduler": "v0.13.0", nvsentinel: "v1.1.0" })
     // KAI v0.13.0 changed configs.kai.scheduler: spec.prometheus lost `connection`, the operator config gained
     // `nodeSelector`. The chart's crd-upgrader hook Job would apply it; kwok completes that Job without running it,
     // and the CRD is upgraded because Argo CD applies the chart's crds/ itself (server-side).
-    const crd = JSON.stringify(expectOk(await kubeRequest(info, { method: "GET", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/configs.kai.scheduler" }), "get CRD"))
+    const crd = JSON.stringify(
+      expectOk(await kubeRequest(info, { method: "GET", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/configs.kai.scheduler" }), "get CRD"),
+    )
     expect(crd).toContain("NodeSelector defines node selector for KAI operators")
     expect(crd).not.toContain("Connection defines the connection configuration for")
   }, 2_400_000)

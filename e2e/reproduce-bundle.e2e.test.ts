@@ -70,9 +70,9 @@ const writeDockerShim = (image: string) => {
     "  case $1 in",
     "    --rm) shift ;;",
     "    --user) shift 2 ;;",
-    '    -v) host=${2%%:*}; mnt=${2#*:}; shift 2 ;;',
+    "    -v) host=${2%%:*}; mnt=${2#*:}; shift 2 ;;",
     "    -w) wd=$2; shift 2 ;;",
-    "    -*) echo \"docker shim: unexpected flag $1\" >&2; exit 2 ;;",
+    '    -*) echo "docker shim: unexpected flag $1" >&2; exit 2 ;;',
     "    *) image=$1; shift; break ;;",
     "  esac",
     "done",
@@ -98,7 +98,11 @@ const reproduce = async (args: string): Promise<Printed> => {
   const lines = out.split("\n")
   const at = lines.findIndex((l) => l.startsWith("Render the same bundle with the AICR CLI"))
   expect(at, out).toBeGreaterThan(0)
-  const script = lines.slice(at + 1).filter((l) => l.trim() !== "").map((l) => l.replace(/^ {2}/u, "")).join("\n")
+  const script = lines
+    .slice(at + 1)
+    .filter((l) => l.trim() !== "")
+    .map((l) => l.replace(/^ {2}/u, ""))
+    .join("\n")
   const image = /^AICR_IMAGE=(\S+)$/mu.exec(script)?.[1]?.replace(/^'|'$/gu, "")
   const planFlags = /^PLAN_FLAGS=\((.*)\)$/mu.exec(script)?.[1]
   if (image === undefined || planFlags === undefined) throw new Error(`no AICR_IMAGE or PLAN_FLAGS line in:\n${out}`)
@@ -125,19 +129,30 @@ const verify = async (p: Printed, reproduceDir: string) => {
     const a = existsSync(operator) ? tree(operator) : {}
     const b = existsSync(cli) ? tree(cli) : {}
     const differing = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]).sort()
-    throw new Error(`the printed commands exited ${r.code} without "zero diff"; files differing: ${differing.join(", ")}\n${r.stdout.slice(0, 4000)}\n${r.stderr.slice(0, 4000)}`)
+    throw new Error(
+      `the printed commands exited ${r.code} without "zero diff"; files differing: ${differing.join(", ")}\n${r.stdout.slice(0, 4000)}\n${r.stderr.slice(0, 4000)}`,
+    )
   }
   return { operator, cli }
 }
 
 /** A plan target none of `seen` that `accept` likes, once its plan ConfigMap exists; its desiredStateDigest. */
-const waitTarget = async (what: string, seen: ReadonlyArray<string | undefined>, accept: (rt: { status?: { resolution?: { aicr?: { version?: string }; inputDigest?: string } } }) => boolean) =>
-  eventually(async () => {
-    const rt = await runtime()
-    const target = rt.status?.plans?.target as string | undefined
-    if (target === undefined || seen.includes(target) || !accept(rt)) return undefined
-    return (await bash(`kubectl get configmaps -n aicr-system -l operator.aicr.run/role=plan -o name | grep -q ${target.slice(7, 39)}`)).code === 0 ? target : undefined
-  }, { timeoutMs: 420_000, intervalMs: 1_000, what })
+const waitTarget = async (
+  what: string,
+  seen: ReadonlyArray<string | undefined>,
+  accept: (rt: { status?: { resolution?: { aicr?: { version?: string }; inputDigest?: string } } }) => boolean,
+) =>
+  eventually(
+    async () => {
+      const rt = await runtime()
+      const target = rt.status?.plans?.target as string | undefined
+      if (target === undefined || seen.includes(target) || !accept(rt)) return undefined
+      return (await bash(`kubectl get configmaps -n aicr-system -l operator.aicr.run/role=plan -o name | grep -q ${target.slice(7, 39)}`)).code === 0
+        ? target
+        : undefined
+    },
+    { timeoutMs: 420_000, intervalMs: 1_000, what },
+  )
 
 let overridesTarget: string | undefined
 
@@ -151,11 +166,22 @@ beforeAll(async () => {
     ...process.env,
     KUBECONFIG: kubeconfig,
     // kubectl of the same Kubernetes version, the plugin (its shebang finds this Node 24), oras, and the docker shim.
-    PATH: [shims, join(root, "dist", "apps", "kubectl-aicr"), dirname(toolPath("kubectl")), dirname(toolPath("oras")), dirname(process.execPath), process.env.PATH].join(":"),
+    PATH: [
+      shims,
+      join(root, "dist", "apps", "kubectl-aicr"),
+      dirname(toolPath("kubectl")),
+      dirname(toolPath("oras")),
+      dirname(process.execPath),
+      process.env.PATH,
+    ].join(":"),
   }
   // The first rollout, approved as the local approver (the guide's line, printed by up); then the plan is active.
   await ok(`kubectl aicr approve ${rollout} --expires 2h --reason "first install" --context approver`)
-  await eventually(async () => (await runtime()).status?.plans?.active !== undefined, { timeoutMs: 420_000, intervalMs: 2_000, what: "the first plan active (status.plans.active)" })
+  await eventually(async () => (await runtime()).status?.plans?.active !== undefined, {
+    timeoutMs: 420_000,
+    intervalMs: 2_000,
+    what: "the first plan active (status.plans.active)",
+  })
 }, 900_000)
 
 afterAll(async () => {
@@ -181,7 +207,9 @@ describe("verify the bundle yourself (install guide), verbatim", () => {
     // The comparison tells: the same recipe rendered without the plan's flags differs from the operator's bundle.
     const bin = lookupImage(p.image)
     if (bin.kind !== "runnable") throw new Error("unreachable")
-    const flagless = await bash(`cd aicr-reproduce && '${bin.runtime.entrypoint[0]}' bundle --recipe recipe.json --output cli-bundle-flagless >/dev/null && diff -rq operator-bundle cli-bundle-flagless`)
+    const flagless = await bash(
+      `cd aicr-reproduce && '${bin.runtime.entrypoint[0]}' bundle --recipe recipe.json --output cli-bundle-flagless >/dev/null && diff -rq operator-bundle cli-bundle-flagless`,
+    )
     expect(flagless.code).toBe(1)
     expect(flagless.stdout).toMatch(/gpu-operator\/values\.yaml differ/u)
   })
@@ -189,11 +217,22 @@ describe("verify the bundle yourself (install guide), verbatim", () => {
   it(`AICR ${versions.aicr}, a runtime with overrides: the --set flags are in the plan's flags, and zero diff`, async () => {
     const rt = await runtime()
     const before = rt.status?.resolution?.inputDigest as string
-    await ok(`kubectl patch clusterruntime cluster --type merge -p '${JSON.stringify({
-      metadata: { annotations: { "operator.aicr.run/edited-by": "admin" } },
-      spec: { overrides: [{ path: "gpu-operator:driver.version", value: "580.95.05" }, { path: "cert-manager:replicaCount", value: "2" }] },
-    })}'`)
-    const target = await waitTarget("the plan of the runtime with overrides", [rt.status?.plans?.active, rt.status?.plans?.target], (r) => r.status?.resolution?.inputDigest !== before)
+    await ok(
+      `kubectl patch clusterruntime cluster --type merge -p '${JSON.stringify({
+        metadata: { annotations: { "operator.aicr.run/edited-by": "admin" } },
+        spec: {
+          overrides: [
+            { path: "gpu-operator:driver.version", value: "580.95.05" },
+            { path: "cert-manager:replicaCount", value: "2" },
+          ],
+        },
+      })}'`,
+    )
+    const target = await waitTarget(
+      "the plan of the runtime with overrides",
+      [rt.status?.plans?.active, rt.status?.plans?.target],
+      (r) => r.status?.resolution?.inputDigest !== before,
+    )
     overridesTarget = target
     const p = await reproduce(`${target} --dir aicr-reproduce-overrides`)
     expect(p.planFlags).toContain("--set gpu-operator:driver.version=580.95.05 --set cert-manager:replicaCount=2")
@@ -204,7 +243,11 @@ describe("verify the bundle yourself (install guide), verbatim", () => {
   it(`AICR ${versions.aicrPrevious}, after re-pinning the resolver: zero diff with that AICR image`, async () => {
     await up(versions.aicrPrevious)
     const active = (await runtime()).status?.plans?.active as string
-    const target = await waitTarget(`the plan AICR ${versions.aicrPrevious} renders`, [active, overridesTarget], (r) => r.status?.resolution?.aicr?.version === versions.aicrPrevious)
+    const target = await waitTarget(
+      `the plan AICR ${versions.aicrPrevious} renders`,
+      [active, overridesTarget],
+      (r) => r.status?.resolution?.aicr?.version === versions.aicrPrevious,
+    )
     const p = await reproduce(`${target} --dir aicr-reproduce-previous`)
     expect(p.image).toBe(`ghcr.io/nvidia/aicr:${versions.aicrPrevious}`)
     expect(p.planFlags).toContain("--accelerated-node-toleration nvidia.com/gpu:NoSchedule")

@@ -25,7 +25,13 @@ if (major !== 24) fail(`Node 24 is required (this is ${process.version}); run th
 // `npx -y node@24` puts its node first on PATH, so npm, npx and every child script run on Node 24 too.
 // State of the control plane `up` runs (kubeconfig, logs, audit log, etcd data).
 const localDir = process.env.AICR_LOCAL_DIR ?? join(root, ".aicr", "local")
-const env = { ...process.env, AICR_LOCAL_DIR: localDir, NX_DAEMON: "false", NX_NO_CLOUD: "true", NX_SKIP_NX_CACHE: process.env.CI ? "true" : process.env.NX_SKIP_NX_CACHE }
+const env = {
+  ...process.env,
+  AICR_LOCAL_DIR: localDir,
+  NX_DAEMON: "false",
+  NX_NO_CLOUD: "true",
+  NX_SKIP_NX_CACHE: process.env.CI ? "true" : process.env.NX_SKIP_NX_CACHE,
+}
 
 function run(cmd, args, opts = {}) {
   const started = Date.now()
@@ -87,6 +93,7 @@ function test(rest) {
   must(bin("nx"), ["show", "projects"], "nx project graph")
   must(process.execPath, ["hack/check-conflict-markers.mjs"], "lint (no merge-conflict markers)")
   must(bin("eslint"), ["--max-warnings=0", "."], "lint (module boundaries)")
+  must(bin("prettier"), ["--check", "**/*.{ts,mjs}", "--log-level", "warn"], "format (prettier, 160 columns)")
   must(bin("tsc"), ["-p", "tsconfig.json", "--noEmit"], "typecheck")
   const reportDir = join(root, "node_modules", ".aicr-test-reports")
   mkdirSync(reportDir, { recursive: true })
@@ -101,7 +108,9 @@ function test(rest) {
     totals.passed += counts.passed
     totals.failed += counts.failed
     totals.skipped += counts.skipped
-    lines.push(`${tier.padEnd(9)} ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (${counts.files} test files, ${r.seconds.toFixed(0)}s)`)
+    lines.push(
+      `${tier.padEnd(9)} ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped (${counts.files} test files, ${r.seconds.toFixed(0)}s)`,
+    )
     if (r.code !== 0) exit = r.code
     if (counts.passed + counts.failed === 0) {
       lines.push(`${tier.padEnd(9)} ran no test: that is a failure`)

@@ -18,26 +18,53 @@ import { readFileSync, writeFileSync } from "node:fs"
 type Any = any
 const [input, output, version] = process.argv.slice(2)
 if (!input || !output || !version) throw new Error("usage: argocd-fixtures.ts <recording.jsonl> <out.json> <argocd version>")
-const events: Any[] = readFileSync(input, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l))
+const events: Any[] = readFileSync(input, "utf8")
+  .split("\n")
+  .filter((l) => l.trim())
+  .map((l) => JSON.parse(l))
 const rv = (e: Any) => Number(e.object.metadata.resourceVersion)
 const sorted = [...events].filter((e) => e.type !== "DELETED").sort((a, b) => rv(a) - rv(b))
 
 const rolledOut = (d: Any, target: string): boolean => {
   const want = d.spec.replicas ?? 1
   const s = d.status ?? {}
-  return d.spec.template.metadata.labels?.["chart-version"] === target && s.observedGeneration === d.metadata.generation && s.updatedReplicas === want && s.availableReplicas === want && s.replicas === want
+  return (
+    d.spec.template.metadata.labels?.["chart-version"] === target &&
+    s.observedGeneration === d.metadata.generation &&
+    s.updatedReplicas === want &&
+    s.availableReplicas === want &&
+    s.replicas === want
+  )
 }
 
 const trim = (a: Any) => ({
-  metadata: { name: a.metadata.name, resourceVersion: a.metadata.resourceVersion, ...(a.metadata.deletionTimestamp ? { deletionTimestamp: a.metadata.deletionTimestamp } : {}) },
+  metadata: {
+    name: a.metadata.name,
+    resourceVersion: a.metadata.resourceVersion,
+    ...(a.metadata.deletionTimestamp ? { deletionTimestamp: a.metadata.deletionTimestamp } : {}),
+  },
   spec: { source: a.spec.source, destination: a.spec.destination, ...(a.spec.syncPolicy ? { syncPolicy: a.spec.syncPolicy } : {}) },
   ...(a.operation !== undefined ? { operation: a.operation } : {}),
-  status: a.status === undefined ? {} : {
-    ...(a.status.sync ? { sync: a.status.sync } : {}),
-    ...(a.status.health ? { health: a.status.health } : {}),
-    ...(a.status.operationState ? { operationState: { phase: a.status.operationState.phase, message: a.status.operationState.message, ...(a.status.operationState.operation?.sync?.revision ? { operation: { sync: { revision: a.status.operationState.operation.sync.revision } } } : {}), ...(a.status.operationState.syncResult ? { syncResult: { revision: a.status.operationState.syncResult.revision } } : {}) } } : {}),
-    ...(a.status.conditions ? { conditions: a.status.conditions.map((c: Any) => ({ type: c.type, message: c.message })) } : {}),
-  },
+  status:
+    a.status === undefined
+      ? {}
+      : {
+          ...(a.status.sync ? { sync: a.status.sync } : {}),
+          ...(a.status.health ? { health: a.status.health } : {}),
+          ...(a.status.operationState
+            ? {
+                operationState: {
+                  phase: a.status.operationState.phase,
+                  message: a.status.operationState.message,
+                  ...(a.status.operationState.operation?.sync?.revision
+                    ? { operation: { sync: { revision: a.status.operationState.operation.sync.revision } } }
+                    : {}),
+                  ...(a.status.operationState.syncResult ? { syncResult: { revision: a.status.operationState.syncResult.revision } } : {}),
+                },
+              }
+            : {}),
+          ...(a.status.conditions ? { conditions: a.status.conditions.map((c: Any) => ({ type: c.type, message: c.message })) } : {}),
+        },
 })
 
 const deployments = new Map<string, Any>()

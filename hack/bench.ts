@@ -134,7 +134,9 @@ const run = (name: string, args: string[]) => {
 const controllerRss = async () => {
   const t0 = performance.now()
   const result: Record<string, unknown> = { fixture: lines("controller-rss", ["packages/runtime/test/fixtures/rss-measure.ts"]) }
-  const apps = readdirSync(join(root, "apps")).filter((a) => existsSync(join(root, "apps", a, "bench", "rss.bench.ts"))).sort()
+  const apps = readdirSync(join(root, "apps"))
+    .filter((a) => existsSync(join(root, "apps", a, "bench", "rss.bench.ts")))
+    .sort()
   if (apps.length > 0) {
     const plane = await startControlPlane({ nodes: false })
     try {
@@ -159,7 +161,10 @@ const argocd = async () => {
   try {
     const { info } = plane
     const repo = runtimeRepositories(info)[0]!
-    for (const [v, app] of [["0.1.0", "1.0.0"], ["0.2.0", "1.1.0"]] as const) {
+    for (const [v, app] of [
+      ["0.1.0", "1.0.0"],
+      ["0.2.0", "1.1.0"],
+    ] as const) {
       await helm.helm("push", await packageDemoChart(helm, "bench", v, app), `oci://${repo}`, "--plain-http")
     }
     // The first start also installs the CRDs; the later ones find them.
@@ -216,7 +221,10 @@ const resolver = async () => {
   const t0 = performance.now()
   const plane = await startControlPlane({})
   try {
-    record("resolver", { seconds: 0, output: lines("resolver", ["apps/resolver/bench/resolver.bench.ts", plane.info.dir, process.env.BENCH_RESOLVER_NODES ?? "5000"]) })
+    record("resolver", {
+      seconds: 0,
+      output: lines("resolver", ["apps/resolver/bench/resolver.bench.ts", plane.info.dir, process.env.BENCH_RESOLVER_NODES ?? "5000"]),
+    })
   } finally {
     await plane.stop()
   }
@@ -228,7 +236,12 @@ const validation = () => {
   const dir = mkdtempSync(join(tmpdir(), "aicr-bench-validation-"))
   const env = { ...process.env, AICR_LOCAL_DIR: dir }
   const dev = (cmd: string) => {
-    const r = spawnSync(process.execPath, [join(root, "hack", "aicr-dev.mjs"), cmd, ...(cmd === "up" ? ["--detach"] : [])], { cwd: root, env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
+    const r = spawnSync(process.execPath, [join(root, "hack", "aicr-dev.mjs"), cmd, ...(cmd === "up" ? ["--detach"] : [])], {
+      cwd: root,
+      env,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    })
     if (r.status !== 0) throw new Error(`bench validation: aicr-dev ${cmd} failed (exit ${r.status})`)
   }
   const t0 = performance.now()

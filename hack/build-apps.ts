@@ -96,8 +96,7 @@ export const apps = (): string[] =>
     .map((d) => d.name)
     .sort()
 
-const owner = (input: string): string =>
-  /node_modules\/((?:@[^/]+\/)?[^/]+)/u.exec(input)?.[1] ?? /^((?:apps|packages)\/[^/]+)/u.exec(input)?.[1] ?? input
+const owner = (input: string): string => /node_modules\/((?:@[^/]+\/)?[^/]+)/u.exec(input)?.[1] ?? /^((?:apps|packages)\/[^/]+)/u.exec(input)?.[1] ?? input
 
 const describeChunks = (metafile: Metafile, outdir: string): Chunk[] => {
   const outputs = Object.entries(metafile.outputs).filter(([file]) => file.endsWith(".mjs"))
@@ -112,8 +111,13 @@ const describeChunks = (metafile: Metafile, outdir: string): Chunk[] => {
   return outputs
     .map(([file, out]) => {
       const by = new Map<string, number>()
-      for (const [input, v] of Object.entries(out.inputs)) if (!input.startsWith("node-builtin:")) by.set(owner(input), (by.get(owner(input)) ?? 0) + v.bytesInOutput)
-      const biggest = [...by].filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k]) => k)
+      for (const [input, v] of Object.entries(out.inputs))
+        if (!input.startsWith("node-builtin:")) by.set(owner(input), (by.get(owner(input)) ?? 0) + v.bytesInOutput)
+      const biggest = [...by]
+        .filter(([, n]) => n > 0)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 3)
+        .map(([k]) => k)
       return { file: relative(outdir, join(root, file)), bytes: out.bytes, atStart: atStart.has(file), biggest }
     })
     .sort((a, b) => Number(b.atStart) - Number(a.atStart) || b.bytes - a.bytes)
@@ -176,7 +180,10 @@ export const kib = (n: number): string => `${(n / 1024).toFixed(0)} KiB`
 /** The lines `npm run build` prints for one app. */
 export const summary = (b: AppBuild): string[] => [
   `${b.app}: ${relative(root, b.entry)} ${kib(b.entryBytes)}; loaded at start ${kib(b.atStartBytes)}; total ${kib(b.totalBytes)} in ${b.chunks.length} files`,
-  ...b.chunks.map((c) => `  ${c.atStart ? "start " : "demand"} ${c.file.padEnd(42)} ${kib(c.bytes).padStart(8)}  ${c.biggest.join(", ") || "(esbuild helpers, Node built-ins)"}`),
+  ...b.chunks.map(
+    (c) =>
+      `  ${c.atStart ? "start " : "demand"} ${c.file.padEnd(42)} ${kib(c.bytes).padStart(8)}  ${c.biggest.join(", ") || "(esbuild helpers, Node built-ins)"}`,
+  ),
 ]
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -191,7 +198,9 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   for (const app of (wanted.length > 0 ? wanted : clis).filter((a) => clis.includes(a))) {
     const t0 = performance.now()
     const b = await buildCli(app)
-    process.stdout.write(`${app}: ${relative(root, b.file)} ${kib(b.bytes)}, one executable file (#!/usr/bin/env node, Node >= 24)\n  (${((performance.now() - t0) / 1000).toFixed(1)} s)\n`)
+    process.stdout.write(
+      `${app}: ${relative(root, b.file)} ${kib(b.bytes)}, one executable file (#!/usr/bin/env node, Node >= 24)\n  (${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
+    )
   }
   for (const app of (wanted.length > 0 ? wanted : known).filter((a) => known.includes(a))) {
     const t0 = performance.now()

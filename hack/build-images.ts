@@ -19,13 +19,27 @@ import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { aicrImage, aicrValidatorImage, type Arch, ARCHES, buildImage, DISPATCHER, type BuiltImage, controllerImage, imageSize, type ImageSpec, operatorImage, pushImage } from "@aicr/image"
+import {
+  aicrImage,
+  aicrValidatorImage,
+  type Arch,
+  ARCHES,
+  buildImage,
+  DISPATCHER,
+  type BuiltImage,
+  controllerImage,
+  imageSize,
+  type ImageSpec,
+  operatorImage,
+  pushImage,
+} from "@aicr/image"
 import { OciClient } from "@aicr/oras"
 import { apps, buildApp } from "./build-apps"
 
 const root = join(fileURLToPath(new URL(".", import.meta.url)), "..")
 
-const toolsCache = (): string => process.env["AICR_TOOLS_CACHE"] ?? join(process.env["XDG_CACHE_HOME"] ?? join(process.env["HOME"] ?? "/root", ".cache"), "aicr-operator", "bin")
+const toolsCache = (): string =>
+  process.env["AICR_TOOLS_CACHE"] ?? join(process.env["XDG_CACHE_HOME"] ?? join(process.env["HOME"] ?? "/root", ".cache"), "aicr-operator", "bin")
 
 /** AICR versions of hack/tools/versions.env whose local build exists. */
 export const builtAicrVersions = (): { version: string; dir: string }[] => {
@@ -67,7 +81,11 @@ export const projectImages = (opts: { platforms?: ReadonlyArray<Arch>; controlle
     const host: Arch = process.arch === "arm64" ? "arm64" : "amd64"
     for (const { version, dir } of builtAicrVersions()) {
       out.push({ spec: { ...aicrImage(dir, version, [host]), name: `aicr-${version}` }, path: "nvidia/aicr", tag: version })
-      out.push({ spec: { ...aicrValidatorImage(dir, version, [host]), name: `aicr-validators-deployment-${version}` }, path: "nvidia/aicr-validators/deployment", tag: version })
+      out.push({
+        spec: { ...aicrValidatorImage(dir, version, [host]), name: `aicr-validators-deployment-${version}` },
+        path: "nvidia/aicr-validators/deployment",
+        tag: version,
+      })
     }
   }
   return out
@@ -121,7 +139,9 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   const images = projectImages({ platforms, controllers }).filter((p) => only.length === 0 || only.includes(p.spec.name))
   const built = await buildProjectImages(images, { push: flag("--push"), useCache: !args.includes("--no-cache") })
   for (const b of built) {
-    const sizes = b.image.manifests.map((m) => `${m.platform} ${mib(imageSize(b.image, m.platform).compressed)} / ${mib(imageSize(b.image, m.platform).uncompressed)}`).join(", ")
+    const sizes = b.image.manifests
+      .map((m) => `${m.platform} ${mib(imageSize(b.image, m.platform).compressed)} / ${mib(imageSize(b.image, m.platform).uncompressed)}`)
+      .join(", ")
     process.stdout.write(`${b.spec.name}: ${b.image.digest} (${sizes}) in ${b.seconds.toFixed(1)} s${b.ref ? `\n  pushed ${b.ref}` : ""}\n`)
   }
 }

@@ -38,7 +38,8 @@ export const pluginTargets = (): Target[] => (JSON.parse(readFileSync(join(root,
 
 const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex")
 
-const nodeOf = (p: Target["node"], arch: "amd64" | "arm64") => nodeBinary(arch, { version: p.version, packages: { [arch]: { name: p.package, integrity: p.integrity } } as never })
+const nodeOf = (p: Target["node"], arch: "amd64" | "arm64") =>
+  nodeBinary(arch, { version: p.version, packages: { [arch]: { name: p.package, integrity: p.integrity } } as never })
 
 /**
  * The plugin as one CommonJS script (SEA runs CommonJS only in Node 24): the same entry as the shipped one-file
@@ -82,7 +83,9 @@ export const buildPlugin = async (out = join(root, "dist", "plugin"), opts: { ta
   rmSync(out, { recursive: true, force: true })
   mkdirSync(out, { recursive: true })
   const main = await bundle(out)
-  const { inject } = createRequire(import.meta.url)("postject") as { inject: (file: string, name: string, data: Buffer, o: { sentinelFuse: string; machoSegmentName?: string }) => Promise<void> }
+  const { inject } = createRequire(import.meta.url)("postject") as {
+    inject: (file: string, name: string, data: Buffer, o: { sentinelFuse: string; machoSegmentName?: string }) => Promise<void>
+  }
   const blobs = new Map<string, string>()
   const files: PluginBuild["files"][number][] = []
   for (const t of pluginTargets().filter((x) => opts.targets === undefined || opts.targets.includes(x.name))) {
@@ -103,7 +106,15 @@ export const buildPlugin = async (out = join(root, "dist", "plugin"), opts: { ta
     mkdirSync(stage)
     copyFileSync(binary, join(stage, "kubectl-aicr"))
     const archive = join(out, `kubectl-aicr-${t.name}.tar.gz`)
-    writeFileSync(archive, execFileSync("gzip", ["-n", "-9"], { input: execFileSync("tar", ["--sort=name", "--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "-C", stage, "-cf", "-", "kubectl-aicr"], { maxBuffer: 512 << 20 }), maxBuffer: 512 << 20 }))
+    writeFileSync(
+      archive,
+      execFileSync("gzip", ["-n", "-9"], {
+        input: execFileSync("tar", ["--sort=name", "--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "-C", stage, "-cf", "-", "kubectl-aicr"], {
+          maxBuffer: 512 << 20,
+        }),
+        maxBuffer: 512 << 20,
+      }),
+    )
     rmSync(stage, { recursive: true, force: true })
     files.push({ target: t.name, binary, archive, bytes: readFileSync(binary).length })
   }
@@ -112,7 +123,13 @@ export const buildPlugin = async (out = join(root, "dist", "plugin"), opts: { ta
   writeFileSync(join(out, "SHA256SUMS"), `${sums.join("\n")}\n`)
   // Without the release's download URL the manifest keeps a ${RELEASE_URL} placeholder (aicr.yaml.template).
   const releaseUrl = process.env["AICR_PLUGIN_RELEASE_URL"]
-  writeFileSync(join(out, releaseUrl ? "aicr.yaml" : "aicr.yaml.template"), krewManifest(files.map((f) => ({ target: f.target, sha256: sha256(f.archive) })), releaseUrl ?? "${RELEASE_URL}"))
+  writeFileSync(
+    join(out, releaseUrl ? "aicr.yaml" : "aicr.yaml.template"),
+    krewManifest(
+      files.map((f) => ({ target: f.target, sha256: sha256(f.archive) })),
+      releaseUrl ?? "${RELEASE_URL}",
+    ),
+  )
   return { dir: out, files }
 }
 

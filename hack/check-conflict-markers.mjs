@@ -6,9 +6,12 @@
 import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 
-const files = process.argv.length > 2
-  ? process.argv.slice(2)
-  : execFileSync("git", ["ls-files", "-z"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }).split("\0").filter(Boolean)
+const files =
+  process.argv.length > 2
+    ? process.argv.slice(2)
+    : execFileSync("git", ["ls-files", "-z"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })
+        .split("\0")
+        .filter(Boolean)
 
 const OPEN = /^<{7}(?: |$)/u
 const OTHER = /^(?:\|{7}|>{7})(?: |$)/u

@@ -10,6 +10,4 @@ const dir = process.env.AICR_LOCAL_DIR ?? join(import.meta.dirname, "..", ".aicr
 const operator = await stopLocalOperator(dir)
 const argocd = await stopArgoCd(dir)
 const plane = await stopRecorded(dir)
-process.stderr.write(
-  `[aicr-dev] stopped ${operator} operator processes, ${argocd} Argo CD processes and ${plane} control-plane processes of ${dir}\n`,
-)
+process.stderr.write(`[aicr-dev] stopped ${operator} operator processes, ${argocd} Argo CD processes and ${plane} control-plane processes of ${dir}\n`)

@@ -21,7 +21,14 @@ import { OciClient } from "@aicr/oras"
 import { applyManifests, type HarnessInfo, readVersions } from "@aicr/testing/harness"
 import { parse, parseDocument, stringify } from "yaml"
 import { buildProjectImages, builtAicrVersions, projectImages } from "./build-images"
-import { COMPONENT_NAMESPACES, COMPONENT_POD_SECURITY, DOCKER_CONFIG_SECRET, LOCAL_STABILIZATION_WINDOW, OPERATOR_NAMESPACE, registryPrefix } from "./local-operator"
+import {
+  COMPONENT_NAMESPACES,
+  COMPONENT_POD_SECURITY,
+  DOCKER_CONFIG_SECRET,
+  LOCAL_STABILIZATION_WINDOW,
+  OPERATOR_NAMESPACE,
+  registryPrefix,
+} from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
 export const CHART_DIR = join(root, "charts", "aicr-operator")
@@ -117,7 +124,10 @@ export const buildLocalOperatorImage = async (info: Pick<HarnessInfo, "registry"
 export const localAicrDigests = async (opts: { outDir?: string } = {}): Promise<Record<string, string>> => {
   const out: Record<string, string> = {}
   for (const { version, dir } of builtAicrVersions()) {
-    const image = await buildImage({ ...aicrImage(dir, version, [hostArch()]), name: `aicr-${version}` }, { outDir: opts.outDir ?? join(root, "dist", "images"), useCache: true })
+    const image = await buildImage(
+      { ...aicrImage(dir, version, [hostArch()]), name: `aicr-${version}` },
+      { outDir: opts.outDir ?? join(root, "dist", "images"), useCache: true },
+    )
     out[version] = image.digest
   }
   return out
@@ -130,7 +140,15 @@ export const localAicrDigests = async (opts: { outDir?: string } = {}): Promise<
  * the public chart repositories, each controller's image by digest, and the development allowance for the local 0.x
  * AICR builds (`aicr.allowUnsupportedVersion`).
  */
-export const localValues = (info: Pick<HarnessInfo, "registry">, opts: { images: Record<ControllerKey, Pick<LocalImage, "repository" | "digest">>; upstreamRewrites: ReadonlyArray<string>; aicrVersion?: string; stepTimeout?: string }) => ({
+export const localValues = (
+  info: Pick<HarnessInfo, "registry">,
+  opts: {
+    images: Record<ControllerKey, Pick<LocalImage, "repository" | "digest">>
+    upstreamRewrites: ReadonlyArray<string>
+    aicrVersion?: string
+    stepTimeout?: string
+  },
+) => ({
   registry: { repository: registryPrefix(info), plainHttp: [info.registry], auth: { provider: "static" } },
   // The local AICR builds are 0.x, outside the supported range: allowed explicitly, for development (ADR aicr-version-gate).
   aicr: { version: opts.aicrVersion ?? readVersions().aicr, allowUnsupportedVersion: true },
@@ -168,12 +186,18 @@ export const localHelm = (info: Pick<HarnessInfo, "kubeconfig" | "bin">, dir: st
 }
 
 /** kubectl against the plane, echoed as the user would type it; throws on a non-zero exit. */
-export const localKubectl = (info: Pick<HarnessInfo, "kubeconfig" | "bin">) => (args: ReadonlyArray<string>, opts: { echo?: boolean; inherit?: boolean } = {}): string => {
-  if (opts.echo ?? true) process.stderr.write(`$ kubectl ${args.join(" ")}\n`)
-  const res = spawnSync(info.bin["kubectl"] ?? "kubectl", args, { env: { ...process.env, KUBECONFIG: info.kubeconfig }, encoding: "utf8", stdio: opts.inherit ? ["ignore", "inherit", "inherit"] : "pipe" })
-  if (res.status !== 0) throw new Error(`kubectl ${args.join(" ")} failed (${res.status ?? res.signal}):\n${res.stderr ?? ""}${res.stdout ?? ""}`)
-  return res.stdout ?? ""
-}
+export const localKubectl =
+  (info: Pick<HarnessInfo, "kubeconfig" | "bin">) =>
+  (args: ReadonlyArray<string>, opts: { echo?: boolean; inherit?: boolean } = {}): string => {
+    if (opts.echo ?? true) process.stderr.write(`$ kubectl ${args.join(" ")}\n`)
+    const res = spawnSync(info.bin["kubectl"] ?? "kubectl", args, {
+      env: { ...process.env, KUBECONFIG: info.kubeconfig },
+      encoding: "utf8",
+      stdio: opts.inherit ? ["ignore", "inherit", "inherit"] : "pipe",
+    })
+    if (res.status !== 0) throw new Error(`kubectl ${args.join(" ")} failed (${res.status ?? res.signal}):\n${res.stderr ?? ""}${res.stdout ?? ""}`)
+    return res.stdout ?? ""
+  }
 
 /** The chart's version (Chart.yaml), the tag it is pushed under. */
 export const chartVersion = (): string => (parse(readFileSync(join(CHART_DIR, "Chart.yaml"), "utf8")) as { version: string }).version
@@ -221,7 +245,8 @@ export const pushLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig"
 /** The guide's step 6: the release namespace with its Pod Security label (idempotent for a reused plane). */
 export const createReleaseNamespace = (info: Pick<HarnessInfo, "kubeconfig" | "bin">): void => {
   const kubectl = localKubectl(info)
-  const exists = spawnSync(info.bin["kubectl"] ?? "kubectl", ["get", "namespace", OPERATOR_NAMESPACE], { env: { ...process.env, KUBECONFIG: info.kubeconfig } }).status === 0
+  const exists =
+    spawnSync(info.bin["kubectl"] ?? "kubectl", ["get", "namespace", OPERATOR_NAMESPACE], { env: { ...process.env, KUBECONFIG: info.kubeconfig } }).status === 0
   if (!exists) kubectl(["create", "namespace", OPERATOR_NAMESPACE])
   kubectl(["label", "namespace", OPERATOR_NAMESPACE, "pod-security.kubernetes.io/enforce=restricted", "--overwrite"])
 }
@@ -232,11 +257,15 @@ export const createReleaseNamespace = (info: Pick<HarnessInfo, "kubeconfig" | "b
  */
 export const installStaticCredentials = (info: HarnessInfo) => {
   const auth = Buffer.from("local:local").toString("base64")
-  return applyManifests(info, [{
-    apiVersion: "v1", kind: "Secret", type: "kubernetes.io/dockerconfigjson",
-    metadata: { name: DOCKER_CONFIG_SECRET, namespace: OPERATOR_NAMESPACE },
-    data: { ".dockerconfigjson": Buffer.from(JSON.stringify({ auths: { [info.registry]: { auth } } })).toString("base64") },
-  }])
+  return applyManifests(info, [
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      type: "kubernetes.io/dockerconfigjson",
+      metadata: { name: DOCKER_CONFIG_SECRET, namespace: OPERATOR_NAMESPACE },
+      data: { ".dockerconfigjson": Buffer.from(JSON.stringify({ auths: { [info.registry]: { auth } } })).toString("base64") },
+    },
+  ])
 }
 
 /** Writes values.yaml into dir and returns its path and text. */
@@ -249,8 +278,17 @@ export const writeValues = (dir: string, values: unknown, name = "values.yaml"):
 }
 
 /** `helm upgrade --install` of the pushed chart with the values file; then every Deployment's rollout status. */
-export const installLocalChart = (info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">, dir: string, chart: { ref: string; version: string }, valuesFile: string, opts: { timeout?: string } = {}): void => {
-  localHelm(info, dir)(["upgrade", "--install", RELEASE, chart.ref, "--version", chart.version, "--plain-http", "--namespace", OPERATOR_NAMESPACE, "-f", valuesFile])
+export const installLocalChart = (
+  info: Pick<HarnessInfo, "registry" | "kubeconfig" | "bin">,
+  dir: string,
+  chart: { ref: string; version: string },
+  valuesFile: string,
+  opts: { timeout?: string } = {},
+): void => {
+  localHelm(
+    info,
+    dir,
+  )(["upgrade", "--install", RELEASE, chart.ref, "--version", chart.version, "--plain-http", "--namespace", OPERATOR_NAMESPACE, "-f", valuesFile])
   waitForRollouts(info, opts.timeout)
 }
 

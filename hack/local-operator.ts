@@ -14,7 +14,20 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { jobRbac } from "@aicr/aicr"
-import { adoptProc, applyManifests, ARGOCD_NAMESPACE, createServiceAccountToken, type HarnessInfo, type Proc, readVersions, RUNTIME_PREFIX, runtimeSourceRepos, spawnProc, startAws, writeKubeconfig } from "@aicr/testing/harness"
+import {
+  adoptProc,
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  createServiceAccountToken,
+  type HarnessInfo,
+  type Proc,
+  readVersions,
+  RUNTIME_PREFIX,
+  runtimeSourceRepos,
+  spawnProc,
+  startAws,
+  writeKubeconfig,
+} from "@aicr/testing/harness"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** `up` waits this long for a new target to hold still (the chart default is 10m). */
@@ -25,7 +38,18 @@ export const LOCAL_STABILIZATION_WINDOW = "15s"
  * ServiceAccount and RoleBinding (the install guide lists it; without it Argo CD refuses the sync: the namespace is
  * not a destination of the AppProject).
  */
-export const COMPONENT_NAMESPACES = ["cert-manager", "gpu-operator", "kai-resource-reservation", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
+export const COMPONENT_NAMESPACES = [
+  "cert-manager",
+  "gpu-operator",
+  "kai-resource-reservation",
+  "kai-scheduler",
+  "kube-system",
+  "kubeflow",
+  "monitoring",
+  "nvidia-dra-driver",
+  "nvsentinel",
+  "skyhook",
+]
 /** The Pod Security level of every component namespace on the local control plane (chart `namespaces.components[].podSecurity`). */
 export const COMPONENT_POD_SECURITY = "privileged"
 /** The component namespaces the chart creates (all but kube-system, `create: false`), with their Pod Security labels. */
@@ -70,7 +94,11 @@ export const VALIDATION_LAUNCHER = "aicr-validation"
  */
 export const installValidation = (info: HarnessInfo) =>
   applyManifests(info, [
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: VALIDATION_NAMESPACE, labels: { "app.kubernetes.io/name": "aicr", "app.kubernetes.io/component": "validation" } } },
+    {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: VALIDATION_NAMESPACE, labels: { "app.kubernetes.io/name": "aicr", "app.kubernetes.io/component": "validation" } },
+    },
     { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: VALIDATION_LAUNCHER, namespace: VALIDATION_NAMESPACE } },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -96,11 +124,30 @@ export const benchControllerFlags = (app: string, registry: string): string[] =>
     case "ecr-credential-refresher":
       return ["--registry", prefix, "--operator-namespace", ns, "--engine-namespace", ARGOCD_NAMESPACE, "--auth-provider", "static"]
     case "resolver":
-      return ["--aicr-version", readVersions().aicr, "--allow-unsupported-aicr=true", "--registry", prefix, "--operator-namespace", ns, "--component-namespaces", "gpu-operator"]
+      return [
+        "--aicr-version",
+        readVersions().aicr,
+        "--allow-unsupported-aicr=true",
+        "--registry",
+        prefix,
+        "--operator-namespace",
+        ns,
+        "--component-namespaces",
+        "gpu-operator",
+      ]
     case "step-executor":
       return ["--operator-namespace", ns, "--engine-namespace", ARGOCD_NAMESPACE, "--engine-project", ENGINE_PROJECT]
     case "validation-gate":
-      return ["--registry", prefix, "--operator-namespace", ns, "--validation-namespace", VALIDATION_NAMESPACE, "--launcher-service-account", VALIDATION_LAUNCHER]
+      return [
+        "--registry",
+        prefix,
+        "--operator-namespace",
+        ns,
+        "--validation-namespace",
+        VALIDATION_NAMESPACE,
+        "--launcher-service-account",
+        VALIDATION_LAUNCHER,
+      ]
     default:
       return ["--operator-namespace", ns]
   }
@@ -139,7 +186,13 @@ const startApp = (name: string, args: string[], dir: string, attached: boolean, 
 const upstreamInfo = async (p: Proc, from: number): Promise<{ httpUrl: string; rewrites: Record<string, string> }> => {
   for (let i = 0; i < 300; i++) {
     if (!p.isAlive()) throw new Error(`chart upstream exited:\n${p.tail()}`)
-    const line = existsSync(p.log) ? readFileSync(p.log).subarray(from).toString("utf8").split("\n").find((l) => l.startsWith("{")) : undefined
+    const line = existsSync(p.log)
+      ? readFileSync(p.log)
+          .subarray(from)
+          .toString("utf8")
+          .split("\n")
+          .find((l) => l.startsWith("{"))
+      : undefined
     if (line) return JSON.parse(line)
     await sleep(100)
   }
@@ -166,17 +219,25 @@ const refresherSetup = async (info: HarnessInfo, opts: { dir: string; attached: 
   await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: ENGINE_NAMESPACE } }])
   if (!opts.aws) {
     const auth = Buffer.from("local:local").toString("base64")
-    await applyManifests(info, [{
-      apiVersion: "v1", kind: "Secret", type: "kubernetes.io/dockerconfigjson",
-      metadata: { name: DOCKER_CONFIG_SECRET, namespace: OPERATOR_NAMESPACE },
-      data: { ".dockerconfigjson": Buffer.from(JSON.stringify({ auths: { [info.registry]: { auth } } })).toString("base64") },
-    }])
+    await applyManifests(info, [
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        type: "kubernetes.io/dockerconfigjson",
+        metadata: { name: DOCKER_CONFIG_SECRET, namespace: OPERATOR_NAMESPACE },
+        data: { ".dockerconfigjson": Buffer.from(JSON.stringify({ auths: { [info.registry]: { auth } } })).toString("base64") },
+      },
+    ])
     return { args: ["--auth-provider", "static"], env: {} }
   }
   const [account, , , region] = LOCAL_ECR_REGISTRY.split(".")
   const template = readFileSync(join(root, "charts", "aicr-operator", "files", "ecr-iam-policy.json"), "utf8")
   const vars: Record<string, string> = { PARTITION: "aws", REPOSITORY_PREFIX: "aicr/cluster", ACCOUNT_ID: account!, REGION: region! }
-  const aws = await startAws({ policy: template.replace(/\$\{([A-Z_]+)\}/gu, (_, k: string) => vars[k] ?? ""), dir: join(opts.dir, "aws"), attached: opts.attached })
+  const aws = await startAws({
+    policy: template.replace(/\$\{([A-Z_]+)\}/gu, (_, k: string) => vars[k] ?? ""),
+    dir: join(opts.dir, "aws"),
+    attached: opts.attached,
+  })
   procs.push(aws.proc)
   const keys = aws.fixtures.users.refresher
   return {
@@ -211,8 +272,7 @@ const controllerKubeconfig = async (info: HarnessInfo, name: string, dir: string
 export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string; attached: boolean; aws?: boolean }): Promise<LocalOperator> => {
   await stopLocalOperator(opts.dir)
   const procs: Proc[] = []
-  const record = () =>
-    writeFileSync(stateFile(opts.dir), JSON.stringify(procs.map(({ name, pid, bin, log }): Recorded => ({ name, pid, bin, log }))))
+  const record = () => writeFileSync(stateFile(opts.dir), JSON.stringify(procs.map(({ name, pid, bin, log }): Recorded => ({ name, pid, bin, log }))))
   try {
     const upstreamLog = join(opts.dir, "logs", "chart-upstream.log")
     const logged = existsSync(upstreamLog) ? statSync(upstreamLog).size : 0
@@ -222,21 +282,32 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     const served = await upstreamInfo(upstream, upstream.log === upstreamLog ? logged : 0)
 
     const kubeconfigs = Object.fromEntries(
-      await Promise.all(["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher", "step-executor", "validation-gate"].map(async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const)),
+      await Promise.all(
+        ["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher", "step-executor", "validation-gate"].map(
+          async (n) => [n, await controllerKubeconfig(info, n, opts.dir)] as const,
+        ),
+      ),
     )
     const runtimeFlags = (name: string) => [
-      "--kubeconfig", kubeconfigs[name] ?? info.kubeconfig,
-      "--metrics-bind-address", "127.0.0.1:0",
-      "--health-probe-bind-address", "127.0.0.1:0",
-      "--leader-election-namespace", OPERATOR_NAMESPACE,
-      "--leader-election-id", `aicr-${name}`,
+      "--kubeconfig",
+      kubeconfigs[name] ?? info.kubeconfig,
+      "--metrics-bind-address",
+      "127.0.0.1:0",
+      "--health-probe-bind-address",
+      "127.0.0.1:0",
+      "--leader-election-namespace",
+      OPERATOR_NAMESPACE,
+      "--leader-election-id",
+      `aicr-${name}`,
     ]
     const mirror = await startApp(
       "registry-mirror",
       [
         ...runtimeFlags("registry-mirror"),
-        "--registry", registryPrefix(info),
-        "--operator-namespace", OPERATOR_NAMESPACE,
+        "--registry",
+        registryPrefix(info),
+        "--operator-namespace",
+        OPERATOR_NAMESPACE,
         ...Object.entries(served.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
       ],
       opts.dir,
@@ -248,7 +319,20 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     procs.push(guard)
     record()
     // A short stabilization window on the local control plane (the chart's default is 10 minutes).
-    const planner = await startApp("planner", [...runtimeFlags("planner"), "--operator-namespace", OPERATOR_NAMESPACE, "--engine-namespace", ARGOCD_NAMESPACE, "--stabilization-window", LOCAL_STABILIZATION_WINDOW], opts.dir, opts.attached)
+    const planner = await startApp(
+      "planner",
+      [
+        ...runtimeFlags("planner"),
+        "--operator-namespace",
+        OPERATOR_NAMESPACE,
+        "--engine-namespace",
+        ARGOCD_NAMESPACE,
+        "--stabilization-window",
+        LOCAL_STABILIZATION_WINDOW,
+      ],
+      opts.dir,
+      opts.attached,
+    )
     procs.push(planner)
     record()
     const refresher = await refresherSetup(info, opts, procs)
@@ -258,10 +342,14 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
         "ecr-credential-refresher",
         [
           ...runtimeFlags("ecr-credential-refresher"),
-          "--registry", registryPrefix(info),
-          "--operator-namespace", OPERATOR_NAMESPACE,
-          "--engine-namespace", ENGINE_NAMESPACE,
-          "--docker-config-secret", DOCKER_CONFIG_SECRET,
+          "--registry",
+          registryPrefix(info),
+          "--operator-namespace",
+          OPERATOR_NAMESPACE,
+          "--engine-namespace",
+          ENGINE_NAMESPACE,
+          "--docker-config-secret",
+          DOCKER_CONFIG_SECRET,
           ...refresher.args,
         ],
         opts.dir,
@@ -273,18 +361,24 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     // kube-system exists): Argo CD does not create namespaces.
     await applyManifests(info, componentNamespaces())
     // The AICR Jobs' ServiceAccounts and RBAC, as the chart installs them; the resolver runs the pinned AICR.
-    await applyManifests(info, [...jobRbac({ namespace: OPERATOR_NAMESPACE, discoveryNamespace: OPERATOR_NAMESPACE, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
+    await applyManifests(info, [
+      ...jobRbac({ namespace: OPERATOR_NAMESPACE, discoveryNamespace: OPERATOR_NAMESPACE, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" }),
+    ])
     const resolver = await startApp(
       "resolver",
       [
         ...runtimeFlags("resolver"),
-        "--aicr-version", process.env.AICR_VERSION ?? readVersions().aicr,
+        "--aicr-version",
+        process.env.AICR_VERSION ?? readVersions().aicr,
         // The AICR built here is 0.x, outside the supported >=1.0.0,<2.0.0: the development allowance (chart
         // aicr.allowUnsupportedVersion), which every Resolved message names.
         "--allow-unsupported-aicr=true",
-        "--registry", registryPrefix(info),
-        "--operator-namespace", OPERATOR_NAMESPACE,
-        "--component-namespaces", COMPONENT_NAMESPACES.join(","),
+        "--registry",
+        registryPrefix(info),
+        "--operator-namespace",
+        OPERATOR_NAMESPACE,
+        "--component-namespaces",
+        COMPONENT_NAMESPACES.join(","),
       ],
       opts.dir,
       opts.attached,
@@ -294,7 +388,13 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
     const executor = await startApp(
       "step-executor",
       [
-        ...runtimeFlags("step-executor"), "--operator-namespace", OPERATOR_NAMESPACE, "--engine-namespace", ARGOCD_NAMESPACE, "--engine-project", ENGINE_PROJECT,
+        ...runtimeFlags("step-executor"),
+        "--operator-namespace",
+        OPERATOR_NAMESPACE,
+        "--engine-namespace",
+        ARGOCD_NAMESPACE,
+        "--engine-project",
+        ENGINE_PROJECT,
         ...COMPONENT_NAMESPACES.map((n) => `--component-pod-security=${n}=${COMPONENT_POD_SECURITY}`),
       ],
       opts.dir,
@@ -307,10 +407,14 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
       "validation-gate",
       [
         ...runtimeFlags("validation-gate"),
-        "--registry", registryPrefix(info),
-        "--operator-namespace", OPERATOR_NAMESPACE,
-        "--validation-namespace", VALIDATION_NAMESPACE,
-        "--launcher-service-account", VALIDATION_LAUNCHER,
+        "--registry",
+        registryPrefix(info),
+        "--operator-namespace",
+        OPERATOR_NAMESPACE,
+        "--validation-namespace",
+        VALIDATION_NAMESPACE,
+        "--launcher-service-account",
+        VALIDATION_LAUNCHER,
       ],
       opts.dir,
       opts.attached,
@@ -330,13 +434,22 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
  * in `<dir>/operator.json` like the operator's, on the port it had before in this dir (so the registry-mirror's
  * upstream rewrites, and with them the chart's values, stay the same across `up`s).
  */
-export const startLocalUpstream = async (info: HarnessInfo, opts: { dir: string; attached: boolean }): Promise<{ proc: Proc; httpUrl: string; rewrites: ReadonlyArray<string>; stop(): Promise<void> }> => {
+export const startLocalUpstream = async (
+  info: HarnessInfo,
+  opts: { dir: string; attached: boolean },
+): Promise<{ proc: Proc; httpUrl: string; rewrites: ReadonlyArray<string>; stop(): Promise<void> }> => {
   await stopLocalOperator(opts.dir)
   const portFile = join(opts.dir, "chart-upstream.port")
   const port = existsSync(portFile) ? readFileSync(portFile, "utf8").trim() : undefined
   const upstreamLog = join(opts.dir, "logs", "chart-upstream.log")
   const logged = existsSync(upstreamLog) ? statSync(upstreamLog).size : 0
-  const proc = await startTs("chart-upstream", "packages/chart-upstream/src/cli.ts", ["--oci-registry", info.registry, ...(port ? ["--port", port] : [])], opts.dir, opts.attached)
+  const proc = await startTs(
+    "chart-upstream",
+    "packages/chart-upstream/src/cli.ts",
+    ["--oci-registry", info.registry, ...(port ? ["--port", port] : [])],
+    opts.dir,
+    opts.attached,
+  )
   writeFileSync(stateFile(opts.dir), JSON.stringify([proc].map(({ name, pid, bin, log }): Recorded => ({ name, pid, bin, log }))))
   try {
     const served = await upstreamInfo(proc, proc.log === upstreamLog ? logged : 0)

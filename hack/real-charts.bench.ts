@@ -32,24 +32,42 @@ const install = async (charts: "stand-in" | "real") => {
   try {
     await run(process.execPath, [dev, "up", "--detach"], { cwd: root, env, maxBuffer: 64 << 20 })
     const info = (JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { info: HarnessInfo }).info
-    const rollout = await eventually(async () => {
-      const items = expectOk(await kubeRequest(info, { method: "GET", path: ROLLOUTS }), "rollouts").items as Array<{ metadata: { name: string; labels?: Record<string, string> }; spec: { toDigest: string } }>
-      return items.find((r) => !r.metadata.labels?.["operator.aicr.run/outcome"])
-    }, { timeoutMs: 600_000, what: "rollout" })
+    const rollout = await eventually(
+      async () => {
+        const items = expectOk(await kubeRequest(info, { method: "GET", path: ROLLOUTS }), "rollouts").items as Array<{
+          metadata: { name: string; labels?: Record<string, string> }
+          spec: { toDigest: string }
+        }>
+        return items.find((r) => !r.metadata.labels?.["operator.aicr.run/outcome"])
+      },
+      { timeoutMs: 600_000, what: "rollout" },
+    )
     const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/u, "Z")
     const t0 = Date.now()
     expectOk(
       await kubeRequest(info, {
-        method: "PATCH", path: `${ROLLOUTS}/${rollout.metadata.name}`, user: "approver",
+        method: "PATCH",
+        path: `${ROLLOUTS}/${rollout.metadata.name}`,
+        user: "approver",
         body: { spec: { approval: { reason: "bench", expiresAt: iso(Date.now() + 7_200_000), toDigest: rollout.spec.toDigest } } },
       }),
       "approve",
     )
-    await eventually(async () => (expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "runtime").status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True"), {
-      timeoutMs: 3_600_000, intervalMs: 1_000, what: "Ready=True",
-    })
+    await eventually(
+      async () =>
+        (expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "runtime").status?.conditions ?? []).some(
+          (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
+        ),
+      {
+        timeoutMs: 3_600_000,
+        intervalMs: 1_000,
+        what: "Ready=True",
+      },
+    )
     const seconds = +((Date.now() - t0) / 1000).toFixed(1)
-    const apps = expectOk(await kubeRequest(info, { method: "GET", path: APPS }), "apps").items as Array<Application & { status?: { history?: unknown[]; operationState?: { retryCount?: number } } }>
+    const apps = expectOk(await kubeRequest(info, { method: "GET", path: APPS }), "apps").items as Array<
+      Application & { status?: { history?: unknown[]; operationState?: { retryCount?: number } } }
+    >
     // Step windows: from the executor's first write of an Application to the next release's.
     const starts = readAuditEvents(info, { resource: "applications", namespace: ARGOCD_NAMESPACE, username: EXECUTOR_USER })
       .filter((e) => e.verb === "patch" || e.verb === "create")
@@ -65,7 +83,11 @@ const install = async (charts: "stand-in" | "real") => {
       let big = { bytes: 0, object: "" }
       for (const r of app?.status?.resources ?? []) {
         const kind = r.group ? `${r.kind}.${(r as { version?: string }).version}.${r.group}` : r.kind
-        const got = await run(info.bin.kubectl!, ["--kubeconfig", info.kubeconfig, "get", kind, r.name, ...(r.namespace ? ["-n", r.namespace] : []), "-o", "json"], { maxBuffer: 64 << 20 }).catch(() => undefined)
+        const got = await run(
+          info.bin.kubectl!,
+          ["--kubeconfig", info.kubeconfig, "get", kind, r.name, ...(r.namespace ? ["-n", r.namespace] : []), "-o", "json"],
+          { maxBuffer: 64 << 20 },
+        ).catch(() => undefined)
         if (got === undefined) continue
         const bytes = Buffer.byteLength(JSON.stringify(JSON.parse(got.stdout)))
         if (bytes > big.bytes) big = { bytes, object: `${r.kind}/${r.name}` }

@@ -23,7 +23,10 @@ const stat = (pid: number): { ppid: number; state: string } | undefined => {
   }
 }
 
-const pids = () => readdirSync("/proc").filter((d) => /^\d+$/u.test(d)).map(Number)
+const pids = () =>
+  readdirSync("/proc")
+    .filter((d) => /^\d+$/u.test(d))
+    .map(Number)
 
 const alive = (pid: number) => {
   const s = stat(pid)
@@ -67,14 +70,21 @@ describe("aicr-dev up and signals", () => {
     const dir = mkdtempSync(join(tmpdir(), "aicr-up-signal-"))
     // Its own process group, so the signal reaches only this process, as from a process manager.
     const up = spawn(process.execPath, [join(root, "hack", "aicr-dev.mjs"), "up"], {
-      cwd: root, env: { ...process.env, AICR_LOCAL_DIR: dir }, stdio: ["ignore", "pipe", "pipe"], detached: true,
+      cwd: root,
+      env: { ...process.env, AICR_LOCAL_DIR: dir },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
     })
     let log = ""
     up.stdout!.on("data", (b: Buffer) => (log += b.toString()))
     up.stderr!.on("data", (b: Buffer) => (log += b.toString()))
     const done = exited(up)
     try {
-      await eventually(async () => log.includes("operator installed:") || up.exitCode !== null, { timeoutMs: 540_000, intervalMs: 1000, what: "up to install the operator" })
+      await eventually(async () => log.includes("operator installed:") || up.exitCode !== null, {
+        timeoutMs: 540_000,
+        intervalMs: 1000,
+        what: "up to install the operator",
+      })
       expect(up.exitCode, log).toBeNull()
       const started = descendants(up.pid!)
       // etcd, kube-apiserver, controller-manager, scheduler, kwok, registry, the process kubelet and the controllers'

@@ -24,7 +24,21 @@ import {
   startArgoCd,
   startControlPlane,
 } from "@aicr/testing/harness"
-import { buildLocalImages, buildLocalOperatorImage, localAicrDigests, createReleaseNamespace, DEPLOYMENTS, imagePrefix, installLocalChart, installStaticCredentials, localKubectl, localValues, pushLocalChart, RELEASE, writeValues } from "./local-chart"
+import {
+  buildLocalImages,
+  buildLocalOperatorImage,
+  localAicrDigests,
+  createReleaseNamespace,
+  DEPLOYMENTS,
+  imagePrefix,
+  installLocalChart,
+  installStaticCredentials,
+  localKubectl,
+  localValues,
+  pushLocalChart,
+  RELEASE,
+  writeValues,
+} from "./local-chart"
 import { OPERATOR_NAMESPACE, registryPrefix, startLocalUpstream } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
@@ -32,7 +46,9 @@ const detach = process.argv.includes("--detach")
 if (process.argv.includes("--aws") || process.env.AICR_UP_AWS === "1") {
   // The chart's refresher gets AWS through EKS Pod Identity or IRSA, which the local control plane does not emulate
   // for its pods yet; the local AWS (moto) runs with the refresher as a local process in the e2e tier only.
-  process.stderr.write("[aicr-dev] up --aws is not supported since up installs the chart (registry.auth.provider static here); see docs/local-control-plane.md\n")
+  process.stderr.write(
+    "[aicr-dev] up --aws is not supported since up installs the chart (registry.auth.provider static here); see docs/local-control-plane.md\n",
+  )
   process.exit(2)
 }
 const stateDir = process.env.AICR_LOCAL_DIR ?? join(root, ".aicr", "local")
@@ -74,14 +90,26 @@ stoppers.push({ name: "the chart upstream", stop: () => upstream.stop() })
 // The install guide's steps: the operator's images (built without a daemon, cached by content) and its chart pushed
 // to the plane's registry, the release namespace with its Pod Security label, values.yaml, helm install, rollout status.
 const images = await buildLocalImages(info)
-say(`operator images pushed to ${imagePrefix(info)}: ${Object.values(images).map((i) => `${i.repository.split("/").pop()}@${i.digest.slice(0, 19)}… (${i.seconds.toFixed(1)}s)`).join(", ")}`)
+say(
+  `operator images pushed to ${imagePrefix(info)}: ${Object.values(images)
+    .map((i) => `${i.repository.split("/").pop()}@${i.digest.slice(0, 19)}… (${i.seconds.toFixed(1)}s)`)
+    .join(", ")}`,
+)
 // The release image (every controller in one) that the pushed chart's defaults pin by digest, as a released chart's do;
 // values.yaml below still pins each controller's own image, which wins over it.
 const operatorImage = await buildLocalOperatorImage(info)
 const chart = pushLocalChart(info, stateDir, { operatorImage: `${operatorImage.repository}@${operatorImage.digest}`, aicrDigests: await localAicrDigests() })
 createReleaseNamespace(info)
 await installStaticCredentials(info)
-const values = writeValues(stateDir, localValues(info, { images, upstreamRewrites: upstream.rewrites, ...(process.env.AICR_VERSION ? { aicrVersion: process.env.AICR_VERSION } : {}), ...(process.env.AICR_STEP_TIMEOUT ? { stepTimeout: process.env.AICR_STEP_TIMEOUT } : {}) }))
+const values = writeValues(
+  stateDir,
+  localValues(info, {
+    images,
+    upstreamRewrites: upstream.rewrites,
+    ...(process.env.AICR_VERSION ? { aicrVersion: process.env.AICR_VERSION } : {}),
+    ...(process.env.AICR_STEP_TIMEOUT ? { stepTimeout: process.env.AICR_STEP_TIMEOUT } : {}),
+  }),
+)
 process.stdout.write(`\n# ${values.file}\n${values.text}\n`)
 installLocalChart(info, stateDir, chart, values.file)
 const pods = localKubectl(info)(["-n", OPERATOR_NAMESPACE, "get", "pods", "-o", "wide"], { echo: true })
@@ -98,33 +126,51 @@ await applyManifests(info, loadManifests(join(root, "e2e", "samples", "clusterru
 // that says why not: a False reason other than the in-progress ones. Then for the rollout the planner creates.
 const conditionsOf = async () => {
   const res = await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster" })
-  return new Map<string, { status: string; reason: string }>((res.body?.status?.conditions ?? []).map((c: { type: string; status: string; reason: string }) => [c.type, c]))
+  return new Map<string, { status: string; reason: string }>(
+    (res.body?.status?.conditions ?? []).map((c: { type: string; status: string; reason: string }) => [c.type, c]),
+  )
 }
 // Argo CD and the chart's AppProject: wait for the step-executor to have seen them.
-await eventually(async () => {
-  const e = (await conditionsOf()).get("EngineAvailable")
-  return e?.status === "True"
-}, { timeoutMs: 60_000, what: "EngineAvailable=True on ClusterRuntime cluster" })
+await eventually(
+  async () => {
+    const e = (await conditionsOf()).get("EngineAvailable")
+    return e?.status === "True"
+  },
+  { timeoutMs: 60_000, what: "EngineAvailable=True on ClusterRuntime cluster" },
+)
 const IN_PROGRESS = new Set(["Discovering", "Resolving", "Mirroring", "AwaitingResolution", "Stabilizing", "NotYetReported"])
 for (const type of ["RegistryCredentialsReady", "Discovered", "Resolved", "Mirrored", "Planned"]) {
-  const c = await eventually(async () => {
-    const got = (await conditionsOf()).get(type)
-    return got !== undefined && (got.status === "True" || !IN_PROGRESS.has(got.reason)) ? got : undefined
-  }, { timeoutMs: 300_000, intervalMs: 500, what: `${type} on ClusterRuntime cluster` })
+  const c = await eventually(
+    async () => {
+      const got = (await conditionsOf()).get(type)
+      return got !== undefined && (got.status === "True" || !IN_PROGRESS.has(got.reason)) ? got : undefined
+    },
+    { timeoutMs: 300_000, intervalMs: 500, what: `${type} on ClusterRuntime cluster` },
+  )
   say(`${type}=${c.status} (${c.reason}) after ${((Date.now() - started) / 1000).toFixed(1)}s`)
 }
 // Stop at AwaitingApproval: the planner's first rollout waits for an approver (its Approved condition).
-type Rollout = { metadata: { name: string; labels?: Record<string, string> }; status?: { conditions?: Array<{ type: string; status: string; reason: string }> } }
+type Rollout = {
+  metadata: { name: string; labels?: Record<string, string> }
+  status?: { conditions?: Array<{ type: string; status: string; reason: string }> }
+}
 const open = async () =>
-  ((await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/runtimerollouts" })).body?.items as Rollout[] | undefined ?? []).find((r) => !r.metadata.labels?.["operator.aicr.run/outcome"])
-const awaiting = (await conditionsOf()).get("Planned")?.status === "True"
-  ? await eventually(async () => {
-      const r = await open()
-      const approved = r?.status?.conditions?.find((c) => c.type === "Approved")
-      return approved && approved.reason !== "NotYetReported" ? { name: r!.metadata.name, approved } : undefined
-    }, { timeoutMs: 120_000, intervalMs: 500, what: "the first rollout's Approved condition (AwaitingApproval)" })
-  : undefined
-if (awaiting) say(`rollout ${awaiting.name}: Approved=${awaiting.approved.status} (${awaiting.approved.reason}) after ${((Date.now() - started) / 1000).toFixed(1)}s`)
+  (((await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/runtimerollouts" })).body?.items as Rollout[] | undefined) ?? []).find(
+    (r) => !r.metadata.labels?.["operator.aicr.run/outcome"],
+  )
+const awaiting =
+  (await conditionsOf()).get("Planned")?.status === "True"
+    ? await eventually(
+        async () => {
+          const r = await open()
+          const approved = r?.status?.conditions?.find((c) => c.type === "Approved")
+          return approved && approved.reason !== "NotYetReported" ? { name: r!.metadata.name, approved } : undefined
+        },
+        { timeoutMs: 120_000, intervalMs: 500, what: "the first rollout's Approved condition (AwaitingApproval)" },
+      )
+    : undefined
+if (awaiting)
+  say(`rollout ${awaiting.name}: Approved=${awaiting.approved.status} (${awaiting.approved.reason}) after ${((Date.now() - started) / 1000).toFixed(1)}s`)
 const rollout = awaiting?.name
 // The local approver: the static user `approver` is in group aicr-approvers, which values.yaml binds (approvers.groups).
 const kubectlBin = info.bin.kubectl ?? "kubectl"
@@ -132,10 +178,7 @@ const kubectl = (args: string[]) => spawnSync(kubectlBin, args, { stdio: "inheri
 
 kubectl(["get", "nodes", "-L", "eks.amazonaws.com/nodegroup,node.kubernetes.io/instance-type"])
 kubectl(["get", "clusterruntime", "-o", "wide"])
-kubectl([
-  "get", "clusterruntime", "cluster", "-o",
-  'jsonpath={range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\\n"}{end}',
-])
+kubectl(["get", "clusterruntime", "cluster", "-o", 'jsonpath={range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\\n"}{end}'])
 
 process.stdout.write(
   [

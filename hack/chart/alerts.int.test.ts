@@ -20,15 +20,34 @@ const run = promisify(execFile)
 const TESTS = join(import.meta.dirname, "alerts.promtool.yaml")
 const VALUES = join(CHART_DIR, "ci", "signing-values.yaml")
 
-interface Rule { readonly alert?: string; readonly record?: string; readonly expr: string; readonly for?: string }
-interface RuleGroup { readonly name: string; readonly rules: ReadonlyArray<Rule> }
+interface Rule {
+  readonly alert?: string
+  readonly record?: string
+  readonly expr: string
+  readonly for?: string
+}
+interface RuleGroup {
+  readonly name: string
+  readonly rules: ReadonlyArray<Rule>
+}
 
 let h: IsolatedHelm
 let work: string
 
 /** The rendered PrometheusRule's groups, with `--set` overrides. */
 const ruleGroups = async (...set: string[]): Promise<ReadonlyArray<RuleGroup>> => {
-  const out = await h.helm("template", "aicr-operator", CHART_DIR, "--namespace", "aicr-system", "-f", VALUES, "--show-only", "templates/monitoring.yaml", ...set.flatMap((s) => ["--set", s]))
+  const out = await h.helm(
+    "template",
+    "aicr-operator",
+    CHART_DIR,
+    "--namespace",
+    "aicr-system",
+    "-f",
+    VALUES,
+    "--show-only",
+    "templates/monitoring.yaml",
+    ...set.flatMap((s) => ["--set", s]),
+  )
   const rule = (parseManifests(out) as Array<{ kind?: string; spec?: { groups: RuleGroup[] } }>).find((o) => o?.kind === "PrometheusRule")
   if (rule?.spec === undefined) throw new Error("no PrometheusRule rendered")
   return rule.spec.groups
@@ -72,9 +91,18 @@ describe("the PrometheusRule, with promtool", () => {
     const groups = await ruleGroups()
     const rules = groups.flatMap((g) => g.rules)
     expect(rules.map((r) => r.alert ?? r.record)).toEqual([
-      "AicrControllerDown", "AicrControllerWithoutLeader", "AicrReconcileErrors", "AicrWorkqueueBacklog", "AicrApiServerErrors",
-      "aicr:runtime_stalled_seconds", "aicr:runtime_stall_rollout",
-      "AicrRuntimeStalled", "AicrApprovalExpiringSoon", "AicrRegistryCredentialsExpiringSoon", "AicrRegistryCredentialsNotReady", "AicrEngineSuspendedLong",
+      "AicrControllerDown",
+      "AicrControllerWithoutLeader",
+      "AicrReconcileErrors",
+      "AicrWorkqueueBacklog",
+      "AicrApiServerErrors",
+      "aicr:runtime_stalled_seconds",
+      "aicr:runtime_stall_rollout",
+      "AicrRuntimeStalled",
+      "AicrApprovalExpiringSoon",
+      "AicrRegistryCredentialsExpiringSoon",
+      "AicrRegistryCredentialsNotReady",
+      "AicrEngineSuspendedLong",
     ])
     const { ok, out } = await promtool(groups, "check", "rules", "rules.yaml")
     expect(out).toContain(`SUCCESS: ${rules.length} rules found`)
@@ -89,8 +117,14 @@ describe("the PrometheusRule, with promtool", () => {
 
   it("the tests are not vacuous: with other thresholds the same series give other answers, and promtool says which", async () => {
     const { ok, out } = await promtool(
-      await ruleGroups("metrics.prometheusRule.stalledMinutes=40", "metrics.prometheusRule.approvalExpiringMinutes=30", "metrics.prometheusRule.engineSuspendedHours=30"),
-      "test", "rules", "alerts.promtool.yaml",
+      await ruleGroups(
+        "metrics.prometheusRule.stalledMinutes=40",
+        "metrics.prometheusRule.approvalExpiringMinutes=30",
+        "metrics.prometheusRule.engineSuspendedHours=30",
+      ),
+      "test",
+      "rules",
+      "alerts.promtool.yaml",
     )
     expect(ok).toBe(false)
     for (const name of ["AicrRuntimeStalled", "AicrApprovalExpiringSoon", "AicrEngineSuspendedLong"]) expect(out).toContain(`alertname: ${name}`)
@@ -101,8 +135,11 @@ describe("the PrometheusRule, with promtool", () => {
 describe("thresholds and series", () => {
   it("takes every threshold from the values", async () => {
     const groups = await ruleGroups(
-      "metrics.prometheusRule.stalledMinutes=5", "metrics.prometheusRule.approvalExpiringMinutes=90", "metrics.prometheusRule.credentialsExpiringMinutes=240",
-      "metrics.prometheusRule.credentialsNotReadyMinutes=7", "metrics.prometheusRule.engineSuspendedHours=6",
+      "metrics.prometheusRule.stalledMinutes=5",
+      "metrics.prometheusRule.approvalExpiringMinutes=90",
+      "metrics.prometheusRule.credentialsExpiringMinutes=240",
+      "metrics.prometheusRule.credentialsNotReadyMinutes=7",
+      "metrics.prometheusRule.engineSuspendedHours=6",
     )
     expect(alertOf(groups, "AicrRuntimeStalled").expr).toContain("(aicr:runtime_stalled_seconds > 300)")
     expect(alertOf(groups, "AicrApprovalExpiringSoon").expr).toContain("- time() < 5400")
@@ -112,7 +149,10 @@ describe("thresholds and series", () => {
   })
 
   it("refuses a threshold that is not a positive whole number, naming it", async () => {
-    const err = await ruleGroups("metrics.prometheusRule.stalledMinutes=0").then(() => "", (e: { stderr?: string }) => String(e.stderr ?? e))
+    const err = await ruleGroups("metrics.prometheusRule.stalledMinutes=0").then(
+      () => "",
+      (e: { stderr?: string }) => String(e.stderr ?? e),
+    )
     expect(err).toContain("stalledMinutes")
   })
 
@@ -121,7 +161,14 @@ describe("thresholds and series", () => {
     const rules = (await ruleGroups()).flatMap((g) => g.rules).flatMap((r) => aicrMetrics(r.expr))
     const dashboard = JSON.parse(readFileSync(join(CHART_DIR, "files", "dashboard.json"), "utf8")) as { panels: Array<{ targets?: Array<{ expr: string }> }> }
     const panels = dashboard.panels.flatMap((p) => p.targets ?? []).flatMap((t) => aicrMetrics(t.expr))
-    expect(new Set(rules)).toEqual(new Set(["aicr_status_condition", "aicr_status_condition_last_transition_time_seconds", "aicr_runtimerollout_approval_valid_until_seconds", "aicr_clusterruntime_credentials_expires_at_seconds"]))
+    expect(new Set(rules)).toEqual(
+      new Set([
+        "aicr_status_condition",
+        "aicr_status_condition_last_transition_time_seconds",
+        "aicr_runtimerollout_approval_valid_until_seconds",
+        "aicr_clusterruntime_credentials_expires_at_seconds",
+      ]),
+    )
     expect(panels.length).toBeGreaterThan(0)
     for (const m of [...rules, ...panels]) expect([...exported], m).toContain(m)
   })

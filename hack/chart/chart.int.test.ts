@@ -14,7 +14,17 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { CONTRACTS } from "@aicr/contracts"
-import { applyManifests, eventually, type IsolatedHelm, isolatedHelm, kubeRequest, objectPath, parseManifests, removeApprovalPolicies, toolPath } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  eventually,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  objectPath,
+  parseManifests,
+  removeApprovalPolicies,
+  toolPath,
+} from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { stringify } from "yaml"
 import { CHART_DIR } from "../generate-chart"
@@ -29,7 +39,12 @@ const VALUE_FILES = ["overview-values", "eks-values", "signing-values", "static-
 const RELEASE = "aicr-operator"
 const NAMESPACE = "aicr-system"
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [k: string]: unknown }
+type Obj = {
+  apiVersion: string
+  kind: string
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }
+  [k: string]: unknown
+}
 
 let h: IsolatedHelm
 let work: string
@@ -51,13 +66,22 @@ const template = (values: string, ...extra: string[]) => h.helm("template", RELE
 interface PodSpec {
   readonly securityContext: Record<string, unknown>
   readonly serviceAccountName?: string
-  readonly containers: ReadonlyArray<{ readonly name: string; readonly image: string; readonly args: string[]; readonly securityContext: Record<string, unknown> }>
+  readonly containers: ReadonlyArray<{
+    readonly name: string
+    readonly image: string
+    readonly args: string[]
+    readonly securityContext: Record<string, unknown>
+  }>
 }
 const deploymentOf = (o: Obj) => o as unknown as { metadata: Obj["metadata"]; spec: { replicas: number; template: { spec: PodSpec } } }
 
 /** helm template's output without the documents of templates/generated/. */
 const withoutGenerated = (out: string): string =>
-  `\n${out}`.split("\n---\n").filter((d) => d !== "" && !d.startsWith("# Source: aicr-operator/templates/generated/")).map((d) => `---\n${d}`).join("\n")
+  `\n${out}`
+    .split("\n---\n")
+    .filter((d) => d !== "" && !d.startsWith("# Source: aicr-operator/templates/generated/"))
+    .map((d) => `---\n${d}`)
+    .join("\n")
 
 const objectsOf = (yaml: string): Obj[] => (parseManifests(yaml) as Obj[]).filter((o) => o !== null && o.kind !== undefined)
 
@@ -111,36 +135,55 @@ describe("helm lint and template", () => {
   it("renders every pod Pod-Security-restricted with a read-only root filesystem, and each controller's image pinned as configured", async () => {
     const objs = objectsOf(await template(join(CI, "signing-values.yaml")))
     const deployments = objs.filter((o) => o.kind === "Deployment").map(deploymentOf)
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(["aicr-approval-guard", "aicr-operator", "aicr-planner", "aicr-registry-mirror", "aicr-resolver", "aicr-step-executor", "aicr-validation-gate"])
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
+      "aicr-approval-guard",
+      "aicr-operator",
+      "aicr-planner",
+      "aicr-registry-mirror",
+      "aicr-resolver",
+      "aicr-step-executor",
+      "aicr-validation-gate",
+    ])
     for (const d of deployments) {
       const pod = d.spec.template.spec
       expect(pod.securityContext, d.metadata.name).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } })
       for (const c of pod.containers) {
-        expect(c.securityContext, d.metadata.name).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } })
+        expect(c.securityContext, d.metadata.name).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ["ALL"] },
+        })
       }
     }
     const resolver = deployments.find((d) => d.metadata.name === "aicr-resolver")!
     expect(resolver.spec.replicas).toBe(2)
-    expect(resolver.spec.template.spec.containers[0]!.image).toBe("ghcr.io/nvidia/aicr-operator-resolver@sha256:1111111111111111111111111111111111111111111111111111111111111111")
+    expect(resolver.spec.template.spec.containers[0]!.image).toBe(
+      "ghcr.io/nvidia/aicr-operator-resolver@sha256:1111111111111111111111111111111111111111111111111111111111111111",
+    )
     expect(resolver.spec.template.spec.containers[0]!.args).toContain("--leader-elect=true")
     const planner = deployments.find((d) => d.metadata.name === "aicr-planner")!
     expect(planner.spec.template.spec.containers[0]!.args).toContain("--leader-elect=false")
     // The validation-gate pushes evidence under the runtime registry and signs it with the KMS key itself.
     const gate = deployments.find((d) => d.metadata.name === "aicr-validation-gate")!
-    expect(gate.spec.template.spec.containers[0]!.args).toEqual(expect.arrayContaining([
-      "--registry=oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/gpu-cluster",
-      "--validation-namespace=aicr-validation",
-      "--launcher-service-account=aicr-validation",
-      "--signing-key=awskms:///alias/aicr-evidence",
-      "--docker-config=/var/run/aicr/registry/config.json",
-    ]))
+    expect(gate.spec.template.spec.containers[0]!.args).toEqual(
+      expect.arrayContaining([
+        "--registry=oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/gpu-cluster",
+        "--validation-namespace=aicr-validation",
+        "--launcher-service-account=aicr-validation",
+        "--signing-key=awskms:///alias/aicr-evidence",
+        "--docker-config=/var/run/aicr/registry/config.json",
+      ]),
+    )
     const gateSa = objs.find((o) => o.kind === "ServiceAccount" && o.metadata.name === "aicr-validation-gate")!
     expect(gateSa.metadata.annotations).toEqual({ "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/aicr-operator-gpu-cluster" })
   })
 
   it("renders the validation-gate without validation.enabled, without a signing key or AWS identity", async () => {
     const objs = objectsOf(await template(join(CI, "signing-values.yaml"), "--set", "validation.enabled=false", "--set", "validation.signingKey="))
-    const gate = objs.filter((o) => o.kind === "Deployment").map(deploymentOf).find((d) => d.metadata.name === "aicr-validation-gate")
+    const gate = objs
+      .filter((o) => o.kind === "Deployment")
+      .map(deploymentOf)
+      .find((d) => d.metadata.name === "aicr-validation-gate")
     expect(gate).toBeDefined()
     expect(gate!.spec.template.spec.containers[0]!.args.filter((a) => a.startsWith("--signing-key"))).toEqual([])
     const gateSa = objs.find((o) => o.kind === "ServiceAccount" && o.metadata.name === "aicr-validation-gate")!
@@ -150,14 +193,25 @@ describe("helm lint and template", () => {
   })
 
   it("binds every controller's ports on its pod IP, and passes registryMirror.upstreamRewrites to the registry-mirror", async () => {
-    const objs = objectsOf(await template(join(CI, "static-values.yaml"), "--set", "registryMirror.upstreamRewrites[0]=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia"))
+    const objs = objectsOf(
+      await template(
+        join(CI, "static-values.yaml"),
+        "--set",
+        "registryMirror.upstreamRewrites[0]=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia",
+      ),
+    )
     const deployments = objs.filter((o) => o.kind === "Deployment").map(deploymentOf)
     for (const d of deployments) {
-      const c = d.spec.template.spec.containers[0]! as unknown as { args: string[]; env: Array<{ name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }> }
+      const c = d.spec.template.spec.containers[0]! as unknown as {
+        args: string[]
+        env: Array<{ name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }>
+      }
       expect(c.args, d.metadata.name).toEqual(expect.arrayContaining(["--metrics-bind-address=$(POD_IP):8080", "--health-probe-bind-address=$(POD_IP):8081"]))
       expect(c.env.find((e) => e.name === "POD_IP")?.valueFrom?.fieldRef?.fieldPath, d.metadata.name).toBe("status.podIP")
     }
-    const rewrites = deployments.map((d) => [d.metadata.name, d.spec.template.spec.containers[0]!.args.filter((a) => a.startsWith("--upstream-rewrite"))] as const).filter(([, a]) => a.length > 0)
+    const rewrites = deployments
+      .map((d) => [d.metadata.name, d.spec.template.spec.containers[0]!.args.filter((a) => a.startsWith("--upstream-rewrite"))] as const)
+      .filter(([, a]) => a.length > 0)
     expect(rewrites).toEqual([["aicr-registry-mirror", ["--upstream-rewrite=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia"]]])
   })
 
@@ -172,7 +226,9 @@ describe("helm lint and template", () => {
   it("a controller's own digest wins over operator.image: one controller upgraded on its own", async () => {
     const image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr-operator@sha256:2222222222222222222222222222222222222222222222222222222222222222"
     const own = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
-    const objs = objectsOf(await template(join(CI, "overview-values.yaml"), "--set", `operator.image=${image}`, "--set", `controllers.stepExecutor.image.digest=${own}`))
+    const objs = objectsOf(
+      await template(join(CI, "overview-values.yaml"), "--set", `operator.image=${image}`, "--set", `controllers.stepExecutor.image.digest=${own}`),
+    )
     const images = new Map(objs.filter((o) => o.kind === "Deployment").map((d) => [d.metadata.name, deploymentOf(d).spec.template.spec.containers[0]!.image]))
     expect(images.get("aicr-step-executor")).toBe(`ghcr.io/nvidia/aicr-operator-step-executor@${own}`)
     expect([...images.entries()].filter(([name]) => name !== "aicr-step-executor").map(([, i]) => i)).toEqual(Array(6).fill(image))
@@ -182,19 +238,29 @@ describe("helm lint and template", () => {
     const d1 = `sha256:${"4".repeat(64)}`
     const d0 = `sha256:${"5".repeat(64)}`
     const aicrImageOf = async (...extra: string[]) => {
-      const objs = objectsOf(await template(join(CI, "overview-values.yaml"), "--set", `aicr.digests.v0\\.11\\.1=${d1}`, "--set", `aicr.digests.v0\\.10\\.16=${d0}`, ...extra))
-      const resolver = objs.filter((o) => o.kind === "Deployment").map(deploymentOf).find((d) => d.metadata.name === "aicr-resolver")!
+      const objs = objectsOf(
+        await template(join(CI, "overview-values.yaml"), "--set", `aicr.digests.v0\\.11\\.1=${d1}`, "--set", `aicr.digests.v0\\.10\\.16=${d0}`, ...extra),
+      )
+      const resolver = objs
+        .filter((o) => o.kind === "Deployment")
+        .map(deploymentOf)
+        .find((d) => d.metadata.name === "aicr-resolver")!
       return resolver.spec.template.spec.containers[0]!.args.find((a) => a.startsWith("--aicr-image="))
     }
     expect(await aicrImageOf("--set", "aicr.version=v0.11.1")).toBe(`--aicr-image=ghcr.io/nvidia/aicr:v0.11.1@${d1}`)
     expect(await aicrImageOf("--set", "aicr.version=v0.10.16")).toBe(`--aicr-image=ghcr.io/nvidia/aicr:v0.10.16@${d0}`)
     expect(await aicrImageOf("--set", "aicr.version=v0.12.0")).toBe("--aicr-image=ghcr.io/nvidia/aicr:v0.12.0")
-    expect(await aicrImageOf("--set", "aicr.image=registry.example.com/aicr@sha256:" + "6".repeat(64))).toBe(`--aicr-image=registry.example.com/aicr@sha256:${"6".repeat(64)}`)
+    expect(await aicrImageOf("--set", "aicr.image=registry.example.com/aicr@sha256:" + "6".repeat(64))).toBe(
+      `--aicr-image=registry.example.com/aicr@sha256:${"6".repeat(64)}`,
+    )
   })
 
   it("names the refresher's Deployment aicr-operator, the one the guide's step 6 waits for (its ServiceAccount is the AWS identity)", async () => {
     const objs = objectsOf(await template(join(CI, "eks-values.yaml")))
-    const refresher = objs.filter((o) => o.kind === "Deployment").map(deploymentOf).find((d) => d.metadata.name === "aicr-operator")
+    const refresher = objs
+      .filter((o) => o.kind === "Deployment")
+      .map(deploymentOf)
+      .find((d) => d.metadata.name === "aicr-operator")
     expect(refresher?.spec.template.spec.serviceAccountName).toBe("aicr-operator")
     expect(refresher?.spec.template.spec.containers[0]!.name).toBe("ecr-credential-refresher")
   })
@@ -212,23 +278,44 @@ describe("values the chart refuses", () => {
     return helmResult("install", RELEASE, CHART_DIR, "--dry-run=client", "--namespace", NAMESPACE, ...files)
   }
   const components = (edit: (c: Array<Record<string, unknown>>) => void) => {
-    const list = (parseManifests(readFileSync(join(CI, "eks-values.yaml"), "utf8"))[0] as { namespaces: { components: Array<Record<string, unknown>> } }).namespaces.components
+    const list = (parseManifests(readFileSync(join(CI, "eks-values.yaml"), "utf8"))[0] as { namespaces: { components: Array<Record<string, unknown>> } })
+      .namespaces.components
     edit(list)
     return { namespaces: { components: list } }
   }
 
   it.each([
     { name: "a registry that is not oci://", extra: { registry: { repository: "https://ecr.example.com/aicr" } }, says: "at '/registry/repository'" },
-    { name: "an unknown auth provider", extra: { registry: { auth: { provider: "gcp" } } }, says: "at '/registry/auth/provider': value must be one of 'aws', 'static'" },
+    {
+      name: "an unknown auth provider",
+      extra: { registry: { auth: { provider: "gcp" } } },
+      says: "at '/registry/auth/provider': value must be one of 'aws', 'static'",
+    },
     { name: "an unknown Pod Security level", extra: components((c) => (c[1]!["podSecurity"] = "open")), says: "at '/namespaces/components/1/podSecurity'" },
-    { name: "a component namespace without a name", extra: components((c) => delete c[2]!["name"]), says: "at '/namespaces/components/2': missing property 'name'" },
-    { name: "a digest that is not sha256", extra: { controllers: { planner: { image: { digest: "sha256:abc" } } } }, says: "at '/controllers/planner/image/digest'" },
+    {
+      name: "a component namespace without a name",
+      extra: components((c) => delete c[2]!["name"]),
+      says: "at '/namespaces/components/2': missing property 'name'",
+    },
+    {
+      name: "a digest that is not sha256",
+      extra: { controllers: { planner: { image: { digest: "sha256:abc" } } } },
+      says: "at '/controllers/planner/image/digest'",
+    },
     { name: "an AICR digest that is not sha256", extra: { aicr: { digests: { "v0.11.1": "sha256:abc" } } }, says: "at '/aicr/digests/v0.11.1'" },
     { name: "negative replicas", extra: { controllers: { resolver: { replicas: -1 } } }, says: "at '/controllers/resolver/replicas'" },
     { name: "an unknown log level", extra: { operator: { logLevel: "loud" } }, says: "at '/operator/logLevel'" },
-    { name: "a value the chart does not have (there is no image pull Secret value)", extra: { operator: { imagePullSecrets: ["ecr"] } }, says: "at '/operator': additional properties 'imagePullSecrets' not allowed" },
+    {
+      name: "a value the chart does not have (there is no image pull Secret value)",
+      extra: { operator: { imagePullSecrets: ["ecr"] } },
+      says: "at '/operator': additional properties 'imagePullSecrets' not allowed",
+    },
     { name: "a duration that is not one", extra: { planner: { stabilizationWindow: "soon" } }, says: "at '/planner/stabilizationWindow'" },
-    { name: "an upstream rewrite that is not FROM=TO", extra: { registryMirror: { upstreamRewrites: ["https://charts.example.com"] } }, says: "at '/registryMirror/upstreamRewrites/0'" },
+    {
+      name: "an upstream rewrite that is not FROM=TO",
+      extra: { registryMirror: { upstreamRewrites: ["https://charts.example.com"] } },
+      says: "at '/registryMirror/upstreamRewrites/0'",
+    },
   ])("refuses $name, naming the value", async ({ extra, says }) => {
     const res = await install(extra)
     expect(res.ok).toBe(false)
@@ -245,16 +332,36 @@ describe("values the chart refuses", () => {
   })
 
   it.each([
-    { name: "a signing key without validation", extra: { validation: { enabled: false, signingKey: "awskms:///alias/aicr-evidence" } }, says: "validation.signingKey is set but validation.enabled is false" },
-    { name: "a signing key with an AICR that cannot sign", extra: { aicr: { version: "v1.0.3" }, validation: { signingKey: "awskms:///alias/aicr-evidence" } }, says: "validation.signingKey needs AICR v1.1.0 or later, but aicr.version is v1.0.3" },
+    {
+      name: "a signing key without validation",
+      extra: { validation: { enabled: false, signingKey: "awskms:///alias/aicr-evidence" } },
+      says: "validation.signingKey is set but validation.enabled is false",
+    },
+    {
+      name: "a signing key with an AICR that cannot sign",
+      extra: { aicr: { version: "v1.0.3" }, validation: { signingKey: "awskms:///alias/aicr-evidence" } },
+      says: "validation.signingKey needs AICR v1.1.0 or later, but aicr.version is v1.0.3",
+    },
     {
       name: "a signing key with the transparency log on (not supported: nothing is sent to Rekor)",
       extra: { aicr: { version: "v1.1.0" }, validation: { signingKey: "awskms:///alias/aicr-evidence", transparencyLog: true } },
       says: "validation.transparencyLog: true is not supported yet",
     },
-    { name: "a prerelease AICR without allowPrerelease", extra: { aicr: { version: "v1.2.0-rc0" } }, says: "aicr.version v1.2.0-rc0 is a prerelease: set aicr.allowPrerelease: true" },
-    { name: "a component namespace listed twice", extra: components((c) => (c[1]!["name"] = "gpu-operator")), says: "namespaces.components lists gpu-operator twice" },
-    { name: "the release namespace as a component namespace", extra: components((c) => (c[1]!["name"] = NAMESPACE)), says: `namespaces.components may not list ${NAMESPACE}` },
+    {
+      name: "a prerelease AICR without allowPrerelease",
+      extra: { aicr: { version: "v1.2.0-rc0" } },
+      says: "aicr.version v1.2.0-rc0 is a prerelease: set aicr.allowPrerelease: true",
+    },
+    {
+      name: "a component namespace listed twice",
+      extra: components((c) => (c[1]!["name"] = "gpu-operator")),
+      says: "namespaces.components lists gpu-operator twice",
+    },
+    {
+      name: "the release namespace as a component namespace",
+      extra: components((c) => (c[1]!["name"] = NAMESPACE)),
+      says: `namespaces.components may not list ${NAMESPACE}`,
+    },
   ])("helm install fails on $name with a clear message", async ({ extra, says }) => {
     const res = await install(extra)
     expect(res.ok).toBe(false)
@@ -273,7 +380,9 @@ describe("every rendered object against this API server", () => {
   it.each(VALUE_FILES)("kubeconform -strict accepts every object of ci/%s.yaml, with schemas from the API server's OpenAPI", async (name) => {
     const file = join(work, `${name}.rendered.yaml`)
     writeFileSync(file, await template(join(CI, `${name}.yaml`)))
-    const { stdout } = await run(toolPath("kubeconform"), ["-strict", "-summary", "-output", "json", "-schema-location", schemaLocation(schemas), file], { maxBuffer: 8 * 1024 * 1024 })
+    const { stdout } = await run(toolPath("kubeconform"), ["-strict", "-summary", "-output", "json", "-schema-location", schemaLocation(schemas), file], {
+      maxBuffer: 8 * 1024 * 1024,
+    })
     const summary = JSON.parse(stdout) as { summary: { valid: number; invalid: number; errors: number; skipped: number } }
     expect(summary.summary).toMatchObject({ invalid: 0, errors: 0, skipped: 0 })
     expect(summary.summary.valid).toBe(objectsOf(readFileSync(file, "utf8")).length)
@@ -284,7 +393,10 @@ describe("every rendered object against this API server", () => {
     const objs = objectsOf(await template(join(CI, "static-values.yaml")))
     const deployment = objs.find((o) => o.kind === "Deployment")!
     writeFileSync(file, stringify({ ...deployment, spec: { ...(deployment["spec"] as object), replica: 2 } }))
-    const res = await run(toolPath("kubeconform"), ["-strict", "-schema-location", schemaLocation(schemas), file]).then(() => "valid", (e: { stdout?: string }) => String(e.stdout))
+    const res = await run(toolPath("kubeconform"), ["-strict", "-schema-location", schemaLocation(schemas), file]).then(
+      () => "valid",
+      (e: { stdout?: string }) => String(e.stdout),
+    )
     expect(res).toContain("replica")
   })
 
@@ -293,7 +405,10 @@ describe("every rendered object against this API server", () => {
     // Namespaced objects need their namespaces to exist; a dry run of the Namespace objects does not create them.
     const objs = objectsOf(rendered)
     const namespaces = new Set(objs.flatMap((o) => (o.metadata.namespace ? [o.metadata.namespace] : [])))
-    await applyManifests(info, [...namespaces].map((n) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name: n } })))
+    await applyManifests(
+      info,
+      [...namespaces].map((n) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name: n } })),
+    )
     const file = join(work, `${name}.dry-run.yaml`)
     writeFileSync(file, rendered)
     const { stdout } = await kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=helm", "--force-conflicts", "-f", file)
@@ -319,7 +434,10 @@ const NAME_VALUES: Record<string, string> = {
   "{{ $.Values.registry.auth.dockerConfigSecret }}": "aicr-registry-docker-config",
 }
 
-const sar = async (sa: string, attrs: { verb: string; group: string; resource: string; namespace?: string | undefined; name?: string | undefined }): Promise<boolean> => {
+const sar = async (
+  sa: string,
+  attrs: { verb: string; group: string; resource: string; namespace?: string | undefined; name?: string | undefined },
+): Promise<boolean> => {
   const [resource, subresource] = attrs.resource.split("/")
   const res = await kubeRequest(info, {
     method: "POST",
@@ -330,7 +448,14 @@ const sar = async (sa: string, attrs: { verb: string; group: string; resource: s
       spec: {
         user: `system:serviceaccount:${NAMESPACE}:${sa}`,
         groups: ["system:serviceaccounts", `system:serviceaccounts:${NAMESPACE}`, "system:authenticated"],
-        resourceAttributes: { verb: attrs.verb, group: attrs.group, resource, ...(subresource ? { subresource } : {}), ...(attrs.namespace ? { namespace: attrs.namespace } : {}), ...(attrs.name ? { name: attrs.name } : {}) },
+        resourceAttributes: {
+          verb: attrs.verb,
+          group: attrs.group,
+          resource,
+          ...(subresource ? { subresource } : {}),
+          ...(attrs.namespace ? { namespace: attrs.namespace } : {}),
+          ...(attrs.name ? { name: attrs.name } : {}),
+        },
       },
     },
   })
@@ -346,7 +471,13 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
   // the restricted label on the release namespace (AICR's snapshot agent runs there in other tests), go afterwards.
   let enforceBefore: string | undefined
   afterAll(async () => {
-    await kubectl("label", "namespace", NAMESPACE, enforceBefore === undefined ? "pod-security.kubernetes.io/enforce-" : `pod-security.kubernetes.io/enforce=${enforceBefore}`, "--overwrite")
+    await kubectl(
+      "label",
+      "namespace",
+      NAMESPACE,
+      enforceBefore === undefined ? "pod-security.kubernetes.io/enforce-" : `pod-security.kubernetes.io/enforce=${enforceBefore}`,
+      "--overwrite",
+    )
     await kubectl("-n", "argocd", "delete", "appproject", "aicr", "--ignore-not-found")
     await kubectl("-n", "argocd", "delete", "secret", "aicr-registry", "--ignore-not-found")
     await kubectl("delete", "namespace", "--ignore-not-found", "--wait=false", ...values.components, values.discovery, values.validation)
@@ -364,7 +495,11 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
       installValues,
       stringify({
         registry: { repository: `oci://${info.registry}/aicr/cluster`, plainHttp: [info.registry], auth: { provider: "aws" } },
-        namespaces: { components: values.components.map((name) => ({ name, podSecurity: "privileged" })), discovery: values.discovery, validation: values.validation },
+        namespaces: {
+          components: values.components.map((name) => ({ name, podSecurity: "privileged" })),
+          discovery: values.discovery,
+          validation: values.validation,
+        },
         approvers: { groups: ["aicr-approvers"] },
         validation: { enabled: true },
         controllers: { planner: { replicas: 2 } },
@@ -380,8 +515,14 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
       const path = await objectPath(info, o)
       if ((await kubeRequest(info, { method: "GET", path })).status !== 200) continue
       await kubeRequest(info, {
-        method: "PATCH", path,
-        body: { metadata: { labels: { "app.kubernetes.io/managed-by": "Helm" }, annotations: { "meta.helm.sh/release-name": RELEASE, "meta.helm.sh/release-namespace": NAMESPACE } } },
+        method: "PATCH",
+        path,
+        body: {
+          metadata: {
+            labels: { "app.kubernetes.io/managed-by": "Helm" },
+            annotations: { "meta.helm.sh/release-name": RELEASE, "meta.helm.sh/release-namespace": NAMESPACE },
+          },
+        },
       })
     }
   })
@@ -390,31 +531,70 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
   it("installs, and every controller's pods are admitted and roll out", { timeout: 600_000 }, async () => {
     await h.helm("install", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "-f", installValues, "--wait", "--timeout", "3m", "--kubeconfig", info.kubeconfig)
     // deployment/aicr-operator is the ecr-credential-refresher (ServiceAccount aicr-operator), as the guide's step 6 names it.
-    for (const d of ["aicr-resolver", "aicr-registry-mirror", "aicr-planner", "aicr-approval-guard", "aicr-step-executor", "aicr-operator", "aicr-validation-gate"]) {
+    for (const d of [
+      "aicr-resolver",
+      "aicr-registry-mirror",
+      "aicr-planner",
+      "aicr-approval-guard",
+      "aicr-step-executor",
+      "aicr-operator",
+      "aicr-validation-gate",
+    ]) {
       const { stdout } = await kubectl("-n", NAMESPACE, "rollout", "status", `deployment/${d}`, "--timeout=120s")
       expect(stdout, d).toContain("successfully rolled out")
     }
-    const pods = JSON.parse((await kubectl("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=aicr-operator", "-o", "json")).stdout) as { items: Array<{ status: { phase: string } }> }
+    const pods = JSON.parse((await kubectl("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=aicr-operator", "-o", "json")).stdout) as {
+      items: Array<{ status: { phase: string } }>
+    }
     expect(pods.items).toHaveLength(8)
     expect(pods.items.every((p) => p.status.phase === "Running")).toBe(true)
   })
 
-  it("helm upgrade scales a controller to two replicas and back to one (helm's server-side apply leaves no defaulted rollingUpdate behind)", { timeout: 300_000 }, async () => {
-    const strategyOf = async () => (JSON.parse((await kubectl("-n", NAMESPACE, "get", "deployment", "aicr-planner", "-o", "json")).stdout) as { spec: { replicas: number; strategy: Record<string, unknown> } }).spec
-    for (const [replicas, strategy] of [[2, { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }], [1, { type: "Recreate" }]] as const) {
-      await h.helm("upgrade", RELEASE, CHART_DIR, "--namespace", NAMESPACE, "--reuse-values", "--set", `controllers.planner.replicas=${replicas}`, "--kubeconfig", info.kubeconfig)
-      expect(await strategyOf()).toMatchObject({ replicas, strategy })
-      if (replicas === 1) expect((await strategyOf()).strategy).not.toHaveProperty("rollingUpdate")
-    }
-  })
+  it(
+    "helm upgrade scales a controller to two replicas and back to one (helm's server-side apply leaves no defaulted rollingUpdate behind)",
+    { timeout: 300_000 },
+    async () => {
+      const strategyOf = async () =>
+        (
+          JSON.parse((await kubectl("-n", NAMESPACE, "get", "deployment", "aicr-planner", "-o", "json")).stdout) as {
+            spec: { replicas: number; strategy: Record<string, unknown> }
+          }
+        ).spec
+      for (const [replicas, strategy] of [
+        [2, { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }],
+        [1, { type: "Recreate" }],
+      ] as const) {
+        await h.helm(
+          "upgrade",
+          RELEASE,
+          CHART_DIR,
+          "--namespace",
+          NAMESPACE,
+          "--reuse-values",
+          "--set",
+          `controllers.planner.replicas=${replicas}`,
+          "--kubeconfig",
+          info.kubeconfig,
+        )
+        expect(await strategyOf()).toMatchObject({ replicas, strategy })
+        if (replicas === 1) expect((await strategyOf()).strategy).not.toHaveProperty("rollingUpdate")
+      }
+    },
+  )
 
   it("the namespace really enforces restricted: a pod that is not is refused", async () => {
     const res = await kubeRequest(info, {
-      method: "POST", path: `/api/v1/namespaces/${NAMESPACE}/pods?dryRun=All`,
-      body: { apiVersion: "v1", kind: "Pod", metadata: { name: "not-restricted" }, spec: { containers: [{ name: "c", image: "busybox", securityContext: { privileged: true } }] } },
+      method: "POST",
+      path: `/api/v1/namespaces/${NAMESPACE}/pods?dryRun=All`,
+      body: {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "not-restricted" },
+        spec: { containers: [{ name: "c", image: "busybox", securityContext: { privileged: true } }] },
+      },
     })
     expect(res.status).toBe(403)
-    expect(String(res.body.message)).toContain("violates PodSecurity \"restricted")
+    expect(String(res.body.message)).toContain('violates PodSecurity "restricted')
   })
 
   it.each(CONTRACTS.map((c) => [c.controller, c] as const))("%s's ServiceAccount may do everything its contract needs", async (_, c) => {
@@ -425,39 +605,47 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
       const name = g.resourceNames?.[0] === undefined ? undefined : (NAME_VALUES[g.resourceNames[0]] ?? g.resourceNames[0])
       for (const namespace of namespaces) {
         for (const verb of g.verbs) {
-          if (!(await sar(sa, { verb, group: g.group, resource: g.resource, namespace, name }))) denied.push(`${verb} ${g.group}/${g.resource} ${namespace ?? "(cluster)"} ${name ?? ""}`)
+          if (!(await sar(sa, { verb, group: g.group, resource: g.resource, namespace, name })))
+            denied.push(`${verb} ${g.group}/${g.resource} ${namespace ?? "(cluster)"} ${name ?? ""}`)
         }
       }
     }
     expect(denied).toEqual([])
   })
 
-  it.each(CONTRACTS.map((c) => [c.controller, serviceAccountOf(c.controller)] as const))("%s's ServiceAccount is refused what it must not do", async (controller, sa) => {
-    const mustNot = [
-      { verb: "list", group: "", resource: "secrets", namespace: NAMESPACE },
-      { verb: "get", group: "", resource: "secrets", namespace: NAMESPACE, name: "some-other-secret" },
-      { verb: "watch", group: "", resource: "secrets", namespace: "argocd" },
-      { verb: "get", group: "", resource: "configmaps", namespace: "argocd", name: "argocd-cm" },
-      { verb: "create", group: "", resource: "namespaces" },
-      { verb: "create", group: "", resource: "pods", namespace: NAMESPACE },
-      { verb: "create", group: "", resource: "pods/exec", namespace: NAMESPACE },
-      { verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles" },
-      { verb: "bind", group: "rbac.authorization.k8s.io", resource: "clusterroles" },
-      { verb: "impersonate", group: "", resource: "users" },
-      { verb: "approve", group: "operator.aicr.run", resource: "runtimerollouts" },
-      { verb: "delete", group: "operator.aicr.run", resource: "clusterruntimes" },
-      ...(controller === "planner" ? [] : [{ verb: "update", group: "operator.aicr.run", resource: "clusterruntimes" }]),
-      ...(controller === "planner" ? [] : [{ verb: "patch", group: "operator.aicr.run", resource: "runtimerollouts" }]),
-    ]
-    const allowed: string[] = []
-    for (const a of mustNot) if (await sar(sa, a)) allowed.push(`${a.verb} ${a.group}/${a.resource} ${a.namespace ?? "(cluster)"}`)
-    expect(allowed).toEqual([])
-  })
+  it.each(CONTRACTS.map((c) => [c.controller, serviceAccountOf(c.controller)] as const))(
+    "%s's ServiceAccount is refused what it must not do",
+    async (controller, sa) => {
+      const mustNot = [
+        { verb: "list", group: "", resource: "secrets", namespace: NAMESPACE },
+        { verb: "get", group: "", resource: "secrets", namespace: NAMESPACE, name: "some-other-secret" },
+        { verb: "watch", group: "", resource: "secrets", namespace: "argocd" },
+        { verb: "get", group: "", resource: "configmaps", namespace: "argocd", name: "argocd-cm" },
+        { verb: "create", group: "", resource: "namespaces" },
+        { verb: "create", group: "", resource: "pods", namespace: NAMESPACE },
+        { verb: "create", group: "", resource: "pods/exec", namespace: NAMESPACE },
+        { verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles" },
+        { verb: "bind", group: "rbac.authorization.k8s.io", resource: "clusterroles" },
+        { verb: "impersonate", group: "", resource: "users" },
+        { verb: "approve", group: "operator.aicr.run", resource: "runtimerollouts" },
+        { verb: "delete", group: "operator.aicr.run", resource: "clusterruntimes" },
+        ...(controller === "planner" ? [] : [{ verb: "update", group: "operator.aicr.run", resource: "clusterruntimes" }]),
+        ...(controller === "planner" ? [] : [{ verb: "patch", group: "operator.aicr.run", resource: "runtimerollouts" }]),
+      ]
+      const allowed: string[] = []
+      for (const a of mustNot) if (await sar(sa, a)) allowed.push(`${a.verb} ${a.group}/${a.resource} ${a.namespace ?? "(cluster)"}`)
+      expect(allowed).toEqual([])
+    },
+  )
 
   it("kubectl auth can-i agrees, as a user would check it", async () => {
     const as = (sa: string) => `--as=system:serviceaccount:${NAMESPACE}:${sa}`
     // can-i answers on stdout, exit 1 for "no".
-    const canI = (...args: string[]) => kubectl("auth", "can-i", ...args).then((r) => `${args.join(" ")}: ${r.stdout.trim()}`, (e: { stdout?: string }) => `${args.join(" ")}: ${String(e.stdout).trim()}`)
+    const canI = (...args: string[]) =>
+      kubectl("auth", "can-i", ...args).then(
+        (r) => `${args.join(" ")}: ${r.stdout.trim()}`,
+        (e: { stdout?: string }) => `${args.join(" ")}: ${String(e.stdout).trim()}`,
+      )
     const cases: Array<[string[], "yes" | "no"]> = [
       [["patch", "clusterruntimes.operator.aicr.run", "--subresource=status", as("aicr-resolver")], "yes"],
       [["patch", "clusterruntimes.operator.aicr.run", as("aicr-resolver")], "no"],
@@ -473,8 +661,17 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
 
   it("binds approvers.groups to the approver role", async () => {
     const res = await kubeRequest(info, {
-      method: "POST", path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-      body: { apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec: { user: "someone", groups: ["aicr-approvers", "system:authenticated"], resourceAttributes: { verb: "approve", group: "operator.aicr.run", resource: "runtimerollouts" } } },
+      method: "POST",
+      path: "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+      body: {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SubjectAccessReview",
+        spec: {
+          user: "someone",
+          groups: ["aicr-approvers", "system:authenticated"],
+          resourceAttributes: { verb: "approve", group: "operator.aicr.run", resource: "runtimerollouts" },
+        },
+      },
     })
     expect(res.body.status.allowed).toBe(true)
   })

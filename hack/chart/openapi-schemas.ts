@@ -19,7 +19,8 @@ export const strict = (node: unknown): unknown => {
   if (Array.isArray(node)) return node.map(strict)
   if (node === null || typeof node !== "object") return node
   const o = Object.fromEntries(Object.entries(node as Json).map(([k, v]) => [k, k === "enum" || k === "default" || k === "example" ? v : strict(v)])) as Json
-  if (o["properties"] !== undefined && o["additionalProperties"] === undefined && o["x-kubernetes-preserve-unknown-fields"] !== true) o["additionalProperties"] = false
+  if (o["properties"] !== undefined && o["additionalProperties"] === undefined && o["x-kubernetes-preserve-unknown-fields"] !== true)
+    o["additionalProperties"] = false
   // OpenAPI's nullable is not JSON Schema: allow null explicitly where the API server does.
   if (o["nullable"] === true && typeof o["type"] === "string") o["type"] = [o["type"], "null"]
   return o
@@ -30,8 +31,7 @@ const jsonOf = (body: unknown): Json => (typeof body === "string" ? (JSON.parse(
 
 export const schemaLocation = (dir: string) => `${dir}/{{ .ResourceKind }}_{{ .Group }}_{{ .ResourceAPIVersion }}.json`
 
-const fileOf = (g: { group: string; version: string; kind: string }) =>
-  `${g.kind.toLowerCase()}_${g.group === "" ? g.version : g.group}_${g.version}.json`
+const fileOf = (g: { group: string; version: string; kind: string }) => `${g.kind.toLowerCase()}_${g.group === "" ? g.version : g.group}_${g.version}.json`
 
 /** Writes one schema per kind the API server serves into `dir`; returns the file names. */
 export const extractSchemas = async (info: KubeTarget, dir: string): Promise<string[]> => {
@@ -64,7 +64,11 @@ export const extractSchemas = async (info: KubeTarget, dir: string): Promise<str
  * `extractSchemas` once the API server publishes every kind in `want` (`<kind>_<group>_<version>.json` names): a
  * CRD's schema reaches the OpenAPI document a moment after the CRD is Established.
  */
-export const extractSchemasOf = async (info: KubeTarget, dir: string, want: ReadonlyArray<{ group: string; version: string; kind: string }>): Promise<string[]> => {
+export const extractSchemasOf = async (
+  info: KubeTarget,
+  dir: string,
+  want: ReadonlyArray<{ group: string; version: string; kind: string }>,
+): Promise<string[]> => {
   const deadline = Date.now() + 60_000
   for (;;) {
     const written = await extractSchemas(info, dir)

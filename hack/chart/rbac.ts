@@ -93,8 +93,21 @@ const CLUSTER_NAMES: Readonly<Record<string, ReadonlyArray<string>>> = {
 
 /** The Lease, Events and the like that every process needs besides its contract (packages/runtime, packages/kube). */
 const commonNeeds = (controller: Controller): Grant[] => [
-  { group: "coordination.k8s.io", resource: "leases", verbs: ["get", "update", "patch"], namespaces: ["operator"], resourceNames: [`aicr-${controller}`], why: "leader election on its own Lease" },
-  { group: "coordination.k8s.io", resource: "leases", verbs: ["create"], namespaces: ["operator"], why: "leader election: the first candidate creates the Lease (create cannot be scoped by name)" },
+  {
+    group: "coordination.k8s.io",
+    resource: "leases",
+    verbs: ["get", "update", "patch"],
+    namespaces: ["operator"],
+    resourceNames: [`aicr-${controller}`],
+    why: "leader election on its own Lease",
+  },
+  {
+    group: "coordination.k8s.io",
+    resource: "leases",
+    verbs: ["create"],
+    namespaces: ["operator"],
+    why: "leader election: the first candidate creates the Lease (create cannot be scoped by name)",
+  },
   // Events about cluster-scoped objects go to `default` (packages/kube/src/events.ts), the rest to the object's namespace.
   { group: "events.k8s.io", resource: "events", verbs: ["create", "patch"], namespaces: ["operator", "default"], why: "Events on the objects it reconciles" },
 ]
@@ -102,19 +115,41 @@ const commonNeeds = (controller: Controller): Grant[] => [
 /** Needs the contracts do not express yet (each one should move into its contract). */
 export const CONTRACT_GAPS: Readonly<Record<Controller, ReadonlyArray<Grant>>> = {
   resolver: [
-    { group: "", resource: "secrets", verbs: ["create", "patch"], namespaces: ["operator"], why: "the per-run registry Secret of a bundle Job, owned by the Job (packages/aicr/src/run.ts); never read" },
+    {
+      group: "",
+      resource: "secrets",
+      verbs: ["create", "patch"],
+      namespaces: ["operator"],
+      why: "the per-run registry Secret of a bundle Job, owned by the Job (packages/aicr/src/run.ts); never read",
+    },
   ],
   "approval-guard": [
-    { group: "authorization.k8s.io", resource: "subjectaccessreviews", verbs: ["create"], why: "asks the authorizer whether the approver holds the approve verb" },
+    {
+      group: "authorization.k8s.io",
+      resource: "subjectaccessreviews",
+      verbs: ["create"],
+      why: "asks the authorizer whether the approver holds the approve verb",
+    },
   ],
   "registry-mirror": [],
   planner: [],
   "step-executor": [],
   "validation-gate": [
-    { group: "authorization.k8s.io", resource: "subjectaccessreviews", verbs: ["create"], why: "asks the authorizer whether the validation launcher and AICR's validators hold the rights a run needs (ValidationReady)" },
+    {
+      group: "authorization.k8s.io",
+      resource: "subjectaccessreviews",
+      verbs: ["create"],
+      why: "asks the authorizer whether the validation launcher and AICR's validators hold the rights a run needs (ValidationReady)",
+    },
   ],
   "ecr-credential-refresher": [
-    { group: "", resource: "secrets", verbs: ["create"], namespaces: ["operator"], why: "aws: the docker-config Secret on the first mint (the chart cannot create a dockerconfigjson Secret empty; create cannot be scoped by name)" },
+    {
+      group: "",
+      resource: "secrets",
+      verbs: ["create"],
+      namespaces: ["operator"],
+      why: "aws: the docker-config Secret on the first mint (the chart cannot create a dockerconfigjson Secret empty; create cannot be scoped by name)",
+    },
   ],
 }
 
@@ -179,7 +214,12 @@ const ruleOf = (g: Grant): Rule => ({
 const merge = (rules: ReadonlyArray<Rule>): Rule[] => {
   const out: Rule[] = []
   for (const r of rules) {
-    const same = out.find((o) => o.apiGroups[0] === r.apiGroups[0] && JSON.stringify(o.resourceNames) === JSON.stringify(r.resourceNames) && JSON.stringify([...o.verbs].sort()) === JSON.stringify([...r.verbs].sort()))
+    const same = out.find(
+      (o) =>
+        o.apiGroups[0] === r.apiGroups[0] &&
+        JSON.stringify(o.resourceNames) === JSON.stringify(r.resourceNames) &&
+        JSON.stringify([...o.verbs].sort()) === JSON.stringify([...r.verbs].sort()),
+    )
     if (same) {
       if (!same.resources.includes(r.resources[0]!)) same.resources.push(r.resources[0]!)
     } else out.push({ ...r, verbs: [...r.verbs].sort(), resources: [...r.resources] })
@@ -203,7 +243,9 @@ export const rbacOf = (c: Contract): ControllerRbac => {
     controller: c.controller,
     serviceAccount: serviceAccountOf(c.controller),
     clusterRules: merge(grants.filter((g) => g.namespaces === undefined).map(ruleOf)),
-    namespaced: NAMESPACE_ORDER.map((namespace) => ({ namespace, rules: merge(grants.filter((g) => g.namespaces?.includes(namespace)).map(ruleOf)) })).filter((n) => n.rules.length > 0),
+    namespaced: NAMESPACE_ORDER.map((namespace) => ({ namespace, rules: merge(grants.filter((g) => g.namespaces?.includes(namespace)).map(ruleOf)) })).filter(
+      (n) => n.rules.length > 0,
+    ),
   }
 }
 

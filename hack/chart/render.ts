@@ -69,7 +69,13 @@ export const renderApproverRolesTemplate = (): string => GENERATED_HEADER + toTe
 /** AICR's Jobs: `aicr-jobs` (recipe, bundle, upgrade-check) in the release namespace, `aicr-agent` (snapshot) in the discovery namespace. */
 export const renderAicrJobsTemplate = (): string =>
   GENERATED_HEADER +
-  toTemplate(docs(jobRbac({ namespace: P.operator, discoveryNamespace: P.discovery, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" }).map((o) => withLabels(o))))
+  toTemplate(
+    docs(
+      jobRbac({ namespace: P.operator, discoveryNamespace: P.discovery, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" }).map((o) =>
+        withLabels(o),
+      ),
+    ),
+  )
 
 const NS_PLACEHOLDER: Readonly<Record<Exclude<NamespaceRef, "components">, string>> = {
   operator: P.operator,
@@ -92,8 +98,11 @@ const controllerDocs = (r: ControllerRbac): string => {
       docs([
         withLabels({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules: r.clusterRules }),
         withLabels({
-          apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name }, subjects: [subject(r)],
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+          subjects: [subject(r)],
         }),
       ]),
     )
@@ -104,8 +113,11 @@ const controllerDocs = (r: ControllerRbac): string => {
     const pair = docs([
       withLabels({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: ns }, rules }),
       withLabels({
-        apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name, namespace: ns },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name }, subjects: [subject(r)],
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name, namespace: ns },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+        subjects: [subject(r)],
       }),
     ])
     if (namespace === "components") out.push(`{{- range $.Values.namespaces.components }}\n${pair}{{- end }}\n`)

@@ -20,7 +20,18 @@ const describe = (comment: string | null | undefined): string | undefined => {
   return [lines[start]!.slice(3), ...lines.slice(start + 1)].join(" ").replace(/\s+/gu, " ").trim()
 }
 
-const typeOf = (v: unknown): string => (Array.isArray(v) ? "list" : v === null ? "null" : typeof v === "object" ? "object" : typeof v === "number" ? (Number.isInteger(v) ? "int" : "float") : typeof v)
+const typeOf = (v: unknown): string =>
+  Array.isArray(v)
+    ? "list"
+    : v === null
+      ? "null"
+      : typeof v === "object"
+        ? "object"
+        : typeof v === "number"
+          ? Number.isInteger(v)
+            ? "int"
+            : "float"
+          : typeof v
 
 const walk = (node: Node | null, prefix: string, inherited: string | undefined, rows: ValueRow[], missing: string[]): void => {
   if (!isMap(node)) return
@@ -55,4 +66,8 @@ export const valueRows = (valuesYaml: string): ReadonlyArray<ValueRow> => {
 const cell = (s: string) => s.replaceAll("|", "\\|")
 
 export const valuesTable = (valuesYaml: string): string =>
-  ["| Key | Type | Default | Description |", "|---|---|---|---|", ...valueRows(valuesYaml).map((r) => `| \`${r.key}\` | ${r.type} | \`${cell(r.default)}\` | ${cell(r.description)} |`)].join("\n") + "\n"
+  [
+    "| Key | Type | Default | Description |",
+    "|---|---|---|---|",
+    ...valueRows(valuesYaml).map((r) => `| \`${r.key}\` | ${r.type} | \`${cell(r.default)}\` | ${cell(r.description)} |`),
+  ].join("\n") + "\n"

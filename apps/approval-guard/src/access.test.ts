@@ -25,6 +25,10 @@ describe("who may approve, as bindings change", () => {
   })
 
   it("lists the subjects of the approver bindings only", () => {
-    expect(approversOf([binding("approvers", ROLE), binding("viewers", "aicr-operator-viewer")], ROLE)).toEqual({ users: [], groups: ["aicr-approvers"], serviceAccounts: [] })
+    expect(approversOf([binding("approvers", ROLE), binding("viewers", "aicr-operator-viewer")], ROLE)).toEqual({
+      users: [],
+      groups: ["aicr-approvers"],
+      serviceAccounts: [],
+    })
   })
 })

@@ -20,7 +20,10 @@ export interface AccessShape {
 
 export class Access extends Context.Service<Access, AccessShape>()("@aicr/approval-guard/Access") {}
 
-export type Binding = KubeObject & { readonly roleRef?: { readonly kind?: string; readonly name?: string }; readonly subjects?: ReadonlyArray<{ readonly kind: string; readonly name: string; readonly namespace?: string }> }
+export type Binding = KubeObject & {
+  readonly roleRef?: { readonly kind?: string; readonly name?: string }
+  readonly subjects?: ReadonlyArray<{ readonly kind: string; readonly name: string; readonly namespace?: string }>
+}
 
 const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort()
 
@@ -60,7 +63,11 @@ export const accessFrom = (bindings: Informer<Binding>) =>
             apiVersion: "authorization.k8s.io/v1",
             kind: "SubjectAccessReview",
             metadata: { name: "" },
-            spec: { user, groups: [...groups], resourceAttributes: { group: "operator.aicr.run", resource: "runtimerollouts", name: rollout, verb: "approve" } },
+            spec: {
+              user,
+              groups: [...groups],
+              resourceAttributes: { group: "operator.aicr.run", resource: "runtimerollouts", name: rollout, verb: "approve" },
+            },
           } as KubeObject)
           .pipe(Effect.map((r) => r.status?.allowed === true)),
     } satisfies AccessShape

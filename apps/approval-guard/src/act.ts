@@ -31,6 +31,10 @@ export const act = (rollout: RuntimeRollout, body: StatusWrite): Effect.Effect<v
     const after = body.conditions[0]!
     const applied = yield* writeRoom(rollout, body)
     if (!applied || (before?.status === after.status && before.reason === after.reason)) return
-    yield* Effect.logInfo("Condition changed", { condition: "Approved", from: before ? `${before.status}/${before.reason}` : "none", to: `${after.status}/${after.reason}` })
+    yield* Effect.logInfo("Condition changed", {
+      condition: "Approved",
+      from: before ? `${before.status}/${before.reason}` : "none",
+      to: `${after.status}/${after.reason}`,
+    })
     if (WARN.has(after.reason)) yield* warnOnTransition(rollout, true, { reason: after.reason, action: "Approve", note: after.message })
   })

@@ -27,12 +27,17 @@ export const trimBinding = (b: Binding): Binding => ({
   ...(b.subjects !== undefined ? { subjects: b.subjects } : {}),
 })
 
-export const makeCaches = (approverRole: string): Effect.Effect<{ readonly caches: GuardCaches; readonly sources: ReadonlyArray<Source> }, never, Kube | Scope.Scope> =>
+export const makeCaches = (
+  approverRole: string,
+): Effect.Effect<{ readonly caches: GuardCaches; readonly sources: ReadonlyArray<Source> }, never, Kube | Scope.Scope> =>
   Effect.gen(function* () {
     const informers = yield* informersFor(contract, (w) =>
       kindKey(w.kind) === kindKey(Rbac.ClusterRoleBinding)
         ? { transform: trimBinding as (o: KubeObject) => KubeObject, ignore: (e) => !bindingChangesApprovers(e as InformerEvent<Binding>, approverRole) }
         : {},
     )
-    return { caches: { rollouts: informers.one<RuntimeRollout>(RuntimeRolloutKind), bindings: informers.one<Binding>(Rbac.ClusterRoleBinding) }, sources: informers.sources }
+    return {
+      caches: { rollouts: informers.one<RuntimeRollout>(RuntimeRolloutKind), bindings: informers.one<Binding>(Rbac.ClusterRoleBinding) },
+      sources: informers.sources,
+    }
   })

@@ -6,7 +6,10 @@ describe("parseSettings", () => {
     expect(parseSettings([], {})).toEqual({ approverRole: "aicr-operator-approver", operatorNamespaces: ["aicr-system", "aicr-validation"] })
   })
   it("reads flags, then the environment", () => {
-    expect(parseSettings(["--approver-role=r", "--operator-namespace", "ops"], {})).toEqual({ approverRole: "r", operatorNamespaces: ["ops", "aicr-validation"] })
+    expect(parseSettings(["--approver-role=r", "--operator-namespace", "ops"], {})).toEqual({
+      approverRole: "r",
+      operatorNamespaces: ["ops", "aicr-validation"],
+    })
     expect(parseSettings([], { POD_NAMESPACE: "aicr" })).toEqual({ approverRole: "aicr-operator-approver", operatorNamespaces: ["aicr", "aicr-validation"] })
   })
   it("refuses unknown flags and missing values", () => {

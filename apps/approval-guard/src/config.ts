@@ -26,6 +26,14 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
   const namespaces = given.length > 0 ? given : env["POD_NAMESPACE"] ? [env["POD_NAMESPACE"]] : ["aicr-system"]
   return {
     approverRole: flags.one("approver-role") ?? APPROVER_ROLE,
-    operatorNamespaces: [...new Set([...namespaces.flatMap((n) => n.split(",")).map((n) => n.trim()).filter((n) => n !== ""), "aicr-validation"])],
+    operatorNamespaces: [
+      ...new Set([
+        ...namespaces
+          .flatMap((n) => n.split(","))
+          .map((n) => n.trim())
+          .filter((n) => n !== ""),
+        "aicr-validation",
+      ]),
+    ],
   }
 }

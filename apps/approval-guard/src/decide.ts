@@ -35,11 +35,19 @@ export const approvalCheck = (o: Pick<Observed, "rollout" | "operatorNamespaces"
   const { spec } = o.rollout
   const a = spec.approval
   if (a === undefined) return { _tag: "Invalid", message: "no approval" }
-  if (a.toDigest !== spec.toDigest) return { _tag: "Invalid", message: `The approval by ${a.approvedBy} binds plan ${a.toDigest}, not this rollout's target ${spec.toDigest}; a new approval is needed` }
+  if (a.toDigest !== spec.toDigest)
+    return {
+      _tag: "Invalid",
+      message: `The approval by ${a.approvedBy} binds plan ${a.toDigest}, not this rollout's target ${spec.toDigest}; a new approval is needed`,
+    }
   if (spec.requestedBy !== undefined && a.approvedBy === spec.requestedBy) {
-    return { _tag: "Invalid", message: `The approval by ${a.approvedBy} does not count: ${a.approvedBy} made the runtime edit that produced this rollout, and nobody approves their own change` }
+    return {
+      _tag: "Invalid",
+      message: `The approval by ${a.approvedBy} does not count: ${a.approvedBy} made the runtime edit that produced this rollout, and nobody approves their own change`,
+    }
   }
-  if (isOperatorIdentity(a.approvedBy, o.operatorNamespaces)) return { _tag: "Invalid", message: `The approval by ${a.approvedBy} does not count: operator identities never approve` }
+  if (isOperatorIdentity(a.approvedBy, o.operatorNamespaces))
+    return { _tag: "Invalid", message: `The approval by ${a.approvedBy} does not count: operator identities never approve` }
   if (o.approverAllowed === false) {
     return {
       _tag: "Invalid",

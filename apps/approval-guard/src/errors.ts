@@ -33,13 +33,13 @@ export const kubeErrorClass = {
 export class InternalError extends Data.TaggedError("InternalError")<{ readonly message: string }> {}
 
 export type Failure =
-  | { readonly class: "transient"; readonly error: KubeError }
-  | { readonly class: "defect"; readonly message: string; readonly cause: Cause.Cause<unknown> }
+  { readonly class: "transient"; readonly error: KubeError } | { readonly class: "defect"; readonly message: string; readonly cause: Cause.Cause<unknown> }
 
 /** Classes the cause of a failed pass. */
 export const classify = (cause: Cause.Cause<KubeError>): Failure => {
   const error = Cause.findErrorOption(cause)
-  if (Option.isSome(error) && !Cause.hasDies(cause) && kubeErrorClass[error.value.reason._tag] === "transient") return { class: "transient", error: error.value }
+  if (Option.isSome(error) && !Cause.hasDies(cause) && kubeErrorClass[error.value.reason._tag] === "transient")
+    return { class: "transient", error: error.value }
   const squashed = Cause.squash(cause)
   const message = Option.isSome(error) ? error.value.message : squashed instanceof Error ? squashed.message : String(squashed)
   return { class: "defect", message, cause }

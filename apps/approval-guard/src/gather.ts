@@ -31,7 +31,8 @@ export const gather = (rollout: RuntimeRollout): Effect.Effect<Observed, KubeErr
     const base = { rollout, generation: rollout.metadata.generation, now, approverRole: config.approverRole, operatorNamespaces: config.operatorNamespaces }
     const closed = rollout.metadata.labels?.[LABEL_OUTCOME] !== undefined
     const approval = rollout.spec.approval
-    const awaiting = !closed && rollout.spec.requiresApproval && approval === undefined && rollout.spec.revocation === undefined && now < Date.parse(rollout.spec.deadline)
+    const awaiting =
+      !closed && rollout.spec.requiresApproval && approval === undefined && rollout.spec.revocation === undefined && now < Date.parse(rollout.spec.deadline)
     const approvers = awaiting ? yield* access.approvers(config.approverRole) : undefined
     const ask = !closed && approval !== undefined && rollout.spec.revocation === undefined && approvalCheck({ ...base, approverAllowed: true })._tag === "Valid"
     const approverAllowed = ask ? yield* access.mayApprove(rollout.metadata.name, approval.approvedBy, approval.groups ?? []) : undefined

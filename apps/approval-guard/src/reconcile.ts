@@ -51,7 +51,11 @@ const failed = (rollout: RuntimeRollout, cause: Cause.Cause<KubeError>): Effect.
     const now = yield* Clock.currentTimeMillis
     const reported = Effect.gen(function* () {
       const applied = yield* writeRoom(rollout, reportInternalError({ rollout, generation: rollout.metadata.generation, now }))
-      yield* warnOnTransition(rollout, applied, { reason: "InternalError", action: "Approve", note: `The approval-guard failed unexpectedly: ${failure.message}` })
+      yield* warnOnTransition(rollout, applied, {
+        reason: "InternalError",
+        action: "Approve",
+        note: `The approval-guard failed unexpectedly: ${failure.message}`,
+      })
     })
     yield* reported.pipe(Effect.catchCause((c) => Effect.logError("Reporting InternalError failed", c)))
     return yield* Effect.fail(new InternalError({ message: failure.message }))

@@ -35,7 +35,10 @@ export const approvedCondition = (o: Observed, d: Decision): ConditionIntent<"Ap
       return { type: "Approved", status: c.status, reason: c.reason, message: c.message } as ConditionIntent<"Approved">
     }
     case "Revoked":
-      return Approved.false("RolloutRevoked", `Revoked by ${d.by}: ${d.reason}. The step in flight finishes and nothing new starts; a retry is a new rollout with a new approval`)
+      return Approved.false(
+        "RolloutRevoked",
+        `Revoked by ${d.by}: ${d.reason}. The step in flight finishes and nothing new starts; a retry is a new rollout with a new approval`,
+      )
     case "NotRequired":
       return Approved.true("ApprovalNotRequired", "This rollout needs no approval (spec.requiresApproval is false)")
     case "Awaiting": {
@@ -55,8 +58,14 @@ export const approvedCondition = (o: Observed, d: Decision): ConditionIntent<"Ap
     }
     case "Expired":
       return d.cause === "deadline"
-        ? Approved.false("RolloutExpired", `The deadline ${iso(d.at)} passed without a valid approval; nothing starts. A retry is a new rollout (annotation operator.aicr.run/retry=${name} on the runtime)`)
-        : Approved.false("RolloutExpired", `The approval expired at ${iso(d.at)}: the step in flight finishes and nothing new starts. A retry is a new rollout with a new approval`)
+        ? Approved.false(
+            "RolloutExpired",
+            `The deadline ${iso(d.at)} passed without a valid approval; nothing starts. A retry is a new rollout (annotation operator.aicr.run/retry=${name} on the runtime)`,
+          )
+        : Approved.false(
+            "RolloutExpired",
+            `The approval expired at ${iso(d.at)}: the step in flight finishes and nothing new starts. A retry is a new rollout with a new approval`,
+          )
     case "Refused":
       return Approved.false("ApprovalRefused", d.message)
     case "Approved":
@@ -73,7 +82,8 @@ export const approvedCondition = (o: Observed, d: Decision): ConditionIntent<"Ap
 export const approvalRoom = (o: Observed, d: Decision): ApprovalRoom => {
   if (d._tag === "Closed") return o.rollout.status?.approval ?? {}
   const a = o.rollout.spec.approval
-  const base: { approvedBy?: string; validUntil?: string } = a === undefined ? {} : { approvedBy: a.approvedBy, validUntil: iso(Math.min(Date.parse(a.expiresAt), Date.parse(o.rollout.spec.deadline))) }
+  const base: { approvedBy?: string; validUntil?: string } =
+    a === undefined ? {} : { approvedBy: a.approvedBy, validUntil: iso(Math.min(Date.parse(a.expiresAt), Date.parse(o.rollout.spec.deadline))) }
   return d._tag === "Approved" && d.pending.length > 0 ? { ...base, pendingAcknowledgements: [...d.pending] } : base
 }
 
@@ -92,6 +102,10 @@ export const report = (o: Observed, d: Decision): StatusWrite => write(o, approv
 
 /** An unexpected failure: Approved Unknown/InternalError (the detail goes to the log), the room as it was. */
 export const reportInternalError = (o: Pick<Observed, "rollout" | "generation" | "now">): StatusWrite => ({
-  conditions: materialize([Approved.unknown("InternalError", INTERNAL_ERROR_MESSAGE)], { existing: o.rollout.status?.conditions, generation: o.generation, now: o.now }),
+  conditions: materialize([Approved.unknown("InternalError", INTERNAL_ERROR_MESSAGE)], {
+    existing: o.rollout.status?.conditions,
+    generation: o.generation,
+    now: o.now,
+  }),
   approval: o.rollout.status?.approval ?? {},
 })

@@ -13,5 +13,6 @@ describe("approval-guard app", () => {
       const informers = yield* informersOfApp(approvalGuardApp, [])
       expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
       expect(contractMismatch(contract, informers)).toEqual([])
-    }))
+    }),
+  )
 })

@@ -32,7 +32,11 @@ const freePort = () =>
     })
   })
 
-interface Sample { readonly name: string; readonly labels: Record<string, string>; readonly value: number }
+interface Sample {
+  readonly name: string
+  readonly labels: Record<string, string>
+  readonly value: number
+}
 /** One scrape of the controller's `/metrics`, parsed from the Prometheus text format. */
 const scrape = async (): Promise<Sample[]> => {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`)
@@ -45,7 +49,12 @@ const scrape = async (): Promise<Sample[]> => {
 }
 const of = (samples: Sample[], metric: string, name: string) => samples.filter((s) => s.name === metric && s.labels.name === name)
 
-interface Cond { type: string; status: string; reason: string; lastTransitionTime: string }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  lastTransitionTime: string
+}
 const get = async (name: string) => expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${name}` }), `get ${name}`)
 const approvedOf = async (name: string): Promise<Cond | undefined> => (await get(name)).status?.conditions?.find((c: Cond) => c.type === "Approved")
 
@@ -57,9 +66,28 @@ beforeAll(async () => {
   out = await mkdtemp(join(tmpdir(), "guard-metrics-"))
   const built = await buildApp("approval-guard", out)
   port = await freePort()
-  child = spawn(process.execPath, [built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", `--metrics-bind-address=127.0.0.1:${port}`, "--health-probe-bind-address=0", "--log-level=warn"], { stdio: ["ignore", "ignore", "pipe"] })
+  child = spawn(
+    process.execPath,
+    [
+      built.entry,
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      `--metrics-bind-address=127.0.0.1:${port}`,
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  )
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
-  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.ok, () => false)) || undefined, { timeoutMs: 60_000, what: "the approval-guard's /metrics" })
+  await eventually(
+    async () =>
+      (await fetch(`http://127.0.0.1:${port}/metrics`).then(
+        (r) => r.ok,
+        () => false,
+      )) || undefined,
+    { timeoutMs: 60_000, what: "the approval-guard's /metrics" },
+  )
 })
 
 afterAll(async () => {
@@ -77,13 +105,23 @@ afterAll(async () => {
 describe("condition metrics of approval-guard, scraped from its /metrics", () => {
   it("follows a rollout's Approved condition and the approval's end as they change", async () => {
     const name = "metrics-1"
-    expectOk(await kubeRequest(info, { method: "POST", path: ROLLOUTS, body: plannedRollout({ name, runtimeUID: uid, requestedBy: "admin", deadline: isoIn(3 * 3_600_000) }) }), `create ${name}`)
+    expectOk(
+      await kubeRequest(info, {
+        method: "POST",
+        path: ROLLOUTS,
+        body: plannedRollout({ name, runtimeUID: uid, requestedBy: "admin", deadline: isoIn(3 * 3_600_000) }),
+      }),
+      `create ${name}`,
+    )
 
     // Waiting: one Approved series, False/AwaitingApproval, at the condition's lastTransitionTime; no approval yet.
-    const waiting = await eventually(async () => {
-      const s = await scrape()
-      return of(s, "aicr_status_condition", name).length > 0 ? s : undefined
-    }, { timeoutMs: 60_000, what: `${name}: an aicr_status_condition series` })
+    const waiting = await eventually(
+      async () => {
+        const s = await scrape()
+        return of(s, "aicr_status_condition", name).length > 0 ? s : undefined
+      },
+      { timeoutMs: 60_000, what: `${name}: an aicr_status_condition series` },
+    )
     const before = await approvedOf(name)
     expect(before).toMatchObject({ status: "False", reason: "AwaitingApproval" })
     expect(of(waiting, "aicr_status_condition", name)).toEqual([
@@ -93,20 +131,32 @@ describe("condition metrics of approval-guard, scraped from its /metrics", () =>
     expect(of(waiting, "aicr_runtimerollout_approval_valid_until_seconds", name)).toEqual([])
 
     // Approved: the series changes to True/ApprovedByUser (the False one is gone), and the approval's end appears.
-    expectOk(await kubeRequest(info, {
-      method: "PATCH", path: `${ROLLOUTS}/${name}`, user: "approver",
-      body: { spec: { approval: approval("approver", { groups: ["aicr-approvers", "system:authenticated"], expiresInMs: 2 * 3_600_000 }) } },
-    }), `approve ${name}`)
-    const approved = await eventually(async () => {
-      const s = await scrape()
-      return of(s, "aicr_status_condition", name).some((x) => x.labels.reason === "ApprovedByUser") ? s : undefined
-    }, { timeoutMs: 60_000, what: `${name}: the ApprovedByUser series` })
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `${ROLLOUTS}/${name}`,
+        user: "approver",
+        body: { spec: { approval: approval("approver", { groups: ["aicr-approvers", "system:authenticated"], expiresInMs: 2 * 3_600_000 }) } },
+      }),
+      `approve ${name}`,
+    )
+    const approved = await eventually(
+      async () => {
+        const s = await scrape()
+        return of(s, "aicr_status_condition", name).some((x) => x.labels.reason === "ApprovedByUser") ? s : undefined
+      },
+      { timeoutMs: 60_000, what: `${name}: the ApprovedByUser series` },
+    )
     const after = (await get(name)) as { spec: { approval: { expiresAt: string } }; status: { conditions: Cond[]; approval: { validUntil: string } } }
     const cond = after.status.conditions.find((c) => c.type === "Approved")!
-    expect(of(approved, "aicr_status_condition", name).map((s) => s.labels)).toEqual([{ kind: "RuntimeRollout", name, type: "Approved", status: "True", reason: "ApprovedByUser" }])
+    expect(of(approved, "aicr_status_condition", name).map((s) => s.labels)).toEqual([
+      { kind: "RuntimeRollout", name, type: "Approved", status: "True", reason: "ApprovedByUser" },
+    ])
     expect(of(approved, "aicr_status_condition_last_transition_time_seconds", name).map((s) => s.value)).toEqual([Date.parse(cond.lastTransitionTime) / 1000])
     expect(after.status.approval.validUntil).toBe(after.spec.approval.expiresAt)
-    expect(of(approved, "aicr_runtimerollout_approval_valid_until_seconds", name).map((s) => s.value)).toEqual([Date.parse(after.spec.approval.expiresAt) / 1000])
+    expect(of(approved, "aicr_runtimerollout_approval_valid_until_seconds", name).map((s) => s.value)).toEqual([
+      Date.parse(after.spec.approval.expiresAt) / 1000,
+    ])
     // Only what approval-guard owns: the series of the other controllers' conditions come from their processes.
     expect(approved.filter((s) => s.name === "aicr_status_condition").every((s) => s.labels.type === "Approved")).toBe(true)
   })

@@ -9,7 +9,16 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { APPROVER_ROLE } from "@aicr/api"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { applyManifests, eventually, expectOk, type HarnessInfo, installApprovalPolicies, kubeRequest, readAuditEvents, removeApprovalPolicies } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  installApprovalPolicies,
+  kubeRequest,
+  readAuditEvents,
+  removeApprovalPolicies,
+} from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
@@ -21,11 +30,24 @@ let fiber: Fiber.Fiber<never, unknown> | undefined
 let uid = ""
 let seq = 0
 
-interface Cond { type: string; status: string; reason: string; message: string; lastTransitionTime: string; observedGeneration?: number }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+  lastTransitionTime: string
+  observedGeneration?: number
+}
 const get = async (name: string) => expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${name}` }), `get ${name}`)
 const approved = async (name: string): Promise<Cond | undefined> => (await get(name)).status?.conditions?.find((c: Cond) => c.type === "Approved")
 const until = (name: string, reason: string, timeoutMs = 30_000) =>
-  eventually(async () => { const c = await approved(name); return c?.reason === reason ? c : undefined }, { timeoutMs, what: `${name}: Approved reason ${reason}` })
+  eventually(
+    async () => {
+      const c = await approved(name)
+      return c?.reason === reason ? c : undefined
+    },
+    { timeoutMs, what: `${name}: Approved reason ${reason}` },
+  )
 
 const create = async (o: { deadlineInMs?: number } = {}) => {
   const name = `guard-${++seq}`
@@ -34,10 +56,22 @@ const create = async (o: { deadlineInMs?: number } = {}) => {
   return name
 }
 const approveAs = async (name: string, o: Parameters<typeof approval>[1] = {}) =>
-  expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, user: "approver", body: { spec: { approval: approval("approver", { groups: ["aicr-approvers", "system:authenticated"], ...o }) } } }), `approve ${name}`)
+  expectOk(
+    await kubeRequest(info, {
+      method: "PATCH",
+      path: `${ROLLOUTS}/${name}`,
+      user: "approver",
+      body: { spec: { approval: approval("approver", { groups: ["aicr-approvers", "system:authenticated"], ...o }) } },
+    }),
+    `approve ${name}`,
+  )
 
 const start = () => {
-  const config = parseConfig("approval-guard", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"], {})
+  const config = parseConfig(
+    "approval-guard",
+    ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"],
+    {},
+  )
   fiber = Effect.runFork(runApp(approvalGuardApp, config))
 }
 const stop = async () => {
@@ -85,7 +119,8 @@ describe("approval-guard on the local control plane", () => {
     const name = await create()
     await approveAs(name)
     await until(name, "ApprovedByUser")
-    const ours = () => readAuditEvents(info, { resource: "runtimerollouts", name }).filter((e) => e.requestURI.includes("fieldManager=aicr-approval-guard")).length
+    const ours = () =>
+      readAuditEvents(info, { resource: "runtimerollouts", name }).filter((e) => e.requestURI.includes("fieldManager=aicr-approval-guard")).length
     const before = ours()
     await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { metadata: { annotations: { "test/touch": "1" } } } })
     await new Promise((r) => setTimeout(r, 2_000))
@@ -100,7 +135,10 @@ describe("approval-guard on the local control plane", () => {
     expect(Date.now()).toBeLessThan(Date.parse(expiresAt)) // still valid, and shown so
     const c = await until(name, "RolloutExpired", 20_000)
     const seenAt = Date.now()
-    expect(c).toMatchObject({ status: "False", message: `The approval expired at ${expiresAt}: the step in flight finishes and nothing new starts. A retry is a new rollout with a new approval` })
+    expect(c).toMatchObject({
+      status: "False",
+      message: `The approval expired at ${expiresAt}: the step in flight finishes and nothing new starts. A retry is a new rollout with a new approval`,
+    })
     expect(Date.parse(c.lastTransitionTime)).toBeGreaterThanOrEqual(Date.parse(expiresAt))
     process.stderr.write(`[approval-guard] approval expiry seen ${seenAt - Date.parse(expiresAt)} ms after expiresAt\n`)
   })
@@ -113,14 +151,24 @@ describe("approval-guard on the local control plane", () => {
     const r = await get(name)
     expect(seenAt).toBeGreaterThanOrEqual(Date.parse(r.spec.deadline)) // not before the deadline
     process.stderr.write(`[approval-guard] deadline expiry seen ${seenAt - Date.parse(r.spec.deadline)} ms after the deadline\n`)
-    expect(c.message).toBe(`The deadline ${r.spec.deadline} passed without a valid approval; nothing starts. A retry is a new rollout (annotation operator.aicr.run/retry=${name} on the runtime)`)
+    expect(c.message).toBe(
+      `The deadline ${r.spec.deadline} passed without a valid approval; nothing starts. A retry is a new rollout (annotation operator.aicr.run/retry=${name} on the runtime)`,
+    )
   })
 
   it("turns Approved False/RolloutRevoked when an approver revokes mid-rollout", async () => {
     const name = await create()
     await approveAs(name)
     await until(name, "ApprovedByUser")
-    expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, user: "approver", body: { spec: { revocation: { revokedBy: "approver", reason: "GPU incident", revokedAt: isoIn(0) } } } }), "revoke")
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `${ROLLOUTS}/${name}`,
+        user: "approver",
+        body: { spec: { revocation: { revokedBy: "approver", reason: "GPU incident", revokedAt: isoIn(0) } } },
+      }),
+      "revoke",
+    )
     const c = await until(name, "RolloutRevoked")
     expect(c.message).toContain("Revoked by approver: GPU incident")
   })
@@ -130,18 +178,42 @@ describe("approval-guard on the local control plane", () => {
     await approveAs(name)
     await until(name, "ApprovedByUser")
     // The step-executor's room, as it writes it after applying a manual step with post-apply actions.
-    const steps = { total: 2, done: 1, current: "2/2 gpu-operator (Upgrade)", items: [{ index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "AwaitingAcknowledgement" }] }
-    expectOk(await kubeRequest(info, {
-      method: "PATCH", path: `${ROLLOUTS}/${name}/status?fieldManager=aicr-step-executor`, contentType: "application/apply-patch+yaml",
-      body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name }, status: { conditions: [{ type: "Progressing", status: "False", reason: "AwaitingAcknowledgement", message: "", lastTransitionTime: isoIn(0) }], steps } },
-    }), "step-executor status")
+    const steps = {
+      total: 2,
+      done: 1,
+      current: "2/2 gpu-operator (Upgrade)",
+      items: [{ index: 2, release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", state: "AwaitingAcknowledgement" }],
+    }
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `${ROLLOUTS}/${name}/status?fieldManager=aicr-step-executor`,
+        contentType: "application/apply-patch+yaml",
+        body: {
+          apiVersion: "operator.aicr.run/v1alpha1",
+          kind: "RuntimeRollout",
+          metadata: { name },
+          status: {
+            conditions: [{ type: "Progressing", status: "False", reason: "AwaitingAcknowledgement", message: "", lastTransitionTime: isoIn(0) }],
+            steps,
+          },
+        },
+      }),
+      "step-executor status",
+    )
     const held = await until(name, "AwaitingAcknowledgement")
     expect(held.message).toContain(`kubectl aicr acknowledge ${name} --step gpu-operator`)
     expect((await get(name)).status.approval.pendingAcknowledgements).toEqual(["gpu-operator"])
-    expectOk(await kubeRequest(info, {
-      method: "PATCH", path: `${ROLLOUTS}/${name}`, user: "approver", contentType: "application/json-patch+json",
-      body: [{ op: "add", path: "/spec/acknowledgements", value: [{ step: "gpu-operator", acknowledgedBy: "approver", at: isoIn(0) }] }],
-    }), "acknowledge")
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `${ROLLOUTS}/${name}`,
+        user: "approver",
+        contentType: "application/json-patch+json",
+        body: [{ op: "add", path: "/spec/acknowledgements", value: [{ step: "gpu-operator", acknowledgedBy: "approver", at: isoIn(0) }] }],
+      }),
+      "acknowledge",
+    )
     await until(name, "ApprovedByUser")
     expect((await get(name)).status.approval.pendingAcknowledgements).toBeUndefined()
   })
@@ -151,7 +223,9 @@ describe("approval-guard on the local control plane", () => {
     try {
       const name = await create()
       const c = await until(name, "AwaitingApproval")
-      expect(c.message).toMatch(new RegExp(`^No approver is configured: bind the ClusterRole ${APPROVER_ROLE} to users or groups \\(chart values approvers.users, approvers.groups\\)`))
+      expect(c.message).toMatch(
+        new RegExp(`^No approver is configured: bind the ClusterRole ${APPROVER_ROLE} to users or groups \\(chart values approvers.users, approvers.groups\\)`),
+      )
     } finally {
       await bindApprovers()
     }
@@ -169,7 +243,13 @@ describe("approval-guard on the local control plane", () => {
     }
     // Nothing touches the rollout: only the binding's watch event can change the message (no polling; the next
     // scheduled pass is the deadline, an hour away).
-    const named = await eventually(async () => { const c = await approved(name); return c?.message.includes("May approve: groups aicr-approvers") ? c : undefined }, { timeoutMs: 60_000, what: `${name}: the approvers named after the binding appeared` })
+    const named = await eventually(
+      async () => {
+        const c = await approved(name)
+        return c?.message.includes("May approve: groups aicr-approvers") ? c : undefined
+      },
+      { timeoutMs: 60_000, what: `${name}: the approvers named after the binding appeared` },
+    )
     expect(named).toMatchObject({ status: "False", reason: "AwaitingApproval" })
     expect(named.message).not.toContain("No approver is configured")
     // An approval counts while the binding holds, and stops counting when it is removed (the authorizer's answer).
@@ -188,7 +268,11 @@ describe("approval-guard on the local control plane", () => {
     await stop()
     const out = await mkdtemp(join(tmpdir(), "guard-bundle-"))
     const built = await buildApp("approval-guard", out)
-    const child = spawn(process.execPath, [built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"], { stdio: ["ignore", "ignore", "pipe"] })
+    const child = spawn(
+      process.execPath,
+      [built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    )
     let stderr = ""
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
     try {

@@ -10,8 +10,19 @@ import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { ANNOTATION_EDITED_BY, APPROVER_ROLE } from "@aicr/api"
 import {
-  applyManifests, createServiceAccountToken, eventually, expectOk, type HarnessInfo, installApprovalPolicies, kubeconfigFor, kubeRequest, type KubeResponse, type KubeTarget,
-  removeApprovalPolicies, removeEditorStamp, repoRoot,
+  applyManifests,
+  createServiceAccountToken,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  installApprovalPolicies,
+  kubeconfigFor,
+  kubeRequest,
+  type KubeResponse,
+  type KubeTarget,
+  removeApprovalPolicies,
+  removeEditorStamp,
+  repoRoot,
 } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { approval, clusterRoleBinding, deleteRuntime, plannedRollout, ROLLOUTS, RUNTIME } from "./support/rollouts"
@@ -36,7 +47,11 @@ const bash = async (script: string, user: string) => {
   }
 }
 
-const runtime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { metadata: { uid: string; annotations?: Record<string, string> }; spec: { intent: string } }
+const runtime = async () =>
+  expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as {
+    metadata: { uid: string; annotations?: Record<string, string> }
+    spec: { intent: string }
+  }
 const editorOf = async () => (await runtime()).metadata.annotations?.[ANNOTATION_EDITED_BY]
 const ok = (res: KubeResponse) => expect(res.status, JSON.stringify(res.body?.message)).toBe(200)
 
@@ -44,9 +59,12 @@ const ok = (res: KubeResponse) => expect(res.status, JSON.stringify(res.body?.me
 const rolloutFor = async (requestedBy: string) => {
   const uid = (await runtime()).metadata.uid
   const name = `stamp-${++seq}`
-  await eventually(async () => (await kubeRequest(info, { method: "POST", path: ROLLOUTS, body: plannedRollout({ name, runtimeUID: uid, requestedBy }) })).status === 201, {
-    what: `rollout ${name} requested by ${requestedBy}`,
-  })
+  await eventually(
+    async () => (await kubeRequest(info, { method: "POST", path: ROLLOUTS, body: plannedRollout({ name, runtimeUID: uid, requestedBy }) })).status === 201,
+    {
+      what: `rollout ${name} requested by ${requestedBy}`,
+    },
+  )
   return name
 }
 
@@ -58,27 +76,46 @@ beforeAll(async () => {
   await applyManifests(info, [
     // Runtime editors (what a platform team grants; not cluster-admin): alice and carol. Approvers: alice and the group.
     {
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "test-stamp-runtime-editor" },
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "test-stamp-runtime-editor" },
       rules: [{ apiGroups: ["operator.aicr.run"], resources: ["clusterruntimes"], verbs: ["get", "list", "watch", "create", "patch", "update"] }],
     },
-    clusterRoleBinding("test-stamp-runtime-editors", "test-stamp-runtime-editor", [{ kind: "User", name: "alice" }, { kind: "User", name: "carol" }]),
-    clusterRoleBinding("test-stamp-approvers", APPROVER_ROLE, [{ kind: "User", name: "alice" }, { kind: "Group", name: "aicr-approvers" }]),
+    clusterRoleBinding("test-stamp-runtime-editors", "test-stamp-runtime-editor", [
+      { kind: "User", name: "alice" },
+      { kind: "User", name: "carol" },
+    ]),
+    clusterRoleBinding("test-stamp-approvers", APPROVER_ROLE, [
+      { kind: "User", name: "alice" },
+      { kind: "Group", name: "aicr-approvers" },
+    ]),
     {
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "test-stamp-operator-runtime" },
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "test-stamp-operator-runtime" },
       rules: [{ apiGroups: ["operator.aicr.run"], resources: ["clusterruntimes"], verbs: ["get", "patch", "update"] }],
     },
-    clusterRoleBinding("test-stamp-operator-runtime", "test-stamp-operator-runtime", [{ kind: "ServiceAccount", name: "aicr-planner", namespace: "aicr-system" }]),
+    clusterRoleBinding("test-stamp-operator-runtime", "test-stamp-operator-runtime", [
+      { kind: "ServiceAccount", name: "aicr-planner", namespace: "aicr-system" },
+    ]),
   ])
-  target = { ...info, users: { ...info.users, planner: { token: await createServiceAccountToken(info, "aicr-system", "aicr-planner"), user: planner, groups: [] } } }
+  target = {
+    ...info,
+    users: { ...info.users, planner: { token: await createServiceAccountToken(info, "aicr-system", "aicr-planner"), user: planner, groups: [] } },
+  }
   // The fresh bindings reach the authorizer's cache a moment later.
-  await eventually(async () => (await bash("kubectl auth can-i create clusterruntimes.operator.aicr.run", "alice")).stdout.trim() === "yes", { what: "alice's editor binding" })
+  await eventually(async () => (await bash("kubectl auth can-i create clusterruntimes.operator.aicr.run", "alice")).stdout.trim() === "yes", {
+    what: "alice's editor binding",
+  })
 })
 
 afterAll(async () => {
   await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}?labelSelector=${encodeURIComponent("operator.aicr.run/plan")}` })
   await deleteRuntime(info)
-  for (const n of ["test-stamp-runtime-editors", "test-stamp-approvers", "test-stamp-operator-runtime"]) await kubeRequest(info, { method: "DELETE", path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${n}` })
-  for (const n of ["test-stamp-runtime-editor", "test-stamp-operator-runtime"]) await kubeRequest(info, { method: "DELETE", path: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${n}` })
+  for (const n of ["test-stamp-runtime-editors", "test-stamp-approvers", "test-stamp-operator-runtime"])
+    await kubeRequest(info, { method: "DELETE", path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${n}` })
+  for (const n of ["test-stamp-runtime-editor", "test-stamp-operator-runtime"])
+    await kubeRequest(info, { method: "DELETE", path: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${n}` })
   await removeApprovalPolicies(info)
   if (work) rmSync(work, { recursive: true, force: true })
 })
@@ -95,12 +132,18 @@ describe("with the editor stamp (MutatingAdmissionPolicy served)", () => {
   })
 
   it("keeps nobody approving their own change: alice's edit produces a rollout she may not approve; another approver may", async () => {
-    const forged = await kubeRequest(info, { method: "POST", path: ROLLOUTS, body: plannedRollout({ name: "stamp-forged", runtimeUID: (await runtime()).metadata.uid, requestedBy: "mallory" }) })
+    const forged = await kubeRequest(info, {
+      method: "POST",
+      path: ROLLOUTS,
+      body: plannedRollout({ name: "stamp-forged", runtimeUID: (await runtime()).metadata.uid, requestedBy: "mallory" }),
+    })
     expect(forged.status).toBe(403)
     const name = await rolloutFor("alice")
     const mine = await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, user: "alice", body: { spec: { approval: approval("alice") } } })
     expect(mine.status).toBe(403)
-    expect(mine.body.message).toContain(`alice made the runtime edit that produced rollout ${name} (spec.requestedBy): nobody approves their own change, ask another approver`)
+    expect(mine.body.message).toContain(
+      `alice made the runtime edit that produced rollout ${name} (spec.requestedBy): nobody approves their own change, ask another approver`,
+    )
     ok(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, user: "approver", body: { spec: { approval: approval("approver") } } }))
   })
 
@@ -116,14 +159,18 @@ describe("with the editor stamp (MutatingAdmissionPolicy served)", () => {
     ok(await kubeRequest(info, { method: "PATCH", path: RUNTIME, user: "alice", body: { metadata: { annotations: { [ANNOTATION_EDITED_BY]: "bob" } } } }))
     expect(await editorOf()).toBe("alice")
     const name = await rolloutFor("alice")
-    expect((await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, user: "alice", body: { spec: { approval: approval("alice") } } })).status).toBe(403)
+    expect(
+      (await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, user: "alice", body: { spec: { approval: approval("alice") } } })).status,
+    ).toBe(403)
   })
 
   it("does not stamp the operator's identities: they still may change only their cleanup finalizer", async () => {
     expect((await runtime()).spec.intent).toBe("inference")
     const res = await kubeRequest(target, { method: "PATCH", path: RUNTIME, user: "planner", body: { spec: { intent: "training" } } })
     expect(res.status).toBe(403)
-    expect(res.body.message).toContain(`the operator's identity ${planner} may change only its finalizer operator.aicr.run/cleanup of ClusterRuntime cluster (and its status)`)
+    expect(res.body.message).toContain(
+      `the operator's identity ${planner} may change only its finalizer operator.aicr.run/cleanup of ClusterRuntime cluster (and its status)`,
+    )
   })
 })
 
@@ -145,7 +192,7 @@ describe("without the editor stamp (an API server that does not serve MutatingAd
   })
 
   it("refuses another editor's spec change with the command that names her, after which her change is admitted", async () => {
-    const change = "kubectl patch clusterruntime cluster --type merge -p '{\"spec\":{\"intent\":\"inference\"}}'"
+    const change = 'kubectl patch clusterruntime cluster --type merge -p \'{"spec":{"intent":"inference"}}\''
     const refused = await bash(change, "carol")
     expect(refused.code).not.toBe(0)
     const command = /Run: (.*) and then your command again/.exec(refused.stderr)?.[1]

@@ -42,7 +42,7 @@ const setup = (state: RolloutState = {}, o: { approvers?: Approvers; allowed?: b
         Effect.provideService(GuardConfig, { approverRole: "aicr-operator-approver", operatorNamespaces: ["aicr-system", "aicr-validation"] }),
         Effect.provideService(Caches, c),
         Effect.provideService(Expectations, expectations),
-      )
+      ),
     ),
     Effect.exit,
   )
@@ -64,10 +64,13 @@ describe("approval-guard reconcile", () => {
         const t = setup()
         expect(yield* t.run).toEqual(after(60 * 60_000))
         expect(t.approved()).toMatchObject({ status: "False", reason: "AwaitingApproval", observedGeneration: 1, lastTransitionTime: "2026-12-02T10:00:00Z" })
-        expect(t.approved()!.message).toContain("May approve: users bob; groups aicr-approvers (ClusterRole aicr-operator-approver). alice requested this change and may not approve it.")
+        expect(t.approved()!.message).toContain(
+          "May approve: users bob; groups aicr-approvers (ClusterRole aicr-operator-approver). alice requested this change and may not approve it.",
+        )
         expect(t.rollout().status!.approval).toEqual({})
       }),
-    ))
+    ),
+  )
 
   it.effect("idempotence: a second pass with nothing changed writes nothing", () =>
     at0(
@@ -79,22 +82,33 @@ describe("approval-guard reconcile", () => {
         expect(yield* t.run).toEqual(after(21 * 60_000))
         expect(t.fake.writes).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("room: the apply carries only Approved and status.approval, as aicr-approval-guard, without force", () =>
     at0(
       Effect.gen(function* () {
-        const t = setup({ status: { conditions: [{ type: "Progressing", status: "False", reason: "AwaitingApproval", message: "", lastTransitionTime: at(0), observedGeneration: 1 }] } })
+        const t = setup({
+          status: {
+            conditions: [{ type: "Progressing", status: "False", reason: "AwaitingApproval", message: "", lastTransitionTime: at(0), observedGeneration: 1 }],
+          },
+        })
         yield* t.run
         const [w] = t.statusWrites()
         expect(w).toMatchObject({ verb: "apply", manager: contract.fieldManager, force: false, result: "ok" })
         const body = w!.body as { status: Record<string, unknown> }
         expect(Object.keys(body.status).sort()).toEqual(["approval", "conditions"])
         expect((body.status["conditions"] as Array<{ type: string }>).map((c) => c.type)).toEqual(["Approved"])
-        expect(t.rollout().status!.conditions!.map((c) => c.type).sort()).toEqual(["Approved", "Progressing"])
+        expect(
+          t
+            .rollout()
+            .status!.conditions!.map((c) => c.type)
+            .sort(),
+        ).toEqual(["Approved", "Progressing"])
         expect(t.fake.writes.filter((x) => x.kind === "RuntimeRollout").every((x) => x.subresource === "status")).toBe(true)
       }),
-    ))
+    ),
+  )
 
   it.effect("an approval turns Approved True until it expires; at that instant it ends RolloutExpired with a Warning", () =>
     at0(
@@ -114,7 +128,8 @@ describe("approval-guard reconcile", () => {
         expect(t.approved()).toMatchObject({ status: "False", reason: "RolloutExpired", lastTransitionTime: at(31) })
         expect(t.warnings()).toEqual(["RolloutExpired"])
       }),
-    ))
+    ),
+  )
 
   it.effect("an unapproved rollout ends RolloutExpired at its deadline", () =>
     at0(
@@ -126,7 +141,8 @@ describe("approval-guard reconcile", () => {
         // False → False: the reason changes, the transition time stays (conditions convention).
         expect(t.approved()).toMatchObject({ status: "False", reason: "RolloutExpired", lastTransitionTime: at(0) })
       }),
-    ))
+    ),
+  )
 
   it.effect("a revocation mid-rollout turns Approved False/RolloutRevoked", () =>
     at0(
@@ -137,7 +153,8 @@ describe("approval-guard reconcile", () => {
         expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
         expect(t.approved()).toMatchObject({ status: "False", reason: "RolloutRevoked", message: expect.stringContaining("Revoked by bob: incident") })
       }),
-    ))
+    ),
+  )
 
   it.effect("a step waiting for acknowledgement holds the rollout; its acknowledgement releases it", () =>
     at0(
@@ -151,7 +168,8 @@ describe("approval-guard reconcile", () => {
         expect(t.approved()).toMatchObject({ status: "True", reason: "ApprovedByUser" })
         expect(t.rollout().status!.approval).toEqual({ approvedBy: "approver", validUntil: at(31) })
       }),
-    ))
+    ),
+  )
 
   it.effect("an approver the authorizer does not allow is refused, with a Warning", () =>
     at0(
@@ -161,18 +179,24 @@ describe("approval-guard reconcile", () => {
         expect(t.approved()).toMatchObject({ status: "False", reason: "ApprovalRefused", message: expect.stringContaining("does not hold the verb approve") })
         expect(t.warnings()).toEqual(["ApprovalRefused"])
       }),
-    ))
+    ),
+  )
 
   it.effect("error mapping: a failed read of the approver bindings fails the pass (driver backoff) and writes nothing", () =>
     at0(
       Effect.gen(function* () {
-        const fail = new KubeError({ reason: { _tag: "Unavailable", code: 503, message: "down", causes: [] }, verb: "GET", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings" })
+        const fail = new KubeError({
+          reason: { _tag: "Unavailable", code: 503, message: "down", causes: [] },
+          verb: "GET",
+          path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        })
         const t = setup({}, { fail })
         const exit = yield* t.run
         expect(Exit.isFailure(exit)).toBe(true)
         expect(t.statusWrites()).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("a rollout that ended keeps its Approved, even past the approval's expiry", () =>
     at0(
@@ -186,7 +210,8 @@ describe("approval-guard reconcile", () => {
         expect(t.approved()).toMatchObject({ status: "True", reason: "ApprovedByUser" })
         expect(t.fake.writes).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("reads come from the caches: a pass makes no get or list", () =>
     at0(
@@ -199,7 +224,8 @@ describe("approval-guard reconcile", () => {
         yield* t.run
         expect(reads()).toBe(before)
       }),
-    ))
+    ),
+  )
 
   it.effect("a defect writes Approved Unknown/InternalError (status.approval kept) and one Warning per transition; the next good pass clears it", () =>
     at0(
@@ -220,7 +246,8 @@ describe("approval-guard reconcile", () => {
         yield* t.run
         expect(t.approved()).toMatchObject({ status: "True", reason: "ApprovedByUser" })
       }),
-    ))
+    ),
+  )
 
   it.effect("a rollout that is gone needs nothing", () =>
     at0(
@@ -231,5 +258,6 @@ describe("approval-guard reconcile", () => {
         expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
         expect(t.fake.writes).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 })

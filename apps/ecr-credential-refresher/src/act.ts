@@ -12,7 +12,14 @@ import { RefresherConfig } from "./config"
 import { contract } from "./contract"
 import type { Decision } from "./decide"
 import {
-  defectOutcome, type FailureOutcome, type MintError, type RefreshError, SecretWriteForbiddenError, SecretWriteRefusedError, toOutcome, TokenInvalidError,
+  defectOutcome,
+  type FailureOutcome,
+  type MintError,
+  type RefreshError,
+  SecretWriteForbiddenError,
+  SecretWriteRefusedError,
+  toOutcome,
+  TokenInvalidError,
 } from "./errors"
 import type { Observed } from "./gather"
 import type { EcrRegistry } from "./registry"
@@ -75,7 +82,9 @@ export const MIN_TOKEN_LIFETIME_MS = 2_000
 
 const ref = (r: { namespace: string; name: string }) => `${r.namespace}/${r.name}`
 
-const writeSecret = (body: { metadata: { namespace: string; name: string } }): Effect.Effect<void, KubeError | SecretWriteForbiddenError | SecretWriteRefusedError, Kube> =>
+const writeSecret = (body: {
+  metadata: { namespace: string; name: string }
+}): Effect.Effect<void, KubeError | SecretWriteForbiddenError | SecretWriteRefusedError, Kube> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     yield* kube.apply(Core.Secret, body, { fieldManager: contract.fieldManager })
@@ -101,7 +110,9 @@ const mint = (o: Observed, registry: EcrRegistry, why: string): Effect.Effect<La
     const mintedAt = yield* Clock.currentTimeMillis
     if (token.expiresAt < mintedAt + MIN_TOKEN_LIFETIME_MS) {
       return yield* Effect.fail(
-        new TokenInvalidError({ message: `ECR returned a token that expires at ${toConditionTime(token.expiresAt)}, before it could be used: check the node's clock` }),
+        new TokenInvalidError({
+          message: `ECR returned a token that expires at ${toConditionTime(token.expiresAt)}, before it could be used: check the node's clock`,
+        }),
       )
     }
     const last: LastMint = { mintedAt, expiresAt: token.expiresAt, refreshAt: refreshAt(mintedAt, token.expiresAt, s.refreshIntervalMs, yield* Random.next) }
@@ -111,7 +122,11 @@ const mint = (o: Observed, registry: EcrRegistry, why: string): Effect.Effect<La
     yield* writeSecret(repoCredsSecret(o.settings.registry, s.repoCreds, login))
     yield* (yield* MintState).set(last)
     yield* Effect.logInfo("Minted ECR token", {
-      registry: registry.host, why, expiresAt: login.expiresAt, refreshAt: toConditionTime(last.refreshAt), Secret: [ref(s.repoCreds), ref(s.dockerConfig)],
+      registry: registry.host,
+      why,
+      expiresAt: login.expiresAt,
+      refreshAt: toConditionTime(last.refreshAt),
+      Secret: [ref(s.repoCreds), ref(s.dockerConfig)],
     })
     return last
   })
@@ -130,7 +145,10 @@ const mintFailed = (o: Observed, failure: FailureOutcome): FailureOutcome => {
     const secrets = `${ref(o.settings.repoCreds)} and ${ref(o.settings.dockerConfig)}`
     return {
       ...failure,
-      condition: RegistryCredentialsReady.false("RegistryCredentialsStale", `The token in ${secrets} expired at ${toConditionTime(expiry)} and no new one could be minted: ${failure.condition.message}`),
+      condition: RegistryCredentialsReady.false(
+        "RegistryCredentialsStale",
+        `The token in ${secrets} expired at ${toConditionTime(expiry)} and no new one could be minted: ${failure.condition.message}`,
+      ),
     }
   }
   return failure.class === "terminal" ? { ...failure, requeue: Requeue.min(failure.requeue, Requeue.after(until(expiry, o.now) + 1_000)) } : failure

@@ -18,7 +18,9 @@ export const ecrCredentialRefresherApp: AppSpec<Error> = {
     Effect.gen(function* () {
       const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
       yield* Effect.logInfo("Starting ecr-credential-refresher", {
-        provider: settings.provider, registry: settings.repository, repoCreds: `${settings.repoCreds.namespace}/${settings.repoCreds.name}`,
+        provider: settings.provider,
+        registry: settings.repository,
+        repoCreds: `${settings.repoCreds.namespace}/${settings.repoCreds.name}`,
         dockerConfig: `${settings.dockerConfig.namespace}/${settings.dockerConfig.name}`,
       })
       const ecr = yield* lazyEcr(ctx.fieldManager)
@@ -28,7 +30,8 @@ export const ecrCredentialRefresherApp: AppSpec<Error> = {
       const { sources } = yield* informersFor(contract, (w) =>
         kindKey(w.kind) === kindKey(Core.Secret)
           ? secrets.map((ref) => ({ namespace: ref.namespace, fieldSelector: `metadata.name=${ref.name}` }))
-          : { fieldSelector: `metadata.name=${SINGLETON_NAME}` })
+          : { fieldSelector: `metadata.name=${SINGLETON_NAME}` },
+      )
       return [
         {
           name: contract.controller,

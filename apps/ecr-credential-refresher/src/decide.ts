@@ -40,10 +40,15 @@ export const decide = (o: Observed): Decision => {
       case "Invalid":
         return {
           _tag: "Fail",
-          error: new StaticCredentialsError({ secret, message: `Secret ${secret} cannot be used: ${check.why}; it needs type ${DOCKER_CONFIG_TYPE} and a login for ${s.registry.host}` }),
+          error: new StaticCredentialsError({
+            secret,
+            message: `Secret ${secret} cannot be used: ${check.why}; it needs type ${DOCKER_CONFIG_TYPE} and a login for ${s.registry.host}`,
+          }),
         }
       case "Present":
-        return check.expiresAt !== undefined && check.expiresAt <= o.now ? { _tag: "StaticStale", expiresAt: check.expiresAt } : { _tag: "StaticPresent", expiresAt: check.expiresAt }
+        return check.expiresAt !== undefined && check.expiresAt <= o.now
+          ? { _tag: "StaticStale", expiresAt: check.expiresAt }
+          : { _tag: "StaticPresent", expiresAt: check.expiresAt }
     }
   }
   const parsed = parseEcrHost(s.ecrHost)
@@ -51,6 +56,7 @@ export const decide = (o: Observed): Decision => {
   const last = o.lastMint
   if (last === undefined) return { _tag: "Mint", ecr: parsed.ecr, why: "start" }
   if (o.now >= last.refreshAt) return { _tag: "Mint", ecr: parsed.ecr, why: "due" }
-  if (!secretsCurrent(s.registry, o.repoCreds, o.dockerConfig, toConditionTime(last.expiresAt))) return { _tag: "Mint", ecr: parsed.ecr, why: "secrets-changed" }
+  if (!secretsCurrent(s.registry, o.repoCreds, o.dockerConfig, toConditionTime(last.expiresAt)))
+    return { _tag: "Mint", ecr: parsed.ecr, why: "secrets-changed" }
   return { _tag: "UpToDate", last }
 }

@@ -9,17 +9,38 @@ import { ECRClient, GetAuthorizationTokenCommand } from "@aws-sdk/client-ecr"
 import { Effect } from "effect"
 import type { EcrShape, Token } from "./act"
 import {
-  AccessDeniedError, AwsUnavailableError, CredentialsRejectedError, type MintError, NoAwsIdentityError, ThrottledError, TokenInvalidError,
+  AccessDeniedError,
+  AwsUnavailableError,
+  CredentialsRejectedError,
+  type MintError,
+  NoAwsIdentityError,
+  ThrottledError,
+  TokenInvalidError,
 } from "./errors"
 import type { EcrRegistry } from "./registry"
 
 export const GET_AUTHORIZATION_TOKEN = "ecr:GetAuthorizationToken"
 
 const REJECTED = new Set([
-  "UnrecognizedClientException", "InvalidSignatureException", "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch",
-  "InvalidIdentityToken", "IDPRejectedClaim", "ExpiredToken", "InvalidIdentityTokenException", "IDPCommunicationError",
+  "UnrecognizedClientException",
+  "InvalidSignatureException",
+  "ExpiredTokenException",
+  "InvalidClientTokenId",
+  "SignatureDoesNotMatch",
+  "InvalidIdentityToken",
+  "IDPRejectedClaim",
+  "ExpiredToken",
+  "InvalidIdentityTokenException",
+  "IDPCommunicationError",
 ])
-const THROTTLED = new Set(["ThrottlingException", "ThrottledException", "TooManyRequestsException", "RequestLimitExceeded", "Throttling", "LimitExceededException"])
+const THROTTLED = new Set([
+  "ThrottlingException",
+  "ThrottledException",
+  "TooManyRequestsException",
+  "RequestLimitExceeded",
+  "Throttling",
+  "LimitExceededException",
+])
 const NETWORK = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"])
 
 interface SdkError {
@@ -36,7 +57,8 @@ export const classify = (e: unknown): MintError | undefined => {
   const message = (err.message ?? String(e)).split("\n")[0]!.slice(0, 300)
   if (name === "CredentialsProviderError") return new NoAwsIdentityError({ message })
   if (name === "AccessDeniedException" || name === "AccessDenied") {
-    const action = /perform: ([a-z0-9-]+:[A-Za-z0-9]+)/u.exec(message)?.[1] ?? (name === "AccessDenied" ? "sts:AssumeRoleWithWebIdentity" : GET_AUTHORIZATION_TOKEN)
+    const action =
+      /perform: ([a-z0-9-]+:[A-Za-z0-9]+)/u.exec(message)?.[1] ?? (name === "AccessDenied" ? "sts:AssumeRoleWithWebIdentity" : GET_AUTHORIZATION_TOKEN)
     const principal = /User: (\S+) is not authorized/u.exec(message)?.[1]
     return new AccessDeniedError({ action, principal, message })
   }
@@ -55,9 +77,11 @@ export const classify = (e: unknown): MintError | undefined => {
 export const parseAuthorization = (data: { authorizationToken?: string | undefined; expiresAt?: Date | undefined } | undefined): Token | TokenInvalidError => {
   const decoded = data?.authorizationToken === undefined ? "" : Buffer.from(data.authorizationToken, "base64").toString("utf8")
   const i = decoded.indexOf(":")
-  if (i <= 0 || i === decoded.length - 1) return new TokenInvalidError({ message: "ECR returned no usable authorization token (expected base64 of user:password); retried later" })
+  if (i <= 0 || i === decoded.length - 1)
+    return new TokenInvalidError({ message: "ECR returned no usable authorization token (expected base64 of user:password); retried later" })
   const expiresAt = data?.expiresAt?.getTime()
-  if (expiresAt === undefined || !Number.isFinite(expiresAt)) return new TokenInvalidError({ message: "ECR returned an authorization token without an expiry; retried later" })
+  if (expiresAt === undefined || !Number.isFinite(expiresAt))
+    return new TokenInvalidError({ message: "ECR returned an authorization token without an expiry; retried later" })
   return { username: decoded.slice(0, i), password: decoded.slice(i + 1), expiresAt }
 }
 

@@ -12,7 +12,11 @@ import { Data } from "effect"
 export class NoAwsIdentityError extends Data.TaggedError("NoAwsIdentityError")<{ readonly message: string }> {}
 
 /** IAM denied an action; `action` is the IAM action named in the denial (e.g. `ecr:GetAuthorizationToken`). */
-export class AccessDeniedError extends Data.TaggedError("AccessDeniedError")<{ readonly action: string; readonly principal: string | undefined; readonly message: string }> {}
+export class AccessDeniedError extends Data.TaggedError("AccessDeniedError")<{
+  readonly action: string
+  readonly principal: string | undefined
+  readonly message: string
+}> {}
 
 /** AWS rejected the credentials themselves: unknown key, bad signature, expired session. */
 export class CredentialsRejectedError extends Data.TaggedError("CredentialsRejectedError")<{ readonly code: string; readonly message: string }> {}
@@ -36,7 +40,11 @@ export class StaticCredentialsError extends Data.TaggedError("StaticCredentialsE
 export class SecretWriteForbiddenError extends Data.TaggedError("SecretWriteForbiddenError")<{ readonly secret: string; readonly message: string }> {}
 
 /** The API server refused a Secret write as invalid or owned by another manager (e.g. a hand-made Secret of another type). */
-export class SecretWriteRefusedError extends Data.TaggedError("SecretWriteRefusedError")<{ readonly secret: string; readonly cause: string; readonly message: string }> {}
+export class SecretWriteRefusedError extends Data.TaggedError("SecretWriteRefusedError")<{
+  readonly secret: string
+  readonly cause: string
+  readonly message: string
+}> {}
 
 export type RefreshError =
   | NoAwsIdentityError
@@ -67,14 +75,24 @@ export interface FailureOutcome {
 export const RECHECK_AFTER_MS = 5 * 60_000
 
 const RETRYING = "retrying after a transient failure"
-const terminal = (e: RefreshError, condition: ConditionIntent<"RegistryCredentialsReady">, requeue: Requeue = Requeue.after(RECHECK_AFTER_MS)): FailureOutcome => ({
+const terminal = (
+  e: RefreshError,
+  condition: ConditionIntent<"RegistryCredentialsReady">,
+  requeue: Requeue = Requeue.after(RECHECK_AFTER_MS),
+): FailureOutcome => ({
   _tag: "Failed",
   class: "terminal",
   condition,
   requeue,
   error: e,
 })
-const transient = (e: RefreshError, condition: ConditionIntent<"RegistryCredentialsReady">): FailureOutcome => ({ _tag: "Failed", class: "transient", condition, requeue: Requeue.onChange, error: e })
+const transient = (e: RefreshError, condition: ConditionIntent<"RegistryCredentialsReady">): FailureOutcome => ({
+  _tag: "Failed",
+  class: "transient",
+  condition,
+  requeue: Requeue.onChange,
+  error: e,
+})
 
 const R = RegistryCredentialsReady
 export const errorsToOutcome = {
@@ -95,7 +113,10 @@ export const errorsToOutcome = {
       ),
     ),
   CredentialsRejectedError: (e: CredentialsRejectedError) =>
-    terminal(e, R.false("Unauthorized", `AWS rejected the operator's credentials (${e.code}): check the Pod Identity association or the IRSA role and its trust policy`)),
+    terminal(
+      e,
+      R.false("Unauthorized", `AWS rejected the operator's credentials (${e.code}): check the Pod Identity association or the IRSA role and its trust policy`),
+    ),
   ThrottledError: (e: ThrottledError) => transient(e, R.false("Throttled", `AWS throttled ecr:GetAuthorizationToken: ${RETRYING}`)),
   AwsUnavailableError: (e: AwsUnavailableError) => transient(e, R.false("RegistryCredentialsUnavailable", `Minting an ECR token: ${RETRYING}: ${e.cause}`)),
   TokenInvalidError: (e: TokenInvalidError) => terminal(e, R.false("RegistryCredentialsUnavailable", e.message)),

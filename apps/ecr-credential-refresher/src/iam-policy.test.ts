@@ -9,7 +9,11 @@ const template = readFileSync(new URL("../../../charts/aicr-operator/files/ecr-i
 const vars = { PARTITION: "aws", REPOSITORY_PREFIX: "aicr/c1", ACCOUNT_ID: "123456789012", REGION: "us-east-1" }
 const envsubst = (t: string, v: Record<string, string>) => t.replace(/\$\{([A-Z_]+)\}/gu, (_, k: string) => v[k] ?? "")
 
-interface Statement { Effect: string; Action: string | string[]; Resource: string | string[] }
+interface Statement {
+  Effect: string
+  Action: string | string[]
+  Resource: string | string[]
+}
 const policy = JSON.parse(envsubst(template, vars)) as { Version: string; Statement: Statement[] }
 const actions = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action])
 
@@ -32,7 +36,16 @@ describe("charts/aicr-operator/files/ecr-iam-policy.json", () => {
     const rest = policy.Statement.filter((s) => !actions(s).includes(GET_AUTHORIZATION_TOKEN))
     expect(rest.map((s) => s.Resource)).toEqual(["arn:aws:ecr:us-east-1:123456789012:repository/aicr/c1/*"])
     const allowed = rest.flatMap(actions)
-    for (const a of ["ecr:CreateRepository", "ecr:InitiateLayerUpload", "ecr:UploadLayerPart", "ecr:CompleteLayerUpload", "ecr:PutImage", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"]) {
+    for (const a of [
+      "ecr:CreateRepository",
+      "ecr:InitiateLayerUpload",
+      "ecr:UploadLayerPart",
+      "ecr:CompleteLayerUpload",
+      "ecr:PutImage",
+      "ecr:BatchGetImage",
+      "ecr:GetDownloadUrlForLayer",
+      "ecr:BatchCheckLayerAvailability",
+    ]) {
       expect(allowed).toContain(a)
     }
     expect(allowed.some((a) => a.includes("*") || /Delete|SetRepositoryPolicy|PutLifecyclePolicy/u.test(a))).toBe(false)

@@ -28,7 +28,9 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
 }> {}
 
 /** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
-const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
+const pass = (
+  runtime: ClusterRuntime,
+): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const observed = yield* gather(runtime)
@@ -40,7 +42,8 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
 
     if (outcome._tag !== "Failed") return requeueOf(observed, outcome)
     const { condition } = outcome
-    if (outcome.class === "defect") yield* Effect.logError("Refreshing credentials failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
+    if (outcome.class === "defect")
+      yield* Effect.logError("Refreshing credentials failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
     // One Warning per transition into a failure; a pass that changes nothing emits nothing.
     if (applied && outcome.class !== "defect") {
       yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: condition.reason, action: "RefreshCredentials", note: condition.message })
@@ -49,9 +52,14 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
       yield* Effect.logInfo("Registry credentials not ready", { reason: condition.reason, message: condition.message })
       return requeueOf(observed, outcome)
     }
-    if (outcome.class === "transient") yield* Effect.logWarning("Refreshing credentials failed transiently", { reason: condition.reason, message: condition.message })
+    if (outcome.class === "transient")
+      yield* Effect.logWarning("Refreshing credentials failed transiently", { reason: condition.reason, message: condition.message })
     return yield* Effect.fail(new RetryAfterTransientFailure({ reason: condition.reason, message: condition.message }))
   })
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
-  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("ecr-credential-refresher.reconcile"))
+export const reconcile = (
+  key: ObjectKey,
+): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
+  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(
+    Effect.withSpan("ecr-credential-refresher.reconcile"),
+  )

@@ -32,7 +32,10 @@ export type EcrParse = { readonly ok: true; readonly ecr: EcrRegistry } | { read
 export const parseEcrHost = (host: string): EcrParse => {
   const h = host.toLowerCase()
   if (h === "public.ecr.aws" || h.endsWith(".public.ecr.aws")) {
-    return { ok: false, why: `${host} is ECR Public, which the operator does not support: use a private ECR registry (<account>.dkr.ecr.<region>.amazonaws.com)` }
+    return {
+      ok: false,
+      why: `${host} is ECR Public, which the operator does not support: use a private ECR registry (<account>.dkr.ecr.<region>.amazonaws.com)`,
+    }
   }
   const m = ECR_HOST.exec(h)
   if (m === null) {

@@ -13,7 +13,10 @@ describe("the Secrets", () => {
     expect(s.metadata.annotations["operator.aicr.run/token-expires-at"]).toBe(login.expiresAt)
     expect(s.type).toBe("Opaque")
     expect(Object.fromEntries(Object.keys(s.data).map((k) => [k, text(s, k)]))).toEqual({
-      url: "oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/c1", type: "oci", username: "AWS", password: "tok-1",
+      url: "oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/aicr/c1",
+      type: "oci",
+      username: "AWS",
+      password: "tok-1",
     })
     expect(text(repoCredsSecret({ host: "127.0.0.1:5000", prefix: "p" }, at("argocd", "x"), login), "insecureOCIForceHttp")).toBe("true")
   })
@@ -39,10 +42,26 @@ describe("the Secrets", () => {
 
   it.each([
     { name: "missing", secret: undefined, want: { _tag: "Missing" } },
-    { name: "of the wrong type", secret: { ...dockerConfigSecret(registry, at("n", "d"), login), type: "Opaque" }, want: { _tag: "Invalid", why: "its type is Opaque, not kubernetes.io/dockerconfigjson" } },
-    { name: "for another host", secret: dockerConfigSecret({ host: "ghcr.io", prefix: "" }, at("n", "d"), login), want: { _tag: "Invalid", why: `its auths have no entry for ${registry.host}` } },
-    { name: "not JSON", secret: { ...dockerConfigSecret(registry, at("n", "d"), login), data: { ".dockerconfigjson": Buffer.from("{").toString("base64") } }, want: { _tag: "Invalid", why: "its .dockerconfigjson is not JSON" } },
-    { name: "usable, with an expiry", secret: dockerConfigSecret(registry, at("n", "d"), login), want: { _tag: "Present", expiresAt: Date.parse(login.expiresAt) } },
+    {
+      name: "of the wrong type",
+      secret: { ...dockerConfigSecret(registry, at("n", "d"), login), type: "Opaque" },
+      want: { _tag: "Invalid", why: "its type is Opaque, not kubernetes.io/dockerconfigjson" },
+    },
+    {
+      name: "for another host",
+      secret: dockerConfigSecret({ host: "ghcr.io", prefix: "" }, at("n", "d"), login),
+      want: { _tag: "Invalid", why: `its auths have no entry for ${registry.host}` },
+    },
+    {
+      name: "not JSON",
+      secret: { ...dockerConfigSecret(registry, at("n", "d"), login), data: { ".dockerconfigjson": Buffer.from("{").toString("base64") } },
+      want: { _tag: "Invalid", why: "its .dockerconfigjson is not JSON" },
+    },
+    {
+      name: "usable, with an expiry",
+      secret: dockerConfigSecret(registry, at("n", "d"), login),
+      want: { _tag: "Present", expiresAt: Date.parse(login.expiresAt) },
+    },
   ])("static check: a Secret $name", ({ secret, want }) => {
     expect(checkStatic(secret as Secret | undefined, registry.host)).toEqual(want)
   })

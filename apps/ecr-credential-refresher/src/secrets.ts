@@ -116,9 +116,7 @@ export const authFor = (s: Secret, host: string): AuthEntry => {
 }
 
 export type StaticCheck =
-  | { readonly _tag: "Present"; readonly expiresAt: number | undefined }
-  | { readonly _tag: "Missing" }
-  | { readonly _tag: "Invalid"; readonly why: string }
+  { readonly _tag: "Present"; readonly expiresAt: number | undefined } | { readonly _tag: "Missing" } | { readonly _tag: "Invalid"; readonly why: string }
 
 /** `static`: the admin's docker-config Secret exists, has the right type and holds a login for the registry host. */
 export const checkStatic = (s: Secret | undefined, host: string): StaticCheck => {

@@ -13,5 +13,6 @@ describe("ecr-credential-refresher app", () => {
       const informers = yield* informersOfApp(ecrCredentialRefresherApp, ["--registry", "oci://registry.example/aicr", "--auth-provider", "static"])
       expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
       expect(contractMismatch(contract, informers)).toEqual([])
-    }))
+    }),
+  )
 })

@@ -9,8 +9,21 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { dockerConfigCredentials, EMPTY_JSON, MediaType, OciClient } from "@aicr/oras"
 import {
-  type AwsEmulator, createNamespace, createServiceAccountToken, eventually, expectOk, type HarnessInfo, htpasswdLine, kubeRequest, type PodIdentityAgent,
-  type Proc, type Registry, spawnProc, startAws, startPodIdentityAgent, startRegistry,
+  type AwsEmulator,
+  createNamespace,
+  createServiceAccountToken,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  htpasswdLine,
+  kubeRequest,
+  type PodIdentityAgent,
+  type Proc,
+  type Registry,
+  spawnProc,
+  startAws,
+  startPodIdentityAgent,
+  startRegistry,
 } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
@@ -29,12 +42,29 @@ let entry: string
 let argocd: string
 let ops: string
 
-interface Cond { type: string; status: string; reason: string; message: string }
-interface Secret { metadata: { annotations?: Record<string, string>; labels?: Record<string, string> }; type: string; data: Record<string, string> }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+}
+interface Secret {
+  metadata: { annotations?: Record<string, string>; labels?: Record<string, string> }
+  type: string
+  data: Record<string, string>
+}
 const ready = async () =>
-  ((expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { status?: { conditions?: Cond[] } }).status?.conditions ?? []).find((c) => c.type === "RegistryCredentialsReady")
+  ((expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { status?: { conditions?: Cond[] } }).status?.conditions ?? []).find(
+    (c) => c.type === "RegistryCredentialsReady",
+  )
 const untilReady = (want: (c: Cond) => boolean, what: string, timeoutMs = 60_000) =>
-  eventually(async () => { const c = await ready(); return c !== undefined && want(c) ? c : undefined }, { timeoutMs, what })
+  eventually(
+    async () => {
+      const c = await ready()
+      return c !== undefined && want(c) ? c : undefined
+    },
+    { timeoutMs, what },
+  )
 const getSecret = async (ns: string, name: string) => {
   const res = await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/secrets/${name}` })
   return res.status === 404 ? undefined : (expectOk(res, `get Secret ${ns}/${name}`) as Secret)
@@ -42,7 +72,11 @@ const getSecret = async (ns: string, name: string) => {
 const text = (s: Secret, key: string) => Buffer.from(s.data[key]!, "base64").toString("utf8")
 const expiryOf = (s: Secret | undefined) => s?.metadata.annotations?.["operator.aicr.run/token-expires-at"]
 const resetSecrets = async () => {
-  for (const [ns, name] of [[argocd, "aicr-registry"], [ops, "aicr-registry-docker-config"]] as const) await kubeRequest(info, { method: "DELETE", path: `/api/v1/namespaces/${ns}/secrets/${name}` })
+  for (const [ns, name] of [
+    [argocd, "aicr-registry"],
+    [ops, "aicr-registry-docker-config"],
+  ] as const)
+    await kubeRequest(info, { method: "DELETE", path: `/api/v1/namespaces/${ns}/secrets/${name}` })
   await kubeRequest(info, { method: "PATCH", path: `${RUNTIME}/status`, body: { status: { conditions: [], credentials: null } } })
 }
 
@@ -52,9 +86,23 @@ const refresher = async (name: string, identity: Record<string, string>): Promis
     name,
     bin: process.execPath,
     args: [
-      entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=debug",
-      "--registry", `oci://${registry.address}/aicr/it`, "--auth-provider", "aws", "--ecr-registry", ECR_HOST,
-      "--engine-namespace", argocd, "--operator-namespace", ops,
+      entry,
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=debug",
+      "--registry",
+      `oci://${registry.address}/aicr/it`,
+      "--auth-provider",
+      "aws",
+      "--ecr-registry",
+      ECR_HOST,
+      "--engine-namespace",
+      argocd,
+      "--operator-namespace",
+      ops,
     ],
     logDir: join(work, "logs"),
     env: { ...aws.env, ...identity },
@@ -69,7 +117,13 @@ const push = async (dockerConfigJson: string, tag: string): Promise<"ok" | strin
   const repo = `${registry.address}/aicr/it/evidence/smoke`
   try {
     await client.pushBlob(repo, EMPTY_JSON.bytes, { digest: EMPTY_JSON.descriptor.digest })
-    await client.pushManifest(`${repo}:${tag}`, { schemaVersion: 2, mediaType: MediaType.OciManifest, artifactType: "application/vnd.aicr.test", config: EMPTY_JSON.descriptor, layers: [EMPTY_JSON.descriptor] })
+    await client.pushManifest(`${repo}:${tag}`, {
+      schemaVersion: 2,
+      mediaType: MediaType.OciManifest,
+      artifactType: "application/vnd.aicr.test",
+      config: EMPTY_JSON.descriptor,
+      layers: [EMPTY_JSON.descriptor],
+    })
     return "ok"
   } catch (e) {
     return e instanceof Error ? e.message : String(e)
@@ -98,7 +152,19 @@ beforeAll(async () => {
   ops = await createNamespace(info, "aicr-ecr")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
-  expectOk(await kubeRequest(info, { method: "POST", path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes", body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow" } } }), "create runtime")
+  expectOk(
+    await kubeRequest(info, {
+      method: "POST",
+      path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes",
+      body: {
+        apiVersion: "operator.aicr.run/v1alpha1",
+        kind: "ClusterRuntime",
+        metadata: { name: "cluster" },
+        spec: { intent: "training", platform: "kubeflow" },
+      },
+    }),
+    "create runtime",
+  )
 })
 
 afterAll(async () => {
@@ -111,7 +177,10 @@ afterAll(async () => {
 
 describe("ecr-credential-refresher against a local AWS with IAM enforcement on", () => {
   it("static keys: mints at start into both Secrets, the registry accepts the token, and it refreshes before expiry", async () => {
-    const p = await refresher("refresher-keys", { AWS_ACCESS_KEY_ID: aws.fixtures.users.refresher.accessKeyId, AWS_SECRET_ACCESS_KEY: aws.fixtures.users.refresher.secretAccessKey })
+    const p = await refresher("refresher-keys", {
+      AWS_ACCESS_KEY_ID: aws.fixtures.users.refresher.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: aws.fixtures.users.refresher.secretAccessKey,
+    })
     try {
       const c = await untilReady((x) => x.status === "True", "RegistryCredentialsReady=True")
       expect(c.reason).toBe("TokenRefreshed")
@@ -121,8 +190,18 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
       expect(minted).toHaveLength(1)
       // Argo CD 3.4.2's repo-creds shape for native OCI sources (charts pinned by digest, ADR 20261203-charts-by-digest).
       expect(repoCreds.metadata.labels?.["argocd.argoproj.io/secret-type"]).toBe("repo-creds")
-      expect(Object.fromEntries(Object.keys(repoCreds.data).sort().map((k) => [k, text(repoCreds, k)]))).toEqual({
-        insecureOCIForceHttp: "true", password: minted[0]!.password, type: "oci", url: `oci://${registry.address}/aicr/it`, username: "AWS",
+      expect(
+        Object.fromEntries(
+          Object.keys(repoCreds.data)
+            .sort()
+            .map((k) => [k, text(repoCreds, k)]),
+        ),
+      ).toEqual({
+        insecureOCIForceHttp: "true",
+        password: minted[0]!.password,
+        type: "oci",
+        url: `oci://${registry.address}/aicr/it`,
+        username: "AWS",
       })
       expect(Date.parse(expiryOf(repoCreds)!)).toBe(Math.floor(Date.parse(minted[0]!.expiresAt) / 1000) * 1000)
       expect(dockerConfig.type).toBe("kubernetes.io/dockerconfigjson")
@@ -136,7 +215,13 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
 
       // A refresh lands before the first token expires (24 s tokens refresh after 16–18 s), with a new token.
       const firstExpiry = Date.parse(expiryOf(repoCreds)!)
-      const refreshed = await eventually(async () => { const s = await getSecret(argocd, "aicr-registry"); return expiryOf(s) !== expiryOf(repoCreds) ? s : undefined }, { timeoutMs: 40_000, what: "a refreshed repo-creds Secret" })
+      const refreshed = await eventually(
+        async () => {
+          const s = await getSecret(argocd, "aicr-registry")
+          return expiryOf(s) !== expiryOf(repoCreds) ? s : undefined
+        },
+        { timeoutMs: 40_000, what: "a refreshed repo-creds Secret" },
+      )
       expect(Date.now()).toBeLessThan(firstExpiry)
       expect(aws.tokens().length).toBeGreaterThanOrEqual(2)
       expect(text(refreshed, "password")).toBe(aws.tokens().at(-1)!.password)
@@ -144,7 +229,12 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
       await acceptLatestToken()
       const secondConfig = text((await getSecret(ops, "aicr-registry-docker-config"))!, ".dockerconfigjson")
       expect(secondConfig).not.toBe(firstConfig)
-      expect(await eventually(async () => ((await push(secondConfig, "second")) === "ok" ? "ok" : undefined), { timeoutMs: 10_000, what: "a push with the rotated token" })).toBe("ok")
+      expect(
+        await eventually(async () => ((await push(secondConfig, "second")) === "ok" ? "ok" : undefined), {
+          timeoutMs: 10_000,
+          what: "a push with the rotated token",
+        }),
+      ).toBe("ok")
       expect(await push(firstConfig, "stale")).toMatch(/401|unauthorized|denied/iu)
       expect(registry.proc.pid).toBe(pid) // distribution re-read the rewritten htpasswd file without a restart
       expect((await ready())?.status).toBe("True")
@@ -156,11 +246,16 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
 
   it("access denied: a user without the policy gets Unauthorized naming ecr:GetAuthorizationToken", async () => {
     await resetSecrets()
-    const p = await refresher("refresher-noperm", { AWS_ACCESS_KEY_ID: aws.fixtures.users.noperm.accessKeyId, AWS_SECRET_ACCESS_KEY: aws.fixtures.users.noperm.secretAccessKey })
+    const p = await refresher("refresher-noperm", {
+      AWS_ACCESS_KEY_ID: aws.fixtures.users.noperm.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: aws.fixtures.users.noperm.secretAccessKey,
+    })
     try {
       const c = await untilReady((x) => x.reason === "Unauthorized", "RegistryCredentialsReady=False/Unauthorized")
       expect(c.status).toBe("False")
-      expect(c.message).toBe("AWS denied ecr:GetAuthorizationToken to arn:aws:iam::123456789012:user/noperm: attach the chart's files/ecr-iam-policy.json (it allows ecr:GetAuthorizationToken) to the operator's IAM role")
+      expect(c.message).toBe(
+        "AWS denied ecr:GetAuthorizationToken to arn:aws:iam::123456789012:user/noperm: attach the chart's files/ecr-iam-policy.json (it allows ecr:GetAuthorizationToken) to the operator's IAM role",
+      )
       expect(await getSecret(argocd, "aicr-registry")).toBeUndefined()
     } finally {
       await stopAndCheckLog(p)
@@ -180,15 +275,26 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
 
   it("IRSA: a projected ServiceAccount token for sts.amazonaws.com and AWS_ROLE_ARN; a role without the policy is denied", async () => {
     const token = await createServiceAccountToken(info, ops, "aicr-operator", { audiences: ["sts.amazonaws.com"], expirationSeconds: 3600 })
-    expect(JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()) as { aud: string[]; sub: string }).toMatchObject({ aud: ["sts.amazonaws.com"], sub: `system:serviceaccount:${ops}:aicr-operator` })
+    expect(JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()) as { aud: string[]; sub: string }).toMatchObject({
+      aud: ["sts.amazonaws.com"],
+      sub: `system:serviceaccount:${ops}:aicr-operator`,
+    })
     const tokenFile = join(work, "irsa-token")
     await writeFile(tokenFile, token)
-    for (const [role, want] of [["aicr-operator", "TokenRefreshed"], ["aicr-noperm", "Unauthorized"]] as const) {
+    for (const [role, want] of [
+      ["aicr-operator", "TokenRefreshed"],
+      ["aicr-noperm", "Unauthorized"],
+    ] as const) {
       await resetSecrets()
-      const p = await refresher(`refresher-irsa-${role}`, { AWS_ROLE_ARN: aws.fixtures.roles[role], AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile, AWS_ROLE_SESSION_NAME: "aicr-operator" })
+      const p = await refresher(`refresher-irsa-${role}`, {
+        AWS_ROLE_ARN: aws.fixtures.roles[role],
+        AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile,
+        AWS_ROLE_SESSION_NAME: "aicr-operator",
+      })
       try {
         const c = await untilReady((x) => x.reason === want, `RegistryCredentialsReady ${want} with IRSA role ${role}`)
-        if (want === "Unauthorized") expect(c.message).toMatch(/^AWS denied ecr:GetAuthorizationToken to arn:aws:sts::123456789012:assumed-role\/aicr-noperm\//u)
+        if (want === "Unauthorized")
+          expect(c.message).toMatch(/^AWS denied ecr:GetAuthorizationToken to arn:aws:sts::123456789012:assumed-role\/aicr-noperm\//u)
         else expect(text((await getSecret(argocd, "aicr-registry"))!, "password")).toBe(aws.tokens().at(-1)!.password)
       } finally {
         await stopAndCheckLog(p)
@@ -216,7 +322,9 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
       expect(denied.message).toContain("assumed-role/aicr-noperm/")
       const stale = await untilReady((x) => x.reason === "RegistryCredentialsStale", "RegistryCredentialsStale after the expiry", 40_000)
       expect(Date.now()).toBeGreaterThanOrEqual(expiry)
-      expect(stale.message).toContain(`expired at ${new Date(expiry).toISOString().replace(".000Z", "Z")} and no new one could be minted: AWS denied ecr:GetAuthorizationToken`)
+      expect(stale.message).toContain(
+        `expired at ${new Date(expiry).toISOString().replace(".000Z", "Z")} and no new one could be minted: AWS denied ecr:GetAuthorizationToken`,
+      )
     } finally {
       await stopAndCheckLog(p)
     }

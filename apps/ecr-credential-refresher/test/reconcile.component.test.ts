@@ -13,7 +13,13 @@ import { Ecr, type EcrShape, makeMintState, MintState, type Token } from "../src
 import { parseSettings, RefresherConfig, type RefresherSettings } from "../src/config"
 import { contract } from "../src/contract"
 import {
-  AccessDeniedError, AwsUnavailableError, CredentialsRejectedError, type MintError, NoAwsIdentityError, ThrottledError, TokenInvalidError,
+  AccessDeniedError,
+  AwsUnavailableError,
+  CredentialsRejectedError,
+  type MintError,
+  NoAwsIdentityError,
+  ThrottledError,
+  TokenInvalidError,
 } from "../src/errors"
 import { reconcile } from "../src/reconcile"
 import { dockerConfigSecret, type Secret } from "../src/secrets"
@@ -75,7 +81,8 @@ const setup = (settings: RefresherSettings = aws, ttlMs?: number) => {
 }
 
 const at = <A, E, R>(body: Effect.Effect<A, E, R>) => TestClock.setTime(T0).pipe(Effect.andThen(body))
-const delayOf = (exit: Exit.Exit<unknown, unknown>) => (Exit.isSuccess(exit) && (exit.value as { _tag: string })._tag === "After" ? Duration.toMillis((exit.value as { delay: Duration.Duration }).delay) : undefined)
+const delayOf = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isSuccess(exit) && (exit.value as { _tag: string })._tag === "After" ? Duration.toMillis((exit.value as { delay: Duration.Duration }).delay) : undefined
 
 describe("ecr-credential-refresher reconcile (aws)", () => {
   it.effect("first visit: mints at start, writes both Secrets and RegistryCredentialsReady=True/TokenRefreshed, requeues before the 6 h interval", () =>
@@ -85,12 +92,19 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
         const exit = yield* t.run
         expect(t.ecr.calls()).toBe(1)
         expect(t.ready()).toEqual({
-          type: "RegistryCredentialsReady", status: "True", observedGeneration: 1, lastTransitionTime: "2026-12-02T10:00:00Z", reason: "TokenRefreshed",
+          type: "RegistryCredentialsReady",
+          status: "True",
+          observedGeneration: 1,
+          lastTransitionTime: "2026-12-02T10:00:00Z",
+          reason: "TokenRefreshed",
           message: `ECR token for ${HOST} written to argocd/aicr-registry (Argo CD repo-creds) and aicr-system/aicr-registry-docker-config (pushing components); refreshed before it expires`,
         })
         expect(t.runtime().status!.credentials).toEqual({
-          provider: "aws", secret: { namespace: "argocd", name: "aicr-registry" }, dockerConfigSecret: { namespace: "aicr-system", name: "aicr-registry-docker-config" },
-          expiresAt: "2026-12-02T22:00:00Z", refreshedAt: "2026-12-02T10:00:00Z",
+          provider: "aws",
+          secret: { namespace: "argocd", name: "aicr-registry" },
+          dockerConfigSecret: { namespace: "aicr-system", name: "aicr-registry-docker-config" },
+          expiresAt: "2026-12-02T22:00:00Z",
+          refreshedAt: "2026-12-02T10:00:00Z",
         })
         expect(t.password(t.repoCreds())).toBe("tok-1-s3cr3t")
         expect(t.repoCreds()!.metadata.annotations).toEqual({ "operator.aicr.run/token-expires-at": "2026-12-02T22:00:00Z" })
@@ -100,10 +114,12 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
         expect(delay).toBeLessThanOrEqual(6 * H)
         const secretWrites = t.fake.writes.filter((w) => w.kind === "Secret")
         expect(secretWrites.map((w) => ({ verb: w.verb, manager: w.manager, force: w.force }))).toEqual([
-          { verb: "apply", manager: contract.fieldManager, force: false }, { verb: "apply", manager: contract.fieldManager, force: false },
+          { verb: "apply", manager: contract.fieldManager, force: false },
+          { verb: "apply", manager: contract.fieldManager, force: false },
         ])
       }),
-    ))
+    ),
+  )
 
   it.effect("idempotence: a pass before the refresh time writes nothing and mints nothing", () =>
     at(
@@ -117,7 +133,8 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
         expect(t.ecr.calls()).toBe(1)
         expect(delayOf(exit)).toBeLessThanOrEqual(5 * H)
       }),
-    ))
+    ),
+  )
 
   it.effect("refresh timing: mints again when the requeue comes due, before the token expires, and moves the expiry", () =>
     at(
@@ -132,7 +149,8 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
         expect(expires).toBe(Math.floor((T0 + first + 12 * H) / 1000) * 1000)
         expect(t.ready()).toMatchObject({ status: "True", reason: "TokenRefreshed", lastTransitionTime: "2026-12-02T10:00:00Z" })
       }),
-    ))
+    ),
+  )
 
   it.effect("short tokens refresh a margin before expiry, not at the interval", () =>
     at(
@@ -142,7 +160,8 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
         expect(delay).toBeGreaterThanOrEqual(13_500)
         expect(delay).toBeLessThanOrEqual(15_000)
       }),
-    ))
+    ),
+  )
 
   it.effect("rewrites a Secret that was deleted or edited by hand", () =>
     at(
@@ -155,7 +174,8 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
         expect(t.ecr.calls()).toBe(2)
         expect(t.password(t.repoCreds())).toBe("tok-2-s3cr3t")
       }),
-    ))
+    ),
+  )
 
   it.effect("room: the status apply carries only RegistryCredentialsReady and status.credentials, as aicr-ecr-credential-refresher, without force", () =>
     at(
@@ -168,7 +188,8 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
         expect(Object.keys(body.status).sort()).toEqual(["conditions", "credentials"])
         expect((body.status["conditions"] as Array<{ type: string }>).map((c) => c.type)).toEqual(["RegistryCredentialsReady"])
       }),
-    ))
+    ),
+  )
 
   it.effect("never logs the token, even at trace level", () =>
     at(
@@ -182,16 +203,47 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
           expect(t.lines.join("\n")).not.toContain(secret)
         }
       }),
-    ))
+    ),
+  )
 
   describe("error mapping", () => {
     const cases: Array<{ error: MintError; reason: string; transient: boolean; message: RegExp }> = [
-      { error: new NoAwsIdentityError({ message: "Could not load credentials from any providers" }), reason: "RegistryCredentialsUnavailable", transient: false, message: /No AWS identity.*Pod Identity.*IRSA/u },
-      { error: new AccessDeniedError({ action: "ecr:GetAuthorizationToken", principal: "arn:aws:iam::1:user/x", message: "" }), reason: "Unauthorized", transient: false, message: /AWS denied ecr:GetAuthorizationToken to arn:aws:iam::1:user\/x: attach the chart's files\/ecr-iam-policy\.json/u },
-      { error: new CredentialsRejectedError({ code: "UnrecognizedClientException", message: "" }), reason: "Unauthorized", transient: false, message: /rejected the operator's credentials \(UnrecognizedClientException\)/u },
-      { error: new TokenInvalidError({ message: "ECR returned no usable authorization token" }), reason: "RegistryCredentialsUnavailable", transient: false, message: /no usable authorization token/u },
-      { error: new ThrottledError({ message: "Rate exceeded" }), reason: "Throttled", transient: true, message: /throttled ecr:GetAuthorizationToken: retrying after a transient failure/u },
-      { error: new AwsUnavailableError({ cause: "ECONNREFUSED", message: "" }), reason: "RegistryCredentialsUnavailable", transient: true, message: /retrying after a transient failure: ECONNREFUSED/u },
+      {
+        error: new NoAwsIdentityError({ message: "Could not load credentials from any providers" }),
+        reason: "RegistryCredentialsUnavailable",
+        transient: false,
+        message: /No AWS identity.*Pod Identity.*IRSA/u,
+      },
+      {
+        error: new AccessDeniedError({ action: "ecr:GetAuthorizationToken", principal: "arn:aws:iam::1:user/x", message: "" }),
+        reason: "Unauthorized",
+        transient: false,
+        message: /AWS denied ecr:GetAuthorizationToken to arn:aws:iam::1:user\/x: attach the chart's files\/ecr-iam-policy\.json/u,
+      },
+      {
+        error: new CredentialsRejectedError({ code: "UnrecognizedClientException", message: "" }),
+        reason: "Unauthorized",
+        transient: false,
+        message: /rejected the operator's credentials \(UnrecognizedClientException\)/u,
+      },
+      {
+        error: new TokenInvalidError({ message: "ECR returned no usable authorization token" }),
+        reason: "RegistryCredentialsUnavailable",
+        transient: false,
+        message: /no usable authorization token/u,
+      },
+      {
+        error: new ThrottledError({ message: "Rate exceeded" }),
+        reason: "Throttled",
+        transient: true,
+        message: /throttled ecr:GetAuthorizationToken: retrying after a transient failure/u,
+      },
+      {
+        error: new AwsUnavailableError({ cause: "ECONNREFUSED", message: "" }),
+        reason: "RegistryCredentialsUnavailable",
+        transient: true,
+        message: /retrying after a transient failure: ECONNREFUSED/u,
+      },
     ]
     it.effect.each(cases)("$error._tag on the first mint: False/$reason with a message that says what to fix", ({ error, reason, transient, message }) =>
       at(
@@ -210,7 +262,8 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
           yield* t.run
           expect(t.fake.writes.length).toBe(writes)
         }),
-      ))
+      ),
+    )
 
     it.effect("a failing refresh keeps the written token until it expires, then reports RegistryCredentialsStale naming the cause", () =>
       at(
@@ -227,15 +280,19 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
           t.ecr.failNext(new AccessDeniedError({ action: "ecr:GetAuthorizationToken", principal: undefined, message: "" }))
           yield* t.run
           expect(t.ready()).toMatchObject({
-            status: "False", reason: "RegistryCredentialsStale",
-            message: expect.stringMatching(/^The token in argocd\/aicr-registry and aicr-system\/aicr-registry-docker-config expired at 2026-12-02T10:00:20Z and no new one could be minted: AWS denied ecr:GetAuthorizationToken/u),
+            status: "False",
+            reason: "RegistryCredentialsStale",
+            message: expect.stringMatching(
+              /^The token in argocd\/aicr-registry and aicr-system\/aicr-registry-docker-config expired at 2026-12-02T10:00:20Z and no new one could be minted: AWS denied ecr:GetAuthorizationToken/u,
+            ),
           })
           // Recovery: the next mint is written and the condition is True again.
           yield* t.run
           expect(t.ready()).toMatchObject({ status: "True", reason: "TokenRefreshed" })
           expect(t.password(t.dockerConfig() ? t.repoCreds() : undefined)).toBe("tok-2-s3cr3t")
         }),
-      ))
+      ),
+    )
 
     it.effect("a hand-made docker-config Secret of another type is named, with what to do", () =>
       at(
@@ -245,11 +302,14 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
           const exit = yield* t.run
           expect(delayOf(exit)).toBe(5 * 60_000)
           expect(t.ready()).toMatchObject({
-            status: "False", reason: "RegistryCredentialsUnavailable",
-            message: "Secret aicr-system/aicr-registry-docker-config cannot be written (Invalid): it exists with another type, or another manager owns its fields; delete it and the refresher writes it anew",
+            status: "False",
+            reason: "RegistryCredentialsUnavailable",
+            message:
+              "Secret aicr-system/aicr-registry-docker-config cannot be written (Invalid): it exists with another type, or another manager owns its fields; delete it and the refresher writes it anew",
           })
         }),
-      ))
+      ),
+    )
 
     it.effect("a registry that is not private ECR is refused without calling AWS", () =>
       at(
@@ -259,10 +319,15 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
             const exit = yield* t.run
             expect(exit).toEqual(Exit.succeed({ _tag: "Never" }))
             expect(t.ecr.calls()).toBe(0)
-            expect(t.ready()).toMatchObject({ status: "False", reason: "RegistryUnsupported", message: expect.stringContaining("registry.auth.provider is aws but") })
+            expect(t.ready()).toMatchObject({
+              status: "False",
+              reason: "RegistryUnsupported",
+              message: expect.stringContaining("registry.auth.provider is aws but"),
+            })
           }
         }),
-      ))
+      ),
+    )
 
     it.effect("an API server outage while reading fails the reconcile without a status write", () =>
       at(
@@ -273,7 +338,8 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
           expect(Exit.isFailure(exit) && exit.cause.toString()).toContain("KubeError")
           expect(t.statusWrites()).toHaveLength(0)
         }),
-      ))
+      ),
+    )
   })
 })
 
@@ -288,13 +354,15 @@ describe("ecr-credential-refresher reconcile (static)", () => {
         const exit = yield* t.run
         expect(exit).toEqual(Exit.succeed({ _tag: "OnChange" }))
         expect(t.ready()).toMatchObject({
-          status: "False", reason: "RegistryCredentialsUnavailable",
+          status: "False",
+          reason: "RegistryCredentialsUnavailable",
           message: `Secret aicr-system/aicr-registry-docker-config not found: create it with type kubernetes.io/dockerconfigjson and a login for ${HOST}, or set registry.auth.provider aws`,
         })
         expect(t.fake.writes.filter((w) => w.kind === "Secret")).toHaveLength(0)
         expect(t.ecr.calls()).toBe(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("a usable Secret: True/CredentialsPresent, requeued at its expiry, then stale", () =>
     at(
@@ -302,7 +370,11 @@ describe("ecr-credential-refresher reconcile (static)", () => {
         const t = setup(statik)
         seedDockerConfig(t, dockerConfigSecret(statik.registry, statik.dockerConfig, login))
         const exit = yield* t.run
-        expect(t.ready()).toMatchObject({ status: "True", reason: "CredentialsPresent", message: `Secret aicr-system/aicr-registry-docker-config holds a login for ${HOST}` })
+        expect(t.ready()).toMatchObject({
+          status: "True",
+          reason: "CredentialsPresent",
+          message: `Secret aicr-system/aicr-registry-docker-config holds a login for ${HOST}`,
+        })
         expect(t.runtime().status!.credentials).toEqual({ provider: "static", dockerConfigSecret: statik.dockerConfig, expiresAt: "2026-12-02T11:00:00Z" })
         expect(delayOf(exit)).toBe(H + 1_000)
         t.fake.clearWrites()
@@ -310,10 +382,15 @@ describe("ecr-credential-refresher reconcile (static)", () => {
         expect(t.fake.writes).toHaveLength(0)
         yield* TestClock.adjust(H + 1_000)
         yield* t.run
-        expect(t.ready()).toMatchObject({ status: "False", reason: "RegistryCredentialsStale", message: expect.stringContaining("past its operator.aicr.run/token-expires-at (2026-12-02T11:00:00Z)") })
+        expect(t.ready()).toMatchObject({
+          status: "False",
+          reason: "RegistryCredentialsStale",
+          message: expect.stringContaining("past its operator.aicr.run/token-expires-at (2026-12-02T11:00:00Z)"),
+        })
         expect(t.fake.writes.filter((w) => w.kind === "Secret")).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("a Secret without a login for the registry host is named with what is wrong", () =>
     at(
@@ -321,9 +398,14 @@ describe("ecr-credential-refresher reconcile (static)", () => {
         const t = setup(statik)
         seedDockerConfig(t, dockerConfigSecret({ host: "ghcr.io", prefix: "" }, statik.dockerConfig, login))
         yield* t.run
-        expect(t.ready()).toMatchObject({ status: "False", reason: "RegistryCredentialsUnavailable", message: expect.stringContaining(`its auths have no entry for ${HOST}`) })
+        expect(t.ready()).toMatchObject({
+          status: "False",
+          reason: "RegistryCredentialsUnavailable",
+          message: expect.stringContaining(`its auths have no entry for ${HOST}`),
+        })
       }),
-    ))
+    ),
+  )
 })
 
 it.effect("ignores any runtime not named cluster", () =>
@@ -339,4 +421,5 @@ it.effect("ignores any runtime not named cluster", () =>
     )
     expect(exit).toEqual(Exit.succeed({ _tag: "Never" }))
     expect(t.fake.writes).toHaveLength(0)
-  }))
+  }),
+)

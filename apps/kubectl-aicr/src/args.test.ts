@@ -4,9 +4,17 @@ import { HELP, parseArgs, parseDuration } from "./args"
 describe("parseArgs", () => {
   it("parses the seed's command lines, flags before or after the name", () => {
     expect(parseArgs(["approve", "cluster-1", "--expires", "2h", "--reason", "Maintenance window"])).toMatchObject({
-      _tag: "Run", command: "approve", name: "cluster-1", flags: { expires: "2h", reason: "Maintenance window", operatorNamespace: "aicr-system", dir: "aicr-reproduce" },
+      _tag: "Run",
+      command: "approve",
+      name: "cluster-1",
+      flags: { expires: "2h", reason: "Maintenance window", operatorNamespace: "aicr-system", dir: "aicr-reproduce" },
     })
-    expect(parseArgs(["--context", "prod", "describe", "-o", "yaml", "cluster-1"])).toMatchObject({ _tag: "Run", command: "describe", name: "cluster-1", flags: { context: "prod", output: "yaml" } })
+    expect(parseArgs(["--context", "prod", "describe", "-o", "yaml", "cluster-1"])).toMatchObject({
+      _tag: "Run",
+      command: "describe",
+      name: "cluster-1",
+      flags: { context: "prod", output: "yaml" },
+    })
     expect(parseArgs(["reproduce"])).toMatchObject({ _tag: "Run", command: "reproduce", name: undefined, flags: { plan: undefined } })
     expect(parseArgs(["reproduce", "--plan=sha256:ab"])).toMatchObject({ flags: { plan: "sha256:ab" } })
     expect(parseArgs(["reproduce", "ab12", "-ojson"])).toMatchObject({ flags: { plan: "ab12", output: "json" } })
@@ -27,7 +35,10 @@ describe("parseArgs", () => {
     { argv: ["revoke", "r", "--reason", " "], want: 'revoke needs --reason "…" (why you revoke)' },
     { argv: ["describe"], want: "describe needs a rollout name: kubectl aicr describe ROLLOUT (kubectl get runtimerollouts lists them)" },
     { argv: ["approve", "r", "--reason"], want: "flag --reason needs a value" },
-    { argv: ["frobnicate"], want: 'unknown command "frobnicate"; commands: describe, watch, approve, revoke, acknowledge, evidence, reproduce, completion, help' },
+    {
+      argv: ["frobnicate"],
+      want: 'unknown command "frobnicate"; commands: describe, watch, approve, revoke, acknowledge, evidence, reproduce, completion, help',
+    },
     { argv: ["describe", "r", "--bogus"], want: "unknown flag --bogus; see kubectl aicr --help" },
     { argv: ["describe", "r", "-o", "table"], want: "--output must be json or yaml, not table" },
     { argv: ["describe", "a", "b"], want: "describe takes one name, got a b" },
@@ -37,7 +48,14 @@ describe("parseArgs", () => {
 })
 
 describe("parseDuration", () => {
-  it.each([["2h", 7_200_000], ["90m", 5_400_000], ["1h30m", 5_400_000], ["45s", 45_000], ["1.5h", 5_400_000], ["-1h", -3_600_000], ["1d", 86_400_000]] as const)("%s → %i ms", (text, ms) =>
-    expect(parseDuration(text)).toBe(ms))
+  it.each([
+    ["2h", 7_200_000],
+    ["90m", 5_400_000],
+    ["1h30m", 5_400_000],
+    ["45s", 45_000],
+    ["1.5h", 5_400_000],
+    ["-1h", -3_600_000],
+    ["1d", 86_400_000],
+  ] as const)("%s → %i ms", (text, ms) => expect(parseDuration(text)).toBe(ms))
   it.each(["", "2", "h", "2 hours", "1h-5m"])("refuses %j", (text) => expect(parseDuration(text)).toBeUndefined())
 })

@@ -28,7 +28,17 @@ export type Parsed =
 
 /** Flag → whether it takes a value. */
 export const FLAGS = {
-  kubeconfig: true, context: true, output: true, "operator-namespace": true, reason: true, expires: true, dir: true, step: true, plan: true, watch: false, help: false,
+  kubeconfig: true,
+  context: true,
+  output: true,
+  "operator-namespace": true,
+  reason: true,
+  expires: true,
+  dir: true,
+  step: true,
+  plan: true,
+  watch: false,
+  help: false,
 } as const
 type FlagName = keyof typeof FLAGS
 const SHORT: Record<string, FlagName> = { o: "output", h: "help", w: "watch" }
@@ -201,12 +211,15 @@ export const parseArgs = (argv: ReadonlyArray<string>): Parsed => {
   const output = one("output")
   if (output !== undefined && output !== "json" && output !== "yaml") return { _tag: "Usage", message: `--output must be json or yaml, not ${output}` }
   const name = rest[0]
-  if (["describe", "watch", "approve", "revoke", "acknowledge", "evidence"].includes(command) && name === undefined) return { _tag: "Usage", message: `${command} needs a rollout name: kubectl aicr ${command} ROLLOUT (kubectl get runtimerollouts lists them)` }
+  if (["describe", "watch", "approve", "revoke", "acknowledge", "evidence"].includes(command) && name === undefined)
+    return { _tag: "Usage", message: `${command} needs a rollout name: kubectl aicr ${command} ROLLOUT (kubectl get runtimerollouts lists them)` }
   if (command === "completion" && name !== "bash" && name !== "zsh") return { _tag: "Usage", message: "completion needs a shell: bash or zsh" }
   const reason = one("reason")
-  if ((command === "approve" || command === "revoke") && (reason === undefined || reason.trim() === "")) return { _tag: "Usage", message: `${command} needs --reason "…" (why you ${command})` }
+  if ((command === "approve" || command === "revoke") && (reason === undefined || reason.trim() === ""))
+    return { _tag: "Usage", message: `${command} needs --reason "…" (why you ${command})` }
   if (reason !== undefined && reason.length > MAX_REASON) return { _tag: "Usage", message: `--reason is ${reason.length} characters; at most ${MAX_REASON}` }
-  if (command === "reproduce" && name !== undefined && one("plan") !== undefined && name !== one("plan")) return { _tag: "Usage", message: "give the plan once: as PLAN or as --plan" }
+  if (command === "reproduce" && name !== undefined && one("plan") !== undefined && name !== one("plan"))
+    return { _tag: "Usage", message: "give the plan once: as PLAN or as --plan" }
   return {
     _tag: "Run",
     command,

@@ -8,5 +8,10 @@ import { run } from "./program"
 const invokedAs = basename(process.argv[1] ?? "")
 const args = process.argv.slice(2)
 const terminal = { tty: process.stdout.isTTY === true, columns: process.stdout.columns ?? 100 }
-const code = await run(invokedAs.startsWith("kubectl_complete-") ? ["__complete", ...args] : args, (s) => process.stdout.write(s), (s) => process.stderr.write(s), terminal)
+const code = await run(
+  invokedAs.startsWith("kubectl_complete-") ? ["__complete", ...args] : args,
+  (s) => process.stdout.write(s),
+  (s) => process.stderr.write(s),
+  terminal,
+)
 process.exitCode = code

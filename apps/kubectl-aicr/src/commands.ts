@@ -6,8 +6,21 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, LABEL_OUTCOME, LABEL_ROLE, planConfigMapName, readPlanData, Reviews, ROLE_PLAN,
-  RuntimeRolloutKind, SINGLETON_NAME, type ClusterRuntime, type KubeObject, type Plan, type RuntimeRollout,
+  ANNOTATION_DESIRED_STATE_DIGEST,
+  ClusterRuntimeKind,
+  Core,
+  LABEL_OUTCOME,
+  LABEL_ROLE,
+  planConfigMapName,
+  readPlanData,
+  Reviews,
+  ROLE_PLAN,
+  RuntimeRolloutKind,
+  SINGLETON_NAME,
+  type ClusterRuntime,
+  type KubeObject,
+  type Plan,
+  type RuntimeRollout,
 } from "@aicr/api"
 import { toConditionTime } from "@aicr/conditions"
 import type { KubeError, KubeShape } from "@aicr/kube"
@@ -35,9 +48,13 @@ export interface Result_ {
 const iso = (ms: number) => toConditionTime(ms)
 
 const getRollout = (kube: KubeShape, name: string) =>
-  kube.get<RuntimeRollout>(RuntimeRolloutKind, name).pipe(
-    Effect.flatMap((o) => (Option.isSome(o) ? Effect.succeed(o.value) : Effect.fail(new CliError(`runtimerollout "${name}" not found (kubectl get runtimerollouts lists them)`)))),
-  )
+  kube
+    .get<RuntimeRollout>(RuntimeRolloutKind, name)
+    .pipe(
+      Effect.flatMap((o) =>
+        Option.isSome(o) ? Effect.succeed(o.value) : Effect.fail(new CliError(`runtimerollout "${name}" not found (kubectl get runtimerollouts lists them)`)),
+      ),
+    )
 
 /** The caller, as the API server authenticates them. */
 export const whoAmI = (kube: KubeShape) =>
@@ -58,15 +75,26 @@ export const whoAmI = (kube: KubeShape) =>
 const ended = (r: RuntimeRollout) => r.metadata.labels?.[LABEL_OUTCOME]
 
 const lockedPatch = (kube: KubeShape, r: RuntimeRollout, spec: Record<string, unknown>) =>
-  kube.patch<RuntimeRollout>(RuntimeRolloutKind, r.metadata.name, { type: "merge", body: { metadata: { resourceVersion: r.metadata.resourceVersion }, spec } }, { fieldManager: "kubectl-aicr" })
+  kube.patch<RuntimeRollout>(
+    RuntimeRolloutKind,
+    r.metadata.name,
+    { type: "merge", body: { metadata: { resourceVersion: r.metadata.resourceVersion }, spec } },
+    { fieldManager: "kubectl-aicr" },
+  )
 
 /** The rollout's validation evidence, pulled from the registry and checked (report digest, signature presence). */
 export const evidence = (io: Io, name: string): Effect.Effect<Result_, KubeError | CliError> =>
   Effect.gen(function* () {
     const rollout = yield* getRollout(io.kube, name)
     const ref = rollout.status?.validation?.evidenceRef
-    if (ref === undefined) return yield* Effect.fail(new CliError(`rollout ${name} has no evidence yet (status.validation.evidenceRef is empty): kubectl aicr describe ${name} shows its validation`))
-    const files = yield* Effect.tryPromise({ try: () => pullEvidence(ref), catch: (e) => new CliError(`cannot pull ${ref}: ${e instanceof Error ? e.message : String(e)}`) })
+    if (ref === undefined)
+      return yield* Effect.fail(
+        new CliError(`rollout ${name} has no evidence yet (status.validation.evidenceRef is empty): kubectl aicr describe ${name} shows its validation`),
+      )
+    const files = yield* Effect.tryPromise({
+      try: () => pullEvidence(ref),
+      catch: (e) => new CliError(`cannot pull ${ref}: ${e instanceof Error ? e.message : String(e)}`),
+    })
     const doc = readEvidence(files)
     if (!doc.reportMatches) return yield* Effect.fail(new CliError(`${evidenceText(doc)}the evidence's report does not match its binding: it was altered`))
     return { doc, text: evidenceText(doc) }
@@ -82,11 +110,12 @@ export const describe = (io: Io, name: string, flags: Flags): Effect.Effect<Resu
         Effect.map(Option.getOrUndefined),
         Effect.catchReason("KubeError", "Forbidden", (r) => Effect.succeed({ forbidden: r.message })),
       )
-      assessment = cm === undefined
-        ? { configMap: cmName, components: [], note: `ConfigMap ${flags.operatorNamespace}/${cmName} not found` }
-        : "forbidden" in cm
-          ? { configMap: cmName, components: [], note: `cannot read the assessment: ${String(cm.forbidden)}` }
-          : { configMap: cmName, ...readAssessment(cm.data?.["assessment.json"]) }
+      assessment =
+        cm === undefined
+          ? { configMap: cmName, components: [], note: `ConfigMap ${flags.operatorNamespace}/${cmName} not found` }
+          : "forbidden" in cm
+            ? { configMap: cmName, components: [], note: `cannot read the assessment: ${String(cm.forbidden)}` }
+            : { configMap: cmName, ...readAssessment(cm.data?.["assessment.json"]) }
     }
     const doc: DescribeDoc = { rollout, assessment }
     return { doc, text: describeText(doc) }
@@ -99,7 +128,8 @@ export const approve = (io: Io, name: string, flags: Flags): Effect.Effect<Resul
     const deadline = Date.parse(r.spec.deadline)
     if (ended(r)) return yield* Effect.fail(new CliError(`rollout ${name} has ended (${ended(r)}); a retry is a new rollout`))
     if (r.spec.revocation) return yield* Effect.fail(new CliError(`rollout ${name} was revoked by ${r.spec.revocation.revokedBy}; a retry is a new rollout`))
-    if (r.spec.approval) return yield* Effect.fail(new CliError(`rollout ${name} is already approved by ${r.spec.approval.approvedBy} (approvals are set once)`))
+    if (r.spec.approval)
+      return yield* Effect.fail(new CliError(`rollout ${name} is already approved by ${r.spec.approval.approvedBy} (approvals are set once)`))
     if (!r.spec.requiresApproval) return yield* Effect.fail(new CliError(`rollout ${name} needs no approval (spec.requiresApproval is false)`))
     if (now >= deadline) return yield* Effect.fail(new CliError(`rollout ${name} expired at its deadline ${r.spec.deadline}; a retry is a new rollout`))
     let expiresAt = deadline
@@ -110,9 +140,17 @@ export const approve = (io: Io, name: string, flags: Flags): Effect.Effect<Resul
       expiresAt = Math.min(now + ms, deadline)
     }
     const me = yield* whoAmI(io.kube)
-    if (r.spec.requestedBy === me.username) return yield* Effect.fail(new CliError(`you (${me.username}) requested this change: nobody approves their own runtime edit; ask another approver`))
+    if (r.spec.requestedBy === me.username)
+      return yield* Effect.fail(new CliError(`you (${me.username}) requested this change: nobody approves their own runtime edit; ask another approver`))
     const approvedAt = Math.floor(now / 1000) * 1000
-    const approval = { approvedBy: me.username, groups: me.groups.slice(0, 32), reason: flags.reason!, approvedAt: iso(approvedAt), expiresAt: iso(Math.max(expiresAt, approvedAt + 1000)), toDigest: r.spec.toDigest }
+    const approval = {
+      approvedBy: me.username,
+      groups: me.groups.slice(0, 32),
+      reason: flags.reason!,
+      approvedAt: iso(approvedAt),
+      expiresAt: iso(Math.max(expiresAt, approvedAt + 1000)),
+      toDigest: r.spec.toDigest,
+    }
     const written = yield* lockedPatch(io.kube, r, { approval })
     const capped = flags.expires !== undefined && expiresAt === deadline ? " (capped at the rollout's deadline)" : ""
     return { doc: written, text: `runtimerollout.operator.aicr.run/${name} approved by ${me.username} until ${approval.expiresAt}${capped}\n` }
@@ -138,7 +176,8 @@ export const acknowledge = (io: Io, name: string, flags: Flags): Effect.Effect<R
     const steps = [...new Set(flags.step ?? pending)]
     if (steps.length === 0) return yield* Effect.fail(new CliError(`no step of rollout ${name} waits for an acknowledgement; name one with --step RELEASE`))
     const again = steps.filter((s) => done.has(s))
-    if (again.length > 0) return yield* Effect.fail(new CliError(`step ${again.join(", ")} of rollout ${name} is already acknowledged (acknowledgements are append-only)`))
+    if (again.length > 0)
+      return yield* Effect.fail(new CliError(`step ${again.join(", ")} of rollout ${name} is already acknowledged (acknowledgements are append-only)`))
     const me = yield* whoAmI(io.kube)
     const at = iso(yield* Clock.currentTimeMillis)
     const entries = steps.map((step) => ({ step, acknowledgedBy: me.username, at, ...(flags.reason ? { reason: flags.reason.slice(0, MAX_REASON) } : {}) }))
@@ -152,7 +191,11 @@ export const acknowledge = (io: Io, name: string, flags: Flags): Effect.Effect<R
     return { doc: written, text: `runtimerollout.operator.aicr.run/${name} acknowledged ${steps.join(", ")} by ${me.username}\n` }
   })
 
-const findPlan = (kube: KubeShape, ns: string, wanted: string | undefined): Effect.Effect<{ digest: string; active: boolean; plan: Plan }, KubeError | CliError> =>
+const findPlan = (
+  kube: KubeShape,
+  ns: string,
+  wanted: string | undefined,
+): Effect.Effect<{ digest: string; active: boolean; plan: Plan }, KubeError | CliError> =>
   Effect.gen(function* () {
     let digest = wanted
     let active = false
@@ -160,7 +203,10 @@ const findPlan = (kube: KubeShape, ns: string, wanted: string | undefined): Effe
       const rt = yield* kube.get<ClusterRuntime>(ClusterRuntimeKind, SINGLETON_NAME)
       if (Option.isNone(rt)) return yield* Effect.fail(new CliError(`clusterruntime "${SINGLETON_NAME}" not found`))
       digest = rt.value.status?.plans?.active
-      if (digest === undefined) return yield* Effect.fail(new CliError(`clusterruntime ${SINGLETON_NAME} has no active plan yet (status.plans.active); name a plan: kubectl aicr reproduce sha256:…`))
+      if (digest === undefined)
+        return yield* Effect.fail(
+          new CliError(`clusterruntime ${SINGLETON_NAME} has no active plan yet (status.plans.active); name a plan: kubectl aicr reproduce sha256:…`),
+        )
       active = true
     }
     const full = digest.startsWith("sha256:") ? digest : `sha256:${digest}`
@@ -170,10 +216,16 @@ const findPlan = (kube: KubeShape, ns: string, wanted: string | undefined): Effe
     } else {
       const plans = (yield* kube.list<ConfigMap>(Core.ConfigMap, { namespace: ns, labelSelector: `${LABEL_ROLE}=${ROLE_PLAN}` })).items
       const hits = plans.filter((p) => (p.metadata.annotations?.[ANNOTATION_DESIRED_STATE_DIGEST] ?? "").startsWith(full))
-      if (hits.length > 1) return yield* Effect.fail(new CliError(`plan prefix ${digest} is ambiguous: ${hits.map((h) => h.metadata.annotations![ANNOTATION_DESIRED_STATE_DIGEST]).join(", ")}`))
+      if (hits.length > 1)
+        return yield* Effect.fail(
+          new CliError(`plan prefix ${digest} is ambiguous: ${hits.map((h) => h.metadata.annotations![ANNOTATION_DESIRED_STATE_DIGEST]).join(", ")}`),
+        )
       cm = hits[0]
     }
-    if (cm === undefined) return yield* Effect.fail(new CliError(`plan ${digest} not found in namespace ${ns} (kubectl get configmaps -n ${ns} -l ${LABEL_ROLE}=${ROLE_PLAN} lists the plans)`))
+    if (cm === undefined)
+      return yield* Effect.fail(
+        new CliError(`plan ${digest} not found in namespace ${ns} (kubectl get configmaps -n ${ns} -l ${LABEL_ROLE}=${ROLE_PLAN} lists the plans)`),
+      )
     const read = readPlanData(cm.data, cm.metadata.annotations?.[ANNOTATION_DESIRED_STATE_DIGEST] ?? full)
     if (Result.isFailure(read)) return yield* Effect.fail(new CliError(`plan ConfigMap ${ns}/${cm.metadata.name} is unreadable: ${read.failure}`))
     return { digest: read.success.desiredStateDigest, active, plan: read.success }
@@ -181,7 +233,15 @@ const findPlan = (kube: KubeShape, ns: string, wanted: string | undefined): Effe
 
 /** Flags of the recorded argv that say where the recipe comes from and where the bundle goes, with whether they take a value. */
 const LOCATION_FLAGS: Readonly<Record<string, boolean>> = {
-  "--recipe": true, "-r": true, "--output": true, "-o": true, "--image-refs": true, "--kubeconfig": true, "-k": true, "--plain-http": false, "--insecure-tls": false,
+  "--recipe": true,
+  "-r": true,
+  "--output": true,
+  "-o": true,
+  "--image-refs": true,
+  "--kubeconfig": true,
+  "-k": true,
+  "--plain-http": false,
+  "--insecure-tls": false,
 }
 
 /**
@@ -213,10 +273,12 @@ export const reproduce = (io: Io, _name: string | undefined, flags: Flags): Effe
     const ns = flags.operatorNamespace
     const { digest, active, plan } = yield* findPlan(io.kube, ns, flags.plan)
     const recipeRef = plan.content.find((c) => c.key === "recipe.json")
-    if (recipeRef === undefined) return yield* Effect.fail(new CliError(`plan ${digest} names no recipe (content recipe.json); it was not rendered from a recipe (source ${plan.source})`))
+    if (recipeRef === undefined)
+      return yield* Effect.fail(new CliError(`plan ${digest} names no recipe (content recipe.json); it was not rendered from a recipe (source ${plan.source})`))
     const content = Option.getOrUndefined(yield* io.kube.get<ConfigMap>(Core.ConfigMap, `${ns}/${recipeRef.configMap}`))
     const recipe = content?.data?.["recipe.json"]
-    if (recipe === undefined) return yield* Effect.fail(new CliError(`the recipe of plan ${digest} is missing: ConfigMap ${ns}/${recipeRef.configMap} has no recipe.json`))
+    if (recipe === undefined)
+      return yield* Effect.fail(new CliError(`the recipe of plan ${digest} is missing: ConfigMap ${ns}/${recipeRef.configMap} has no recipe.json`))
     mkdirSync(flags.dir, { recursive: true })
     const file = join(flags.dir, "recipe.json")
     writeFileSync(file, recipe)

@@ -2,14 +2,42 @@ import { createHash } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import { evidenceText, readEvidence } from "./evidence"
 
-const ctrf = Buffer.from(JSON.stringify({ reportFormat: "CTRF", results: { tests: [{ name: "operator-health", status: "passed", duration: 412, stdout: ["gpu-operator-7c9d: Running"] }, { name: "check-nvidia-smi", status: "skipped", duration: 3, message: "no GPU nodes" }] } }))
+const ctrf = Buffer.from(
+  JSON.stringify({
+    reportFormat: "CTRF",
+    results: {
+      tests: [
+        { name: "operator-health", status: "passed", duration: 412, stdout: ["gpu-operator-7c9d: Running"] },
+        { name: "check-nvidia-smi", status: "skipped", duration: 3, message: "no GPU nodes" },
+      ],
+    },
+  }),
+)
 const binding = (digest: string) =>
-  Buffer.from(JSON.stringify({
-    rollout: { name: "cluster-3f2a9c1d0e4b-1", toDigest: "sha256:3f2a" }, plan: { desiredStateDigest: "sha256:3f2a" }, bundle: { ref: "r/aicr/cluster/bundles/cluster:input-1", digest: "sha256:b" },
-    approval: { approvedBy: "approver", groups: ["aicr-approvers"], reason: "first install", approvedAt: "2026-12-03T07:00:00Z", expiresAt: "2026-12-03T09:00:00Z" },
-    aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" }, validators: ["ghcr.io/nvidia/aicr-validators/deployment:v0.11.1"],
-    run: { id: "aicr-validate-0123456789ab", result: "Passed", reason: "ValidationPassed", startedAt: "2026-12-03T07:10:00Z", completedAt: "2026-12-03T07:10:40Z" }, report: { digest },
-  }))
+  Buffer.from(
+    JSON.stringify({
+      rollout: { name: "cluster-3f2a9c1d0e4b-1", toDigest: "sha256:3f2a" },
+      plan: { desiredStateDigest: "sha256:3f2a" },
+      bundle: { ref: "r/aicr/cluster/bundles/cluster:input-1", digest: "sha256:b" },
+      approval: {
+        approvedBy: "approver",
+        groups: ["aicr-approvers"],
+        reason: "first install",
+        approvedAt: "2026-12-03T07:00:00Z",
+        expiresAt: "2026-12-03T09:00:00Z",
+      },
+      aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" },
+      validators: ["ghcr.io/nvidia/aicr-validators/deployment:v0.11.1"],
+      run: {
+        id: "aicr-validate-0123456789ab",
+        result: "Passed",
+        reason: "ValidationPassed",
+        startedAt: "2026-12-03T07:10:00Z",
+        completedAt: "2026-12-03T07:10:40Z",
+      },
+      report: { digest },
+    }),
+  )
 const sha = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`
 
 describe("kubectl aicr evidence", () => {

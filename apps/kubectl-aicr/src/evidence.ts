@@ -34,7 +34,13 @@ interface Binding {
   readonly rollout?: { readonly name?: string; readonly toDigest?: string }
   readonly plan?: { readonly desiredStateDigest?: string }
   readonly bundle?: { readonly ref?: string; readonly digest?: string }
-  readonly approval?: { readonly approvedBy?: string; readonly groups?: string[]; readonly reason?: string; readonly approvedAt?: string; readonly expiresAt?: string }
+  readonly approval?: {
+    readonly approvedBy?: string
+    readonly groups?: string[]
+    readonly reason?: string
+    readonly approvedAt?: string
+    readonly expiresAt?: string
+  }
   readonly aicr?: { readonly version?: string; readonly image?: string }
   readonly validators?: string[]
   readonly run?: { readonly id?: string; readonly result?: string; readonly reason?: string; readonly startedAt?: string; readonly completedAt?: string }
@@ -59,7 +65,13 @@ export const readEvidence = (e: EvidenceFiles): EvidenceDoc => {
   const ctrf = e.files["ctrf.json"]
   const report = JSON.parse((ctrf ?? Buffer.from("{}")).toString("utf8")) as Ctrf
   const digest = ctrf === undefined ? undefined : `sha256:${createHash("sha256").update(ctrf).digest("hex")}`
-  return { ref: e.ref, binding, report, reportMatches: digest !== undefined && digest === binding.report?.digest, signed: e.files["binding.json.sig"] !== undefined }
+  return {
+    ref: e.ref,
+    binding,
+    report,
+    reportMatches: digest !== undefined && digest === binding.report?.digest,
+    signed: e.files["binding.json.sig"] !== undefined,
+  }
 }
 
 export const evidenceText = (d: EvidenceDoc): string => {

@@ -19,14 +19,27 @@ const complete = async (words: ReadonlyArray<string>): Promise<string> => {
   const before = words.slice(0, -1)
   const previous = before.at(-1)
   const directive = ":4"
-  if (current.startsWith("-")) return [...Object.keys(FLAGS).map((f) => `--${f}`).filter((f) => f.startsWith(current)), directive].join("\n")
+  if (current.startsWith("-"))
+    return [
+      ...Object.keys(FLAGS)
+        .map((f) => `--${f}`)
+        .filter((f) => f.startsWith(current)),
+      directive,
+    ].join("\n")
   if (previous === "-o" || previous === "--output") return ["json", "yaml", directive].join("\n")
   if (previous === "--dir") return ":0"
-  const positional = before.filter((w, i) => !w.startsWith("-") && !(i > 0 && /^--?(kubeconfig|context|o|output|operator-namespace|reason|expires|dir|step|plan)$/u.test(before[i - 1]!)))
+  const positional = before.filter(
+    (w, i) => !w.startsWith("-") && !(i > 0 && /^--?(kubeconfig|context|o|output|operator-namespace|reason|expires|dir|step|plan)$/u.test(before[i - 1]!)),
+  )
   if (positional.length === 0) return [...COMMANDS.filter((c) => c.startsWith(current)), directive].join("\n")
   if (positional.length === 1 && ["describe", "watch", "approve", "revoke", "acknowledge", "evidence"].includes(positional[0]!)) {
-    const flag = (name: string) => { const i = before.indexOf(`--${name}`); return i >= 0 ? before[i + 1] : undefined }
-    const names = await Effect.runPromise(rolloutNames(kubeOf(flag("kubeconfig"), flag("context"))).pipe(Effect.catchCause(() => Effect.succeed([] as string[]))))
+    const flag = (name: string) => {
+      const i = before.indexOf(`--${name}`)
+      return i >= 0 ? before[i + 1] : undefined
+    }
+    const names = await Effect.runPromise(
+      rolloutNames(kubeOf(flag("kubeconfig"), flag("context"))).pipe(Effect.catchCause(() => Effect.succeed([] as string[]))),
+    )
     return [...names.filter((n) => n.startsWith(current)), directive].join("\n")
   }
   if (positional[0] === "completion") return ["bash", "zsh", directive].join("\n")
@@ -39,7 +52,12 @@ export interface Terminal {
   readonly columns: number
 }
 
-export const run = async (argv: ReadonlyArray<string>, write: (s: string) => void, writeErr: (s: string) => void, terminal: Terminal = { tty: false, columns: 100 }): Promise<number> => {
+export const run = async (
+  argv: ReadonlyArray<string>,
+  write: (s: string) => void,
+  writeErr: (s: string) => void,
+  terminal: Terminal = { tty: false, columns: 100 },
+): Promise<number> => {
   if (argv[0] === "__complete") {
     write((await complete(argv.slice(1))) + "\n")
     return 0
@@ -79,4 +97,3 @@ export const run = async (argv: ReadonlyArray<string>, write: (s: string) => voi
   }
   return fail(Cause.squash(exit.cause))
 }
-

@@ -42,7 +42,9 @@ export const readAssessment = (json: string | undefined): { components: Componen
     return { components: [], note: "assessment.json is not JSON" }
   }
   const r = raw as Record<string, unknown>
-  const list = (Array.isArray(r["components"]) ? r["components"] : Array.isArray(r["results"]) ? r["results"] : Array.isArray(raw) ? raw : []) as Array<Record<string, unknown>>
+  const list = (Array.isArray(r["components"]) ? r["components"] : Array.isArray(r["results"]) ? r["results"] : Array.isArray(raw) ? raw : []) as Array<
+    Record<string, unknown>
+  >
   const components = list.flatMap((c): ComponentAssessment[] => {
     const name = str(c["name"]) ?? str(c["component"])
     // Added and removed components carry no verdict in upgrade-check's report: show the change instead.
@@ -53,15 +55,27 @@ export const readAssessment = (json: string | undefined): { components: Componen
     // upgrade-check's steps: a list already filtered to one deployer, or a map of deployer → list.
     const raw = c["steps"] ?? []
     const groups = Array.isArray(raw) ? [raw] : Object.values(raw as Record<string, unknown>)
-    const steps = groups.flatMap((g) => (Array.isArray(g) ? g : [])).map((s) => str((s as Record<string, unknown>)["description"]) ?? "").filter((s) => s !== "")
+    const steps = groups
+      .flatMap((g) => (Array.isArray(g) ? g : []))
+      .map((s) => str((s as Record<string, unknown>)["description"]) ?? "")
+      .filter((s) => s !== "")
     return [{ name, from, to, verdict, jump: jumpOf(from, to), ...(steps.length > 0 ? { steps } : {}) }]
   })
-  return components.length > 0 ? { components: components.sort((a, b) => (a.name < b.name ? -1 : 1)) } : { components, note: "the assessment report lists no components" }
+  return components.length > 0
+    ? { components: components.sort((a, b) => (a.name < b.name ? -1 : 1)) }
+    : { components, note: "the assessment report lists no components" }
 }
 
 const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string[] => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)))
-  return rows.map((r) => "  " + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd())
+  return rows.map(
+    (r) =>
+      "  " +
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+        .join("  ")
+        .trimEnd(),
+  )
 }
 
 /** `describe`'s text. */
@@ -78,13 +92,22 @@ export const describeText = (d: DescribeDoc): string => {
   out.push(`Outcome:       ${metadata.labels?.["operator.aicr.run/outcome"] ?? "(in progress)"}`)
   out.push("", "Conditions:")
   const conds = status?.conditions ?? []
-  out.push(...(conds.length > 0 ? table([["TYPE", "STATUS", "REASON", "MESSAGE"], ...conds.map((c) => [c.type, c.status, c.reason, c.message])]) : ["  (none reported yet)"]))
+  out.push(
+    ...(conds.length > 0
+      ? table([["TYPE", "STATUS", "REASON", "MESSAGE"], ...conds.map((c) => [c.type, c.status, c.reason, c.message])])
+      : ["  (none reported yet)"]),
+  )
   out.push("", "Approval:")
   if (!spec.requiresApproval) out.push("  not required (spec.requiresApproval is false)")
   else if (spec.approval === undefined) out.push(`  none yet${cond("Approved")?.message ? `: ${cond("Approved")!.message}` : ""}`)
   else {
     const a = spec.approval
-    out.push(`  Approved by: ${a.approvedBy}${a.groups?.length ? ` (groups ${a.groups.join(", ")})` : ""}`, `  Reason:      ${a.reason}`, `  Approved at: ${a.approvedAt}`, `  Expires at:  ${a.expiresAt}`)
+    out.push(
+      `  Approved by: ${a.approvedBy}${a.groups?.length ? ` (groups ${a.groups.join(", ")})` : ""}`,
+      `  Reason:      ${a.reason}`,
+      `  Approved at: ${a.approvedAt}`,
+      `  Expires at:  ${a.expiresAt}`,
+    )
   }
   if (spec.revocation) out.push(`  Revoked by:  ${spec.revocation.revokedBy} at ${spec.revocation.revokedAt}: ${spec.revocation.reason}`)
   const pending = status?.approval?.pendingAcknowledgements ?? []
@@ -94,19 +117,40 @@ export const describeText = (d: DescribeDoc): string => {
     for (const a of acks) out.push(`  ${a.step}: by ${a.acknowledgedBy} at ${a.at}${a.reason ? ` (${a.reason})` : ""}`)
     for (const p of pending) out.push(`  ${p}: waiting (kubectl aicr acknowledge ${metadata.name} --step ${p})`)
   }
-  out.push("", `Steps:${status?.steps ? ` ${status.steps.done}/${status.steps.total} done${status.steps.current ? `, current ${status.steps.current}` : ""}` : ""}`)
+  out.push(
+    "",
+    `Steps:${status?.steps ? ` ${status.steps.done}/${status.steps.total} done${status.steps.current ? `, current ${status.steps.current}` : ""}` : ""}`,
+  )
   const steps = status?.steps?.items ?? []
   // Before the step executor reports, the steps the planner planned (spec.steps), all pending.
-  const planned = (spec.steps ?? []).map((s, i) => ({ index: i + 1, release: s.release, namespace: s.namespace, action: s.action, verdict: s.verdict, state: "Pending", message: s.from || s.to ? `${s.from ?? "-"} → ${s.to ?? "-"}` : "" }))
+  const planned = (spec.steps ?? []).map((s, i) => ({
+    index: i + 1,
+    release: s.release,
+    namespace: s.namespace,
+    action: s.action,
+    verdict: s.verdict,
+    state: "Pending",
+    message: s.from || s.to ? `${s.from ?? "-"} → ${s.to ?? "-"}` : "",
+  }))
   const shown = steps.length > 0 ? steps : planned
-  out.push(...(shown.length > 0
-    ? table([["#", "RELEASE", "NAMESPACE", "ACTION", "VERDICT", "STATE", "MESSAGE"], ...shown.map((s) => [String(s.index), s.release, s.namespace, s.action, s.verdict ?? "-", s.state, s.message ?? ""])])
-    : ["  (no steps reported yet)"]))
+  out.push(
+    ...(shown.length > 0
+      ? table([
+          ["#", "RELEASE", "NAMESPACE", "ACTION", "VERDICT", "STATE", "MESSAGE"],
+          ...shown.map((s) => [String(s.index), s.release, s.namespace, s.action, s.verdict ?? "-", s.state, s.message ?? ""]),
+        ])
+      : ["  (no steps reported yet)"]),
+  )
   out.push("", `Assessment:${d.assessment.configMap ? ` (ConfigMap ${d.assessment.configMap})` : ""}`)
   const v = status?.assessment?.verdicts
   if (v) out.push(`  verdicts: safe ${v.safe}, manual ${v.manual}, blocked ${v.blocked}, unknown ${v.unknown}, unversioned ${v.unversioned}`)
   if (d.assessment.components.length > 0) {
-    out.push(...table([["COMPONENT", "FROM", "TO", "JUMP", "VERDICT"], ...d.assessment.components.map((c) => [c.name, c.from ?? "-", c.to ?? "-", c.jump ?? "-", c.verdict])]))
+    out.push(
+      ...table([
+        ["COMPONENT", "FROM", "TO", "JUMP", "VERDICT"],
+        ...d.assessment.components.map((c) => [c.name, c.from ?? "-", c.to ?? "-", c.jump ?? "-", c.verdict]),
+      ]),
+    )
     for (const c of d.assessment.components.filter((x) => x.steps)) for (const s of c.steps!) out.push(`    ${c.name}: ${s}`)
   } else if (d.assessment.note) out.push(`  ${d.assessment.note}`)
   out.push("", "Validation:")
@@ -117,8 +161,12 @@ export const describeText = (d: DescribeDoc): string => {
   }
   const val = status?.validation
   if (val) {
-    const checks = val.checks ? ` (checks: ${val.checks.passed} passed, ${val.checks.failed} failed, ${val.checks.skipped} skipped, ${val.checks.other} other)` : ""
-    out.push(`  run ${val.runID ?? "-"}: ${val.result ?? "running"}${checks}${val.startedAt ? `, started ${val.startedAt}` : ""}${val.completedAt ? `, completed ${val.completedAt}` : ""}`)
+    const checks = val.checks
+      ? ` (checks: ${val.checks.passed} passed, ${val.checks.failed} failed, ${val.checks.skipped} skipped, ${val.checks.other} other)`
+      : ""
+    out.push(
+      `  run ${val.runID ?? "-"}: ${val.result ?? "running"}${checks}${val.startedAt ? `, started ${val.startedAt}` : ""}${val.completedAt ? `, completed ${val.completedAt}` : ""}`,
+    )
     if (val.evidenceRef) out.push(`  evidence ${val.evidenceRef} (kubectl aicr evidence ${metadata.name})`)
   } else if (!status?.conditions?.some((x) => x.type === "Validated")) out.push("  (not run yet)")
   return out.join("\n") + "\n"

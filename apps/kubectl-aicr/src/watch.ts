@@ -83,10 +83,11 @@ export const frame = (r: RuntimeRollout, now: number, columns = 100): string => 
       }
     }
   }
-  const said = outcome !== undefined ? conditionOf(r, "Ready") ?? progressing : progressing
+  const said = outcome !== undefined ? (conditionOf(r, "Ready") ?? progressing) : progressing
   if (said !== undefined) lines.push(`${said.type}: ${said.status} ${said.reason}: ${said.message}`)
   const v = r.status?.validation
-  if (v?.result !== undefined || v?.runID !== undefined) lines.push(`validation: ${v.result ?? "running"}${v.runID ? ` (run ${v.runID})` : ""}${v.evidenceRef ? `, evidence ${v.evidenceRef}` : ""}`)
+  if (v?.result !== undefined || v?.runID !== undefined)
+    lines.push(`validation: ${v.result ?? "running"}${v.runID ? ` (run ${v.runID})` : ""}${v.evidenceRef ? `, evidence ${v.evidenceRef}` : ""}`)
   // Each line cut to the terminal's width (a wrapped line would break the redraw), marked with an ellipsis.
   const fit = (text: string) => (text.length < columns ? text : `${text.slice(0, Math.max(39, columns - 2))}…`)
   return `${lines.map(fit).join("\n")}\n`
@@ -98,8 +99,11 @@ export const line = (r: RuntimeRollout): string => {
   const current = steps?.items?.find((s) => s.state !== "Ready" && s.state !== "Pending" && s.state !== "Skipped")
   const outcome = r.metadata.labels?.[LABEL_OUTCOME]
   const progressing = conditionOf(r, "Progressing")
-  if (outcome !== undefined) return `${r.metadata.name} ended ${outcome}: ${steps?.done ?? 0}/${steps?.total ?? 0} steps ready${progressing ? `; ${progressing.reason}: ${progressing.message}` : ""}`
-  const where = current ? `${current.index}/${steps?.total ?? 0} ${current.release} (${current.action}) ${current.state}` : `${steps?.done ?? 0}/${steps?.total ?? 0} ready`
+  if (outcome !== undefined)
+    return `${r.metadata.name} ended ${outcome}: ${steps?.done ?? 0}/${steps?.total ?? 0} steps ready${progressing ? `; ${progressing.reason}: ${progressing.message}` : ""}`
+  const where = current
+    ? `${current.index}/${steps?.total ?? 0} ${current.release} (${current.action}) ${current.state}`
+    : `${steps?.done ?? 0}/${steps?.total ?? 0} ready`
   return `${r.metadata.name} ${where}${progressing ? `; ${progressing.reason}` : ""}`
 }
 
@@ -134,23 +138,32 @@ export const follow = (kube: KubeShape, name: string, screen: Screen): Effect.Ef
     })
     yield* draw
     const watching = Effect.gen(function* () {
-      yield* kube.watch<RuntimeRollout>(RuntimeRolloutKind, { fieldSelector: `metadata.name=${name}`, resourceVersion: yield* Ref.get(version), timeoutSeconds: 300 }, (e) =>
-        e.type === "BOOKMARK"
-          ? Ref.set(version, e.resourceVersion)
-          : e.type === "DELETED"
-            ? Effect.sync(() => screen.out(`runtimerollout ${name} was deleted\n`)).pipe(Effect.andThen(Deferred.succeed(ended, "Failed")), Effect.asVoid)
-            : Ref.set(latest, e.object).pipe(Effect.andThen(Ref.set(version, e.object.metadata.resourceVersion ?? "")), Effect.andThen(draw)),
+      yield* kube.watch<RuntimeRollout>(
+        RuntimeRolloutKind,
+        { fieldSelector: `metadata.name=${name}`, resourceVersion: yield* Ref.get(version), timeoutSeconds: 300 },
+        (e) =>
+          e.type === "BOOKMARK"
+            ? Ref.set(version, e.resourceVersion)
+            : e.type === "DELETED"
+              ? Effect.sync(() => screen.out(`runtimerollout ${name} was deleted\n`)).pipe(Effect.andThen(Deferred.succeed(ended, "Failed")), Effect.asVoid)
+              : Ref.set(latest, e.object).pipe(Effect.andThen(Ref.set(version, e.object.metadata.resourceVersion ?? "")), Effect.andThen(draw)),
       )
     }).pipe(
       // A clean end of the stream re-watches from the last version; a version too old relists.
       Effect.catchReason("KubeError", "Gone", () =>
-        kube.list<RuntimeRollout>(RuntimeRolloutKind, { fieldSelector: `metadata.name=${name}` }).pipe(
-          Effect.flatMap((l) =>
-            Ref.set(version, l.resourceVersion).pipe(
-              Effect.andThen(Option.fromNullishOr(l.items[0]).pipe(Option.match({ onNone: () => Effect.void, onSome: (r) => Ref.set(latest, r).pipe(Effect.andThen(draw)) }))),
+        kube
+          .list<RuntimeRollout>(RuntimeRolloutKind, { fieldSelector: `metadata.name=${name}` })
+          .pipe(
+            Effect.flatMap((l) =>
+              Ref.set(version, l.resourceVersion).pipe(
+                Effect.andThen(
+                  Option.fromNullishOr(l.items[0]).pipe(
+                    Option.match({ onNone: () => Effect.void, onSome: (r) => Ref.set(latest, r).pipe(Effect.andThen(draw)) }),
+                  ),
+                ),
+              ),
             ),
           ),
-        ),
       ),
       Effect.repeat(Schedule.forever),
     )

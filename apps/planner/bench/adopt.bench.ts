@@ -31,15 +31,33 @@ const content = readContent(data)
 if (!content.ok) throw new Error(content.why)
 const input = sha256("bench")
 const mirror = mirrorFor(input)
-const composed = composePlan({ runtimeUID: OLD, resolution: { inputDigest: input }, mirror, contentConfigMap: "c", content: content.value, project: "aicr", now: "2026-12-02T00:00:00Z" })
+const composed = composePlan({
+  runtimeUID: OLD,
+  resolution: { inputDigest: input },
+  mirror,
+  contentConfigMap: "c",
+  content: content.value,
+  project: "aicr",
+  now: "2026-12-02T00:00:00Z",
+})
 if (!composed.ok) throw new Error(composed.why)
 const plan = composed.value
 const applications = plan.releases.map((r) => {
   const a = releaseApplication({
-    name: r.name, namespace: "argocd", project: "aicr", release: r.name, destinationNamespace: r.namespace, chartRef: r.chart.ref, chartDigest: r.chart.digest, valuesDigest: r.values.digest,
+    name: r.name,
+    namespace: "argocd",
+    project: "aicr",
+    release: r.name,
+    destinationNamespace: r.namespace,
+    chartRef: r.chart.ref,
+    chartDigest: r.chart.digest,
+    valuesDigest: r.values.digest,
     values: (parse(files[`${r.name}/values.yaml`] ?? "") ?? {}) as Record<string, unknown>,
     labels: { [LABEL_RUNTIME_UID]: OLD, [LABEL_RELEASE]: r.name, [LABEL_PLAN]: planKey(plan.desiredStateDigest) },
-    planDigest: plan.desiredStateDigest, writtenAt: "2026-12-02T00:00:00Z", syncRetries: 2, record: { release: r, plan: plan.releases.map((x) => x.name) },
+    planDigest: plan.desiredStateDigest,
+    writtenAt: "2026-12-02T00:00:00Z",
+    syncRetries: 2,
+    record: { release: r, plan: plan.releases.map((x) => x.name) },
   })
   // The AppProject and destinations do not matter here: Argo CD's controller does not run.
   return a
@@ -49,19 +67,44 @@ const plane = await startControlPlane({ fresh: true, nodes: false })
 const info = plane.info
 const cold: number[] = []
 const warm: number[] = []
-const list = async (path: string) => (expectOk(await kubeRequest(info, { method: "GET", path }), path) as { items: { metadata: { name: string }; spec: { kind: string } }[] }).items
-const adoptExists = () => eventually(async () => (await list(ROLLOUTS)).some((r) => r.spec.kind === "Adopt"), { intervalMs: 5, timeoutMs: 60_000, what: "the Adopt rollout" })
+const list = async (path: string) =>
+  (expectOk(await kubeRequest(info, { method: "GET", path }), path) as { items: { metadata: { name: string }; spec: { kind: string } }[] }).items
+const adoptExists = () =>
+  eventually(async () => (await list(ROLLOUTS)).some((r) => r.spec.kind === "Adopt"), { intervalMs: 5, timeoutMs: 60_000, what: "the Adopt rollout" })
 const reset = async () => {
   for (const r of await list(ROLLOUTS)) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
-  for (const cm of await list(`/api/v1/namespaces/${NS}/configmaps?labelSelector=operator.aicr.run/role`)) await kubeRequest(info, { method: "DELETE", path: `/api/v1/namespaces/${NS}/configmaps/${cm.metadata.name}` })
+  for (const cm of await list(`/api/v1/namespaces/${NS}/configmaps?labelSelector=operator.aicr.run/role`))
+    await kubeRequest(info, { method: "DELETE", path: `/api/v1/namespaces/${NS}/configmaps/${cm.metadata.name}` })
   // The planner's cleanup finalizer would turn the delete into a removal of the stack: it is taken off first.
   await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "runtime gone" })
 }
 const newRuntime = () =>
-  applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { "operator.aicr.run/edited-by": "alice" } }, spec: { intent: "training", validation: { deployment: "Disabled" }, adoption: { fromRuntimeUID: OLD } } }])
-const config = parseConfig("planner", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", NS, "--engine-namespace", "argocd"], {})
+  applyManifests(info, [
+    {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster", annotations: { "operator.aicr.run/edited-by": "alice" } },
+      spec: { intent: "training", validation: { deployment: "Disabled" }, adoption: { fromRuntimeUID: OLD } },
+    },
+  ])
+const config = parseConfig(
+  "planner",
+  [
+    "--kubeconfig",
+    info.kubeconfig,
+    "--leader-elect=false",
+    "--metrics-bind-address=0",
+    "--health-probe-bind-address=0",
+    "--log-level=warn",
+    "--operator-namespace",
+    NS,
+    "--engine-namespace",
+    "argocd",
+  ],
+  {},
+)
 try {
   await applyManifests(info, join(repoRoot(), "crds"))
   await installArgoCdObjects(info)

@@ -29,7 +29,15 @@ const content = readContent(data)
 if (!content.ok) throw new Error(content.why)
 const t0 = performance.now()
 for (let i = 0; i < 200; i++) {
-  const p = composePlan({ runtimeUID: "u", resolution: { inputDigest: sha256("in") }, mirror: mirrorFor(sha256("in")), contentConfigMap: "c", content: content.value, project: "aicr", now: "t" })
+  const p = composePlan({
+    runtimeUID: "u",
+    resolution: { inputDigest: sha256("in") },
+    mirror: mirrorFor(sha256("in")),
+    contentConfigMap: "c",
+    content: content.value,
+    project: "aicr",
+    now: "t",
+  })
   if (!p.ok) throw new Error(p.why)
   planSteps(undefined, p.value, assessWithoutUpgradeCheck(undefined, p.value, version))
 }
@@ -41,24 +49,62 @@ const latencies: number[] = []
 try {
   await applyManifests(info, join(repoRoot(), "crds"))
   await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } }])
-  const config = parseConfig("planner", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", NS, "--stabilization-window", "0"], {})
+  const config = parseConfig(
+    "planner",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--operator-namespace",
+      NS,
+      "--stabilization-window",
+      "0",
+    ],
+    {},
+  )
   const fiber = Effect.runFork(runApp(plannerApp, config))
   for (let i = 0; i < runs; i++) {
-    await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { "operator.aicr.run/edited-by": "alice" } }, spec: { intent: "training", validation: { deployment: "Disabled" } } }])
+    await applyManifests(info, [
+      {
+        apiVersion: "operator.aicr.run/v1alpha1",
+        kind: "ClusterRuntime",
+        metadata: { name: "cluster", annotations: { "operator.aicr.run/edited-by": "alice" } },
+        spec: { intent: "training", validation: { deployment: "Disabled" } },
+      },
+    ])
     const input = sha256(`run-${i}`)
     const cm = contentConfigMapName(input)
-    await applyManifests(info, [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: cm, namespace: NS, labels: { "operator.aicr.run/role": "content" } }, data }])
-    const generation = (expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "runtime") as { metadata: { generation: number } }).metadata.generation
+    await applyManifests(info, [
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: cm, namespace: NS, labels: { "operator.aicr.run/role": "content" } }, data },
+    ])
+    const generation = (expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "runtime") as { metadata: { generation: number } }).metadata
+      .generation
     const at = { observedGeneration: generation, lastTransitionTime: new Date().toISOString(), message: "" }
     const status = (manager: string, s: unknown) =>
-      kubeRequest(info, { method: "PATCH", path: `${RUNTIME}/status?fieldManager=${manager}&force=true`, body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, status: s }, contentType: "application/apply-patch+yaml" })
-    await status("aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version, image: `ghcr.io/nvidia/aicr:${version}` } } })
+      kubeRequest(info, {
+        method: "PATCH",
+        path: `${RUNTIME}/status?fieldManager=${manager}&force=true`,
+        body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, status: s },
+        contentType: "application/apply-patch+yaml",
+      })
+    await status("aicr-resolver", {
+      conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }],
+      resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version, image: `ghcr.io/nvidia/aicr:${version}` } },
+    })
     const start = performance.now()
     await status("aicr-registry-mirror", { conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }], mirror: mirrorFor(input) })
-    await eventually(async () => ((await kubeRequest(info, { method: "GET", path: ROLLOUTS })).body.items as unknown[]).length > 0, { intervalMs: 5, timeoutMs: 30_000, what: "the rollout" })
+    await eventually(async () => ((await kubeRequest(info, { method: "GET", path: ROLLOUTS })).body.items as unknown[]).length > 0, {
+      intervalMs: 5,
+      timeoutMs: 30_000,
+      what: "the rollout",
+    })
     latencies.push(performance.now() - start)
     await kubeRequest(info, { method: "DELETE", path: RUNTIME })
-    for (const r of (await kubeRequest(info, { method: "GET", path: ROLLOUTS })).body.items as { metadata: { name: string } }[]) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
+    for (const r of (await kubeRequest(info, { method: "GET", path: ROLLOUTS })).body.items as { metadata: { name: string } }[])
+      await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
     await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "runtime gone" })
   }
   await Effect.runPromise(Fiber.interrupt(fiber))

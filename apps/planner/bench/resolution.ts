@@ -21,7 +21,27 @@ export interface RealResolution {
 
 export const realResolution = async (version: string, work: string): Promise<RealResolution> => {
   const env = { PATH: process.env.PATH, HOME: work }
-  await run(aicrBinary(version), ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "-t", "json", "-o", join(work, "recipe.json")], { env })
+  await run(
+    aicrBinary(version),
+    [
+      "recipe",
+      "--service",
+      "eks",
+      "--accelerator",
+      "h100",
+      "--os",
+      "ubuntu",
+      "--intent",
+      "training",
+      "--platform",
+      "kubeflow",
+      "-t",
+      "json",
+      "-o",
+      join(work, "recipe.json"),
+    ],
+    { env },
+  )
   await run(aicrBinary(version), ["bundle", "-r", join(work, "recipe.json"), "-o", join(work, "bundle"), "--deployer", "helm"], { env, cwd: work })
   const files: Record<string, string> = {}
   const walk = (d: string) => {
@@ -42,7 +62,12 @@ export const realResolution = async (version: string, work: string): Promise<Rea
     mirrorFor: (input) => ({
       inputDigest: input,
       bundle: `${prefix}/bundles/cluster:input-x@${sha256(input)}`,
-      charts: components.map((c) => ({ release: c.name, ref: c.chart ? `${prefix}/charts/${c.chart}:${c.version}@${sha256(`${c.chart}@${c.version}`)}` : `${prefix}/wrappers/${c.name}:0.0.0-aicr-1@${sha256(c.name)}` })),
+      charts: components.map((c) => ({
+        release: c.name,
+        ref: c.chart
+          ? `${prefix}/charts/${c.chart}:${c.version}@${sha256(`${c.chart}@${c.version}`)}`
+          : `${prefix}/wrappers/${c.name}:0.0.0-aicr-1@${sha256(c.name)}`,
+      })),
     }),
   }
 }

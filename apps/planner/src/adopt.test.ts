@@ -1,4 +1,17 @@
-import { ANNOTATION_EDITED_BY, type ClusterRuntime, desiredStateDigest, LABEL_OUTCOME, LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, type Plan, type PlanRelease, planKey, type RuntimeRollout, sha256 } from "@aicr/api"
+import {
+  ANNOTATION_EDITED_BY,
+  type ClusterRuntime,
+  desiredStateDigest,
+  LABEL_OUTCOME,
+  LABEL_PLAN,
+  LABEL_RELEASE,
+  LABEL_RUNTIME_UID,
+  type Plan,
+  type PlanRelease,
+  planKey,
+  type RuntimeRollout,
+  sha256,
+} from "@aicr/api"
 import { type Application, releaseApplication } from "@aicr/argocd"
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
@@ -13,7 +26,10 @@ const NOW = Date.parse("2026-12-02T12:00:00Z")
 const REG = "127.0.0.1:5000/aicr/cluster"
 
 const rel = (name: string, order: number, version: string, dependsOn: string[] = []): PlanRelease => ({
-  name, namespace: name, order, dependsOn,
+  name,
+  namespace: name,
+  order,
+  dependsOn,
   chart: { ref: `${REG}/charts/${name}:${version}`, digest: sha256(`${name}@${version}`) },
   upstream: { repo: "https://charts.example", chart: name, version },
   values: { digest: sha256(`${name} values`) },
@@ -21,26 +37,55 @@ const rel = (name: string, order: number, version: string, dependsOn: string[] =
 const RELEASES = [rel("cert-manager", 0, "v1.17.2"), rel("gpu-operator", 1, "v25.10.1", ["cert-manager"]), rel("kai-scheduler", 2, "v0.13.0", ["gpu-operator"])]
 const engine = { kind: "argocd" as const, project: "aicr" }
 const PLAN: Plan = {
-  apiVersion: "operator.aicr.run/v1alpha1", kind: "Plan", runtimeUID: OLD, createdAt: "2026-12-01T09:00:00Z", source: "Resolution",
-  desiredStateDigest: desiredStateDigest({ engine, releases: RELEASES }), flags: ["bundle"], engine, releases: RELEASES, content: [],
+  apiVersion: "operator.aicr.run/v1alpha1",
+  kind: "Plan",
+  runtimeUID: OLD,
+  createdAt: "2026-12-01T09:00:00Z",
+  source: "Resolution",
+  desiredStateDigest: desiredStateDigest({ engine, releases: RELEASES }),
+  flags: ["bundle"],
+  engine,
+  releases: RELEASES,
+  content: [],
 }
 
 type Mutable = { -readonly [K in keyof Application]: Application[K] }
 /** The Application the step-executor writes for a release of plan, with Argo CD's status Synced and Healthy. */
 const written = (r: PlanRelease, uid = OLD, plan: Plan = PLAN, edit: (a: Mutable) => void = () => undefined): Application => {
   const a = releaseApplication({
-    name: r.name, namespace: "argocd", project: "aicr", release: r.name, destinationNamespace: r.namespace, chartRef: r.chart.ref, chartDigest: r.chart.digest, valuesDigest: r.values.digest,
-    values: { message: `${r.name} values`, storage: { emptyDir: null } }, labels: { [LABEL_RUNTIME_UID]: uid, [LABEL_RELEASE]: r.name, [LABEL_PLAN]: planKey(plan.desiredStateDigest) },
-    planDigest: plan.desiredStateDigest, writtenAt: "2026-12-01T09:05:00Z", syncRetries: 2, record: { release: r, plan: plan.releases.map((x) => x.name) },
+    name: r.name,
+    namespace: "argocd",
+    project: "aicr",
+    release: r.name,
+    destinationNamespace: r.namespace,
+    chartRef: r.chart.ref,
+    chartDigest: r.chart.digest,
+    valuesDigest: r.values.digest,
+    values: { message: `${r.name} values`, storage: { emptyDir: null } },
+    labels: { [LABEL_RUNTIME_UID]: uid, [LABEL_RELEASE]: r.name, [LABEL_PLAN]: planKey(plan.desiredStateDigest) },
+    planDigest: plan.desiredStateDigest,
+    writtenAt: "2026-12-01T09:05:00Z",
+    syncRetries: 2,
+    record: { release: r, plan: plan.releases.map((x) => x.name) },
   })
-  const app = structuredClone({ ...a, status: { sync: { status: "Synced", revision: a.spec.source.targetRevision }, health: { status: "Healthy" } } }) as Mutable
+  const app = structuredClone({
+    ...a,
+    status: { sync: { status: "Synced", revision: a.spec.source.targetRevision }, health: { status: "Healthy" } },
+  }) as Mutable
   edit(app)
   return app as Application
 }
 const stack = (uid = OLD) => RELEASES.map((r) => written(r, uid))
 
 const input = (apps: ReadonlyArray<Application>, o: Partial<AdoptionInput> = {}): AdoptionInput => ({
-  runtimeUID: NEW, adoptFrom: OLD, applications: apps, hasPlan: () => false, engineNamespace: "argocd", project: "aicr", now: "2026-12-02T12:00:00Z", ...o,
+  runtimeUID: NEW,
+  adoptFrom: OLD,
+  applications: apps,
+  hasPlan: () => false,
+  engineNamespace: "argocd",
+  project: "aicr",
+  now: "2026-12-02T12:00:00Z",
+  ...o,
 })
 const differences = (apps: ReadonlyArray<Application>) => {
   const r = rebuildPlan(apps, input(apps))
@@ -60,7 +105,9 @@ describe("re-adoption: rebuilding the plan from live Applications", () => {
 
   it("a suspended Application (automated.enabled false) and a spec whose nulls Argo CD dropped still rebuild", () => {
     const apps = stack().map((a) => {
-      const b = structuredClone(a) as Mutable & { spec: { syncPolicy: { automated: { enabled?: boolean } }; source: { helm: { valuesObject: { storage: unknown } } } } }
+      const b = structuredClone(a) as Mutable & {
+        spec: { syncPolicy: { automated: { enabled?: boolean } }; source: { helm: { valuesObject: { storage: unknown } } } }
+      }
       b.spec.syncPolicy.automated.enabled = false
       b.spec.source.helm.valuesObject.storage = {}
       return b as Application
@@ -71,28 +118,50 @@ describe("re-adoption: rebuilding the plan from live Applications", () => {
   it("names an Application whose values, chart version, namespace or markers were edited by hand", () => {
     const edited = [
       written(RELEASES[0]!),
-      written(RELEASES[1]!, OLD, PLAN, (a) => { (a.spec!.source.helm as { valuesObject: unknown }).valuesObject = { message: "edited" } }),
-      written(RELEASES[2]!, OLD, PLAN, (a) => { (a.spec!.source as { targetRevision: string }).targetRevision = sha256("a moved tag") }),
+      written(RELEASES[1]!, OLD, PLAN, (a) => {
+        ;(a.spec!.source.helm as { valuesObject: unknown }).valuesObject = { message: "edited" }
+      }),
+      written(RELEASES[2]!, OLD, PLAN, (a) => {
+        ;(a.spec!.source as { targetRevision: string }).targetRevision = sha256("a moved tag")
+      }),
     ]
     expect(differences(edited)).toEqual([
       "Application argocd/gpu-operator: its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it",
       `Application argocd/kai-scheduler: spec.source.targetRevision is ${sha256("a moved tag")}, the operator wrote ${RELEASES[2]!.chart.digest}`,
     ])
     // Pinned by tag instead of digest (Argo CD's Helm-repository shape) is an edit too.
-    const byTag = [written(RELEASES[2]!, OLD, PLAN, (a) => { (a.spec as { source: unknown }).source = { repoURL: "registry.example/aicr/cluster/charts", chart: "kai-scheduler", targetRevision: "v0.13.0" } })]
-    expect(differences(byTag)[0]).toBe(`Application argocd/kai-scheduler: spec.source is registry.example/aicr/cluster/charts chart kai-scheduler path (none), the operator wrote oci://${REG}/charts/kai-scheduler path .`)
-    const moved = [written(RELEASES[0]!, OLD, PLAN, (a) => { (a.spec!.destination as { namespace: string }).namespace = "elsewhere" })]
+    const byTag = [
+      written(RELEASES[2]!, OLD, PLAN, (a) => {
+        ;(a.spec as { source: unknown }).source = { repoURL: "registry.example/aicr/cluster/charts", chart: "kai-scheduler", targetRevision: "v0.13.0" }
+      }),
+    ]
+    expect(differences(byTag)[0]).toBe(
+      `Application argocd/kai-scheduler: spec.source is registry.example/aicr/cluster/charts chart kai-scheduler path (none), the operator wrote oci://${REG}/charts/kai-scheduler path .`,
+    )
+    const moved = [
+      written(RELEASES[0]!, OLD, PLAN, (a) => {
+        ;(a.spec!.destination as { namespace: string }).namespace = "elsewhere"
+      }),
+    ]
     expect(differences(moved)[0]).toBe("Application argocd/cert-manager: spec.destination.namespace is elsewhere, the operator wrote cert-manager")
-    const marker = [written(RELEASES[0]!, OLD, PLAN, (a) => { (a.metadata.annotations as Record<string, string>)["operator.aicr.run/values-digest"] = sha256("other") })]
+    const marker = [
+      written(RELEASES[0]!, OLD, PLAN, (a) => {
+        ;(a.metadata.annotations as Record<string, string>)["operator.aicr.run/values-digest"] = sha256("other")
+      }),
+    ]
     expect(differences(marker)[0]).toBe("Application argocd/cert-manager: its chart or values digest annotation was changed")
   })
 
   it("names releases deleted by hand, Applications Argo CD reports OutOfSync, and ones without a record", () => {
-    expect(differences(stack().slice(0, 2))).toEqual([`plan ${PLAN.desiredStateDigest.slice(7, 19)} has releases with no Application: kai-scheduler (deleted by hand?)`])
+    expect(differences(stack().slice(0, 2))).toEqual([
+      `plan ${PLAN.desiredStateDigest.slice(7, 19)} has releases with no Application: kai-scheduler (deleted by hand?)`,
+    ])
     const drifted = stack().map((a, i) => (i === 0 ? { ...a, status: { ...a.status, sync: { status: "OutOfSync" } } } : a))
     expect(differences(drifted)[0]).toContain("Application argocd/cert-manager: Argo CD reports it OutOfSync")
     const bare = stack().map((a, i) => (i === 2 ? { ...a, metadata: { ...a.metadata, annotations: { "operator.aicr.run/chart-digest": "x" } } } : a))
-    expect(differences(bare)[0]).toBe("Application argocd/kai-scheduler: it has no operator.aicr.run/plan-release annotation; it was not written by this operator version and cannot be rebuilt")
+    expect(differences(bare)[0]).toBe(
+      "Application argocd/kai-scheduler: it has no operator.aicr.run/plan-release annotation; it was not written by this operator version and cannot be rebuilt",
+    )
   })
 
   it("refuses Applications of two plans: a rollout that did not finish", () => {
@@ -116,8 +185,17 @@ describe("re-adoption: what a pass asks for", () => {
     const a = adoptionOf(input(stack()))
     expect(a._tag).toBe("Adopt")
     expect(a._tag === "Adopt" && [a.plan.desiredStateDigest, a.from]).toEqual([PLAN.desiredStateDigest, [OLD]])
-    const edited = [written(RELEASES[0]!), written(RELEASES[1]!, OLD, PLAN, (x) => { (x.spec!.source.helm as { valuesObject: unknown }).valuesObject = {} }), written(RELEASES[2]!)]
-    expect(adoptionOf(input(edited))).toEqual({ _tag: "Blocked", message: `runtime ${OLD}'s Applications do not rebuild into a plan: Application argocd/gpu-operator: its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it` })
+    const edited = [
+      written(RELEASES[0]!),
+      written(RELEASES[1]!, OLD, PLAN, (x) => {
+        ;(x.spec!.source.helm as { valuesObject: unknown }).valuesObject = {}
+      }),
+      written(RELEASES[2]!),
+    ]
+    expect(adoptionOf(input(edited))).toEqual({
+      _tag: "Blocked",
+      message: `runtime ${OLD}'s Applications do not rebuild into a plan: Application argocd/gpu-operator: its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it`,
+    })
   })
 
   it("this runtime's own Applications: adopted only when their plan ConfigMap is gone, never during a normal rollout", () => {
@@ -131,17 +209,40 @@ describe("re-adoption: what a pass asks for", () => {
 })
 
 const runtime = (spec: Record<string, unknown> = {}): ClusterRuntime => ({
-  apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime",
+  apiVersion: "operator.aicr.run/v1alpha1",
+  kind: "ClusterRuntime",
   metadata: { name: "cluster", uid: NEW, generation: 2, annotations: { [ANNOTATION_EDITED_BY]: "alice" } },
   spec: { intent: "training", validation: { deployment: "Disabled" }, ...spec },
 })
 const none = { type: "Resolved", status: "Unknown" as const, reason: "NotYetReported", message: "", current: false }
 const observed = (o: Partial<Observed> = {}): Observed => ({
-  runtime: runtime({ adoption: { fromRuntimeUID: OLD } }), generation: 2, resolved: none, mirrored: none, resolution: undefined, mirror: undefined, status: undefined,
-  content: { _tag: "NotRead" }, plans: new Map(), rollouts: [], applications: stack(), engineNamespace: "argocd", namespace: "aicr-system", project: "aicr",
-  windowMs: 600_000, deadlineMs: 86_400_000, now: NOW, ...o,
+  runtime: runtime({ adoption: { fromRuntimeUID: OLD } }),
+  generation: 2,
+  resolved: none,
+  mirrored: none,
+  resolution: undefined,
+  mirror: undefined,
+  status: undefined,
+  content: { _tag: "NotRead" },
+  plans: new Map(),
+  rollouts: [],
+  applications: stack(),
+  engineNamespace: "argocd",
+  namespace: "aicr-system",
+  project: "aicr",
+  windowMs: 600_000,
+  deadlineMs: 86_400_000,
+  now: NOW,
+  ...o,
 })
-const cond = (type: string, status: string, reason: string) => ({ type, status, reason, message: "", observedGeneration: 1, lastTransitionTime: "2026-12-02T12:00:00Z" })
+const cond = (type: string, status: string, reason: string) => ({
+  type,
+  status,
+  reason,
+  message: "",
+  observedGeneration: 1,
+  lastTransitionTime: "2026-12-02T12:00:00Z",
+})
 
 describe("re-adoption: decide", () => {
   it("orphans: Planned False OrphanedObjectsPresent, Stalled says what to do, and no rollout", () => {
@@ -158,10 +259,22 @@ describe("re-adoption: decide", () => {
     const d = decide(observed())
     expect(d.writePlan).toMatchObject({ source: "Adoption", desiredStateDigest: PLAN.desiredStateDigest, runtimeUID: NEW })
     const r = d.create!.rollout
-    expect(r.spec).toMatchObject({ runtimeUID: NEW, kind: "Adopt", fromDigest: PLAN.desiredStateDigest, toDigest: PLAN.desiredStateDigest, requiresApproval: true, requestedBy: "alice" })
-    expect(r.spec.steps).toEqual(RELEASES.map((x) => ({ release: x.name, namespace: x.namespace, action: "Adopt", from: x.upstream!.version, to: x.upstream!.version })))
+    expect(r.spec).toMatchObject({
+      runtimeUID: NEW,
+      kind: "Adopt",
+      fromDigest: PLAN.desiredStateDigest,
+      toDigest: PLAN.desiredStateDigest,
+      requiresApproval: true,
+      requestedBy: "alice",
+    })
+    expect(r.spec.steps).toEqual(
+      RELEASES.map((x) => ({ release: x.name, namespace: x.namespace, action: "Adopt", from: x.upstream!.version, to: x.upstream!.version })),
+    )
     expect(d.create!.assessment.components).toEqual([])
-    expect(d.plan).toEqual({ _tag: "Planned", message: `Rollout ${r.metadata.name} adopts the running stack (runtime ${OLD}) as plan ${PLAN.desiredStateDigest.slice(7, 19)}, rebuilt from its Applications` })
+    expect(d.plan).toEqual({
+      _tag: "Planned",
+      message: `Rollout ${r.metadata.name} adopts the running stack (runtime ${OLD}) as plan ${PLAN.desiredStateDigest.slice(7, 19)}, rebuilt from its Applications`,
+    })
     expect(readyCondition(observed(), d).message).toBe(`rollout ${r.metadata.name} awaiting approval (kubectl aicr approve ${r.metadata.name} --reason "…")`)
   })
 
@@ -169,12 +282,21 @@ describe("re-adoption: decide", () => {
     const first = decide(observed())
     const adopt = first.create!.rollout as RuntimeRollout
     const planRead: [string, PlanRead] = [PLAN.desiredStateDigest, { ok: true, plan: first.writePlan!, configMap: "aicr-plan-x" }]
-    const d = decide(observed({ rollouts: [{ ...adopt, metadata: { ...adopt.metadata, creationTimestamp: "2026-12-02T12:00:00Z" } }], plans: new Map([planRead]), resolved: { ...cond("Resolved", "True", "InputsResolved"), current: true } as never }))
+    const d = decide(
+      observed({
+        rollouts: [{ ...adopt, metadata: { ...adopt.metadata, creationTimestamp: "2026-12-02T12:00:00Z" } }],
+        plans: new Map([planRead]),
+        resolved: { ...cond("Resolved", "True", "InputsResolved"), current: true } as never,
+      }),
+    )
     expect(d.create).toBeUndefined()
     expect(d.closes).toEqual([])
     expect(d.plan.message).toContain(`Rollout ${adopt.metadata.name} adopts the running stack`)
     // Succeeded and relabelled: the Applications are this runtime's, of a plan that exists — nothing left to adopt.
-    const done = { ...adopt, metadata: { ...adopt.metadata, creationTimestamp: "2026-12-02T12:00:00Z", labels: { ...adopt.metadata.labels, [LABEL_OUTCOME]: "Succeeded" } } }
+    const done = {
+      ...adopt,
+      metadata: { ...adopt.metadata, creationTimestamp: "2026-12-02T12:00:00Z", labels: { ...adopt.metadata.labels, [LABEL_OUTCOME]: "Succeeded" } },
+    }
     const after = decide(observed({ rollouts: [done], plans: new Map([planRead]), applications: stack(NEW) }))
     expect(after.active).toBe(PLAN.desiredStateDigest)
     expect(after.create).toBeUndefined()
@@ -183,20 +305,36 @@ describe("re-adoption: decide", () => {
 
   it("the same runtime lost only its plans, and its rollout history says the stack is active: the plan is rewritten, nothing else", () => {
     const done: RuntimeRollout = {
-      apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name: "cluster-aaaa-1", creationTimestamp: "2026-12-01T09:00:00Z", labels: { [LABEL_OUTCOME]: "Succeeded" } },
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "RuntimeRollout",
+      metadata: { name: "cluster-aaaa-1", creationTimestamp: "2026-12-01T09:00:00Z", labels: { [LABEL_OUTCOME]: "Succeeded" } },
       spec: { runtimeUID: NEW, toDigest: PLAN.desiredStateDigest, kind: "Install", deadline: "2026-12-02T09:00:00Z", requiresApproval: true },
     }
     const d = decide(observed({ runtime: runtime(), applications: stack(NEW), rollouts: [done] }))
     expect(d.writePlan).toMatchObject({ source: "Adoption", desiredStateDigest: PLAN.desiredStateDigest })
     expect(d.create).toBeUndefined()
     expect(d.active).toBe(PLAN.desiredStateDigest)
-    expect(readyCondition(observed({ runtime: runtime(), applications: stack(NEW), rollouts: [done] }), d)).toMatchObject({ status: "True", reason: "ValidationDisabled" })
+    expect(readyCondition(observed({ runtime: runtime(), applications: stack(NEW), rollouts: [done] }), d)).toMatchObject({
+      status: "True",
+      reason: "ValidationDisabled",
+    })
   })
 
   it("a rollout already approved and running is left alone; one awaiting approval is superseded by the adoption", () => {
     const open = (approved: boolean): RuntimeRollout => ({
-      apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name: "cluster-aaaa-1", creationTimestamp: "2026-12-02T11:00:00Z", labels: {} },
-      spec: { runtimeUID: NEW, toDigest: sha256("other"), kind: "Install", deadline: "2026-12-03T11:00:00Z", requiresApproval: true, ...(approved ? { approval: { approvedBy: "bob", reason: "ok", approvedAt: "2026-12-02T11:10:00Z", expiresAt: "2026-12-02T17:00:00Z", toDigest: sha256("other") } } : {}) },
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "RuntimeRollout",
+      metadata: { name: "cluster-aaaa-1", creationTimestamp: "2026-12-02T11:00:00Z", labels: {} },
+      spec: {
+        runtimeUID: NEW,
+        toDigest: sha256("other"),
+        kind: "Install",
+        deadline: "2026-12-03T11:00:00Z",
+        requiresApproval: true,
+        ...(approved
+          ? { approval: { approvedBy: "bob", reason: "ok", approvedAt: "2026-12-02T11:10:00Z", expiresAt: "2026-12-02T17:00:00Z", toDigest: sha256("other") } }
+          : {}),
+      },
     })
     const running = decide(observed({ rollouts: [open(true)] }))
     expect(running.create).toBeUndefined()
@@ -207,7 +345,13 @@ describe("re-adoption: decide", () => {
 
   it("a pin to a plan rebuilt at an adoption is refused: it holds no values", () => {
     const adopted: Plan = { ...PLAN, source: "Adoption", runtimeUID: NEW }
-    const d = decide(observed({ runtime: runtime({ pin: { desiredStateDigest: PLAN.desiredStateDigest } }), applications: [], plans: new Map([[PLAN.desiredStateDigest, { ok: true, plan: adopted, configMap: "aicr-plan-x" }]]) }))
+    const d = decide(
+      observed({
+        runtime: runtime({ pin: { desiredStateDigest: PLAN.desiredStateDigest } }),
+        applications: [],
+        plans: new Map([[PLAN.desiredStateDigest, { ok: true, plan: adopted, configMap: "aicr-plan-x" }]]),
+      }),
+    )
     expect(d.plan).toMatchObject({ _tag: "Blocked", reason: "PlanUnreadable" })
     expect(d.plan.message).toContain("rebuilt from live Applications")
   })

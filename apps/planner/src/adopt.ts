@@ -48,7 +48,8 @@ const editOf = (a: Application, r: PlanRelease, project: string): string => {
   if (spec.source.repoURL !== src.repoURL || spec.source.chart !== undefined || spec.source.path !== src.path) {
     return `spec.source is ${spec.source.repoURL}${spec.source.chart !== undefined ? ` chart ${spec.source.chart}` : ""} path ${spec.source.path ?? "(none)"}, the operator wrote ${src.repoURL} path ${src.path}`
   }
-  if (spec.source.targetRevision !== src.targetRevision) return `spec.source.targetRevision is ${spec.source.targetRevision}, the operator wrote ${src.targetRevision}`
+  if (spec.source.targetRevision !== src.targetRevision)
+    return `spec.source.targetRevision is ${spec.source.targetRevision}, the operator wrote ${src.targetRevision}`
   return "its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it"
 }
 
@@ -57,7 +58,10 @@ const editOf = (a: Application, r: PlanRelease, project: string): string => {
  * marker edited by hand, an Application Argo CD reports OutOfSync (its resources were changed), Applications of
  * different plans (a rollout that did not finish), releases of the plan that are missing, or extra ones.
  */
-export const rebuildPlan = (apps: ReadonlyArray<Application>, i: Pick<AdoptionInput, "runtimeUID" | "project" | "engineNamespace" | "now">): Result.Result<Plan, ReadonlyArray<string>> => {
+export const rebuildPlan = (
+  apps: ReadonlyArray<Application>,
+  i: Pick<AdoptionInput, "runtimeUID" | "project" | "engineNamespace" | "now">,
+): Result.Result<Plan, ReadonlyArray<string>> => {
   const differences: string[] = []
   const releases: PlanRelease[] = []
   const plans = new Map<string, string[]>()
@@ -71,10 +75,12 @@ export const rebuildPlan = (apps: ReadonlyArray<Application>, i: Pick<AdoptionIn
     }
     const { release, plan } = unchanged.record
     const digest = a.metadata.annotations?.[ANNOTATION_PLAN_DIGEST]
-    if (release.name !== a.metadata.name || a.metadata.labels?.[LABEL_RELEASE] !== release.name) differences.push(`${at}: its record names release ${release.name}`)
+    if (release.name !== a.metadata.name || a.metadata.labels?.[LABEL_RELEASE] !== release.name)
+      differences.push(`${at}: its record names release ${release.name}`)
     else if (a.metadata.deletionTimestamp !== undefined) differences.push(`${at} is being deleted`)
     else if (!unchanged.ok) differences.push(`${at}: ${unchanged.edit === "spec" ? editOf(a, release, i.project) : unchanged.why}`)
-    else if (a.status?.sync?.status === "OutOfSync") differences.push(`${at}: Argo CD reports it OutOfSync, its resources differ from the chart (changed by hand, or a sync did not finish)`)
+    else if (a.status?.sync?.status === "OutOfSync")
+      differences.push(`${at}: Argo CD reports it OutOfSync, its resources differ from the chart (changed by hand, or a sync did not finish)`)
     else if (digest === undefined) differences.push(`${at}: it names no plan (${ANNOTATION_PLAN_DIGEST})`)
     else {
       releases.push(release)
@@ -84,7 +90,9 @@ export const rebuildPlan = (apps: ReadonlyArray<Application>, i: Pick<AdoptionIn
   }
   if (differences.length > 0) return Result.fail(differences)
   if (plans.size > 1) {
-    return Result.fail([`the Applications were written by ${plans.size} plans (${[...plans].map(([d, rs]) => `${shortDigest(d)}: ${list(rs)}`).join("; ")}): a rollout did not finish, so no single plan runs`])
+    return Result.fail([
+      `the Applications were written by ${plans.size} plans (${[...plans].map(([d, rs]) => `${shortDigest(d)}: ${list(rs)}`).join("; ")}): a rollout did not finish, so no single plan runs`,
+    ])
   }
   const [claimed, written] = [...plans][0] ?? ["", []]
   const want = new Set(names.get(claimed) ?? [])
@@ -96,8 +104,20 @@ export const rebuildPlan = (apps: ReadonlyArray<Application>, i: Pick<AdoptionIn
   const engine = { kind: "argocd" as const, project: i.project }
   const ordered = [...releases].sort((x, y) => x.order - y.order)
   const rebuilt = desiredStateDigest({ engine, releases: ordered })
-  if (rebuilt !== claimed) return Result.fail([`the Applications rebuild into plan ${shortDigest(rebuilt)}, not the plan ${shortDigest(claimed)} they name (engine project changed?)`])
-  const plan: Plan = { apiVersion: "operator.aicr.run/v1alpha1", kind: "Plan", runtimeUID: i.runtimeUID, createdAt: i.now, source: "Adoption", desiredStateDigest: rebuilt, flags: [], engine, releases: ordered, content: [] }
+  if (rebuilt !== claimed)
+    return Result.fail([`the Applications rebuild into plan ${shortDigest(rebuilt)}, not the plan ${shortDigest(claimed)} they name (engine project changed?)`])
+  const plan: Plan = {
+    apiVersion: "operator.aicr.run/v1alpha1",
+    kind: "Plan",
+    runtimeUID: i.runtimeUID,
+    createdAt: i.now,
+    source: "Adoption",
+    desiredStateDigest: rebuilt,
+    flags: [],
+    engine,
+    releases: ordered,
+    content: [],
+  }
   // The same checks as any plan ConfigMap read back (duplicates, dangling dependencies, digest).
   const checked = readPlan(encodePlan(plan))
   return Result.isFailure(checked) ? Result.fail([`the rebuilt plan is not valid: ${checked.failure}`]) : Result.succeed(checked.success)
@@ -130,7 +150,10 @@ export const adoptionOf = (i: AdoptionInput): Adoption => {
   const rebuilt = rebuildPlan([...adopted, ...own], i)
   if (Result.isFailure(rebuilt)) {
     const whose = adopted.length > 0 ? `runtime ${i.adoptFrom}'s Applications` : "the Applications whose plan ConfigMap is gone"
-    return { _tag: "Blocked", message: `${whose} do not rebuild into a plan: ${rebuilt.failure.slice(0, MAX_NAMED).join("; ")}${rebuilt.failure.length > MAX_NAMED ? `; and ${rebuilt.failure.length - MAX_NAMED} more` : ""}` }
+    return {
+      _tag: "Blocked",
+      message: `${whose} do not rebuild into a plan: ${rebuilt.failure.slice(0, MAX_NAMED).join("; ")}${rebuilt.failure.length > MAX_NAMED ? `; and ${rebuilt.failure.length - MAX_NAMED} more` : ""}`,
+    }
   }
   return { _tag: "Adopt", plan: rebuilt.success, from }
 }

@@ -34,7 +34,12 @@ export const plannerApp: AppSpec<Error> = {
           case kindKey(Core.Job):
             return { namespace: settings.jobs.namespace }
           case kindKey(ArgoCD.Application):
-            return { namespace: settings.engineNamespace, transform: watchedProjection, tolerate: engineListError, ignore: (e) => e.type === "update" && unchangedForPlanner(e.old, e.object) }
+            return {
+              namespace: settings.engineNamespace,
+              transform: watchedProjection,
+              tolerate: engineListError,
+              ignore: (e) => e.type === "update" && unchangedForPlanner(e.old, e.object),
+            }
           default:
             return {}
         }

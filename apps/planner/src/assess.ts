@@ -41,7 +41,13 @@ export const versionJump = (from: string, to: string): { jump: string; breaking:
   const downgrade = semver.lt(b, a)
   const [lo, hi] = downgrade ? [b, a] : [a, b]
   const jump =
-    hi.major !== lo.major ? plural(hi.major - lo.major, "major", "majors") : hi.minor !== lo.minor ? plural(hi.minor - lo.minor, "minor", "minors") : hi.patch !== lo.patch ? plural(hi.patch - lo.patch, "patch", "patches") : "prerelease"
+    hi.major !== lo.major
+      ? plural(hi.major - lo.major, "major", "majors")
+      : hi.minor !== lo.minor
+        ? plural(hi.minor - lo.minor, "minor", "minors")
+        : hi.patch !== lo.patch
+          ? plural(hi.patch - lo.patch, "patch", "patches")
+          : "prerelease"
   const breaking = b.major !== a.major || (a.major === 0 && b.minor !== a.minor) || a.prerelease.join(".") !== b.prerelease.join(".")
   return { jump, breaking, downgrade }
 }
@@ -63,7 +69,15 @@ export const assessWithoutUpgradeCheck = (
   for (const r of to.releases) {
     const old = before.get(r.name)
     if (old === undefined) {
-      rows.push({ component: r.name, change: "added", ...(versionOf(r) ? { to: versionOf(r) } : {}), notes: "new component, nothing to do", breaking: false, downgrade: false, failsRun: false })
+      rows.push({
+        component: r.name,
+        change: "added",
+        ...(versionOf(r) ? { to: versionOf(r) } : {}),
+        notes: "new component, nothing to do",
+        breaking: false,
+        downgrade: false,
+        failsRun: false,
+      })
       continue
     }
     const identity = [
@@ -76,21 +90,65 @@ export const assessWithoutUpgradeCheck = (
     const [vf, vt] = [versionOf(old), versionOf(r)]
     const base = { component: r.name, ...(vf ? { from: vf } : {}), ...(vt ? { to: vt } : {}), verdict: "unknown" as const, failsRun: true }
     if (identity.length > 0) {
-      rows.push({ ...base, change: "identity", identityChanges: identity, reason: "identity-changed", notes: `${identity.map((c) => c.field).join(", ")} moved`, explanation: why, breaking: false, downgrade: false })
+      rows.push({
+        ...base,
+        change: "identity",
+        identityChanges: identity,
+        reason: "identity-changed",
+        notes: `${identity.map((c) => c.field).join(", ")} moved`,
+        explanation: why,
+        breaking: false,
+        downgrade: false,
+      })
     } else if (vf !== vt && vf !== undefined && vt !== undefined) {
       const j = versionJump(vf, vt)
       if (j === undefined) {
-        rows.push({ ...base, change: "version", verdict: "unversioned", reason: "not-comparable", notes: "versions are not comparable", explanation: `version "${vf}" is not comparable to "${vt}"`, breaking: false, downgrade: false })
+        rows.push({
+          ...base,
+          change: "version",
+          verdict: "unversioned",
+          reason: "not-comparable",
+          notes: "versions are not comparable",
+          explanation: `version "${vf}" is not comparable to "${vt}"`,
+          breaking: false,
+          downgrade: false,
+        })
       } else {
-        rows.push({ ...base, change: "version", reason: NO_UPGRADE_CHECK, notes: `${j.jump}${j.breaking ? ", breaking" : ""}${j.downgrade ? ", downgrade" : ""}`, explanation: why, jump: j.jump, breaking: j.breaking, downgrade: j.downgrade })
+        rows.push({
+          ...base,
+          change: "version",
+          reason: NO_UPGRADE_CHECK,
+          notes: `${j.jump}${j.breaking ? ", breaking" : ""}${j.downgrade ? ", downgrade" : ""}`,
+          explanation: why,
+          jump: j.jump,
+          breaking: j.breaking,
+          downgrade: j.downgrade,
+        })
       }
     } else if (old.chart.digest !== r.chart.digest || old.values.digest !== r.values.digest) {
       const what = old.chart.digest !== r.chart.digest ? "chart content" : "values"
-      rows.push({ ...base, change: "values", reason: NO_UPGRADE_CHECK, notes: `${vt ?? "version"} unchanged, ${what} changed`, explanation: why, breaking: false, downgrade: false })
+      rows.push({
+        ...base,
+        change: "values",
+        reason: NO_UPGRADE_CHECK,
+        notes: `${vt ?? "version"} unchanged, ${what} changed`,
+        explanation: why,
+        breaking: false,
+        downgrade: false,
+      })
     }
   }
   for (const r of from?.releases ?? []) {
-    if (!after.has(r.name)) rows.push({ component: r.name, change: "removed", ...(versionOf(r) ? { from: versionOf(r) } : {}), notes: "removed from the plan", breaking: false, downgrade: false, failsRun: false })
+    if (!after.has(r.name))
+      rows.push({
+        component: r.name,
+        change: "removed",
+        ...(versionOf(r) ? { from: versionOf(r) } : {}),
+        notes: "removed from the plan",
+        breaking: false,
+        downgrade: false,
+        failsRun: false,
+      })
   }
   return {
     apiVersion: "operator.aicr.run/v1alpha1",
@@ -106,7 +164,10 @@ export const assessWithoutUpgradeCheck = (
 }
 
 /** AICR's own report (packages/aicr `parseUpgradeCheck`) as the stored Assessment. */
-export const assessmentOfReport = (report: UpgradeCheckReport, meta: { aicrVersion: string; fromDigest?: string | undefined; toDigest: string }): Assessment => ({
+export const assessmentOfReport = (
+  report: UpgradeCheckReport,
+  meta: { aicrVersion: string; fromDigest?: string | undefined; toDigest: string },
+): Assessment => ({
   apiVersion: "operator.aicr.run/v1alpha1",
   kind: "Assessment",
   assessedBy: "aicr upgrade-check",
@@ -127,7 +188,12 @@ export const withUnratedChanges = (report: Assessment, own: Assessment): Assessm
   const rated = new Set(report.components.map((c) => c.component))
   const extra = own.components
     .filter((c) => c.change === "values" && !rated.has(c.component))
-    .map((c): AssessedComponent => ({ ...c, reason: "not-rated", explanation: "aicr upgrade-check rates version and identity changes; this release's chart content or values changed at the same version, which it does not rate; an approver must judge it" }))
+    .map((c): AssessedComponent => ({
+      ...c,
+      reason: "not-rated",
+      explanation:
+        "aicr upgrade-check rates version and identity changes; this release's chart content or values changed at the same version, which it does not rate; an approver must judge it",
+    }))
   if (extra.length === 0) return report
   const components = [...report.components, ...extra]
   return { ...report, components, summary: { components: components.length, failing: components.filter((c) => c.failsRun).length } }

@@ -34,10 +34,14 @@ export interface ChartRegistryShape {
 export class ChartRegistry extends Context.Service<ChartRegistry, ChartRegistryShape>()("@aicr/planner/ChartRegistry") {}
 
 /** Every release's chart of a plan, by digest (the tag is dropped: the digest is what the plan pins). */
-export const chartsOf = (plan: Plan): ChartRef[] => plan.releases.map((r) => ({ release: r.name, ref: `${r.chart.ref.replace(/:[^:/@]+$/u, "")}@${r.chart.digest}` }))
+export const chartsOf = (plan: Plan): ChartRef[] =>
+  plan.releases.map((r) => ({ release: r.name, ref: `${r.chart.ref.replace(/:[^:/@]+$/u, "")}@${r.chart.digest}` }))
 
 /** The running controller's `ChartRegistry`: the OCI client loaded by the first check, closed with the scope. */
-export const lazyChartRegistry = (settings: { readonly dockerConfig: string | undefined; readonly plainHttp: ReadonlyArray<string> }, userAgent: string): Effect.Effect<ChartRegistryShape, never, Scope.Scope> =>
+export const lazyChartRegistry = (
+  settings: { readonly dockerConfig: string | undefined; readonly plainHttp: ReadonlyArray<string> },
+  userAgent: string,
+): Effect.Effect<ChartRegistryShape, never, Scope.Scope> =>
   Effect.gen(function* () {
     const opened = yield* openOnFirstUse(() => import("./chart-registry").then((m) => m.openChartRegistry(settings, userAgent)))
     return { check: (charts) => opened.pipe(Effect.flatMap((o) => o.registry.check(charts))) }

@@ -54,7 +54,8 @@ export const readContent = (data: Readonly<Record<string, string>>): Result<Cont
   const bundle = json(data, "values.json")
   if (!bundle.ok) return bundle
   const r = recipe.value
-  if (!isRecord(r) || !Array.isArray(r["componentRefs"]) || !Array.isArray(r["deploymentOrder"])) return fail("its recipe.json is not a RecipeResult (componentRefs, deploymentOrder)")
+  if (!isRecord(r) || !Array.isArray(r["componentRefs"]) || !Array.isArray(r["deploymentOrder"]))
+    return fail("its recipe.json is not a RecipeResult (componentRefs, deploymentOrder)")
   const b = bundle.value
   if (!isRecord(b) || !isRecord(b["files"])) return fail("its values.json is not a Bundle file tree")
   const files: Record<string, string> = {}

@@ -83,7 +83,11 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
       activeDeadlineSeconds: seconds(flags.one("job-deadline"), DEFAULT_JOB_SETTINGS.activeDeadlineSeconds, "job-deadline"),
       ttlSecondsAfterFinished: seconds(flags.one("job-ttl"), DEFAULT_JOB_SETTINGS.ttlSecondsAfterFinished, "job-ttl"),
     },
-    plainHttp: flags.all("plain-http").flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== ""),
+    plainHttp: flags
+      .all("plain-http")
+      .flatMap((v) => v.split(","))
+      .map((v) => v.trim())
+      .filter((v) => v !== ""),
     dockerConfig: flags.one("docker-config"),
     notReadyGraceMs: duration("not-ready-grace", flags.one("not-ready-grace") ?? "30s"),
   }

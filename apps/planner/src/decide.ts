@@ -9,8 +9,17 @@
  * them (one HEAD per chart; one step of the Job), adds them to `Observed` and decides again.
  */
 import {
-  ANNOTATION_EDITED_BY, ANNOTATION_RETRY, deploymentValidationOf, LABEL_PLAN, LABEL_RUNTIME_UID, type Outcome, type Plan, planKey, rolloutName,
-  type RuntimeRollout, type RuntimeRolloutSpec,
+  ANNOTATION_EDITED_BY,
+  ANNOTATION_RETRY,
+  deploymentValidationOf,
+  LABEL_PLAN,
+  LABEL_RUNTIME_UID,
+  type Outcome,
+  type Plan,
+  planKey,
+  rolloutName,
+  type RuntimeRollout,
+  type RuntimeRolloutSpec,
 } from "@aicr/api"
 import { type AicrJobReason, capabilitiesOf, parseUpgradeCheck } from "@aicr/aicr"
 import { listOf, shortDigest, toMillisTime } from "@aicr/conditions"
@@ -40,7 +49,8 @@ export type PlanState =
   | { readonly _tag: "Stabilizing"; readonly message: string; readonly until: number }
   | {
       readonly _tag: "Blocked"
-      readonly reason: "TransitionBlocked" | "PlanUnreadable" | "Conflict" | "OrphanedObjectsPresent" | "AdoptionBlocked" | AicrJobReason | "AICRArtifactUnsupported"
+      readonly reason:
+        "TransitionBlocked" | "PlanUnreadable" | "Conflict" | "OrphanedObjectsPresent" | "AdoptionBlocked" | AicrJobReason | "AICRArtifactUnsupported"
       readonly message: string
       /** Looked at again later without a watch event (charts pushed back to the registry send none). */
       readonly recheck?: boolean
@@ -54,9 +64,7 @@ export type PlanState =
   | { readonly _tag: "Paused"; readonly message: string }
 
 /** I/O the pass needs before it can decide: reconcile does it, adds the answer to Observed, and decides again. */
-export type Need =
-  | { readonly _tag: "PinCharts"; readonly plan: Plan }
-  | { readonly _tag: "UpgradeCheck"; readonly request: UpgradeCheckRequest }
+export type Need = { readonly _tag: "PinCharts"; readonly plan: Plan } | { readonly _tag: "UpgradeCheck"; readonly request: UpgradeCheckRequest }
 
 export interface Decision {
   readonly closes: ReadonlyArray<Close>
@@ -83,21 +91,52 @@ const targetOf = (o: Observed): { plan: Plan; pinned: boolean } | PlanState => {
   const pin = o.runtime.spec.pin?.desiredStateDigest
   if (pin !== undefined) {
     const found = o.plans.get(pin)
-    if (found === undefined) return { _tag: "Blocked", reason: "PlanUnreadable", message: `spec.pin names plan ${shortDigest(pin)}, which does not exist (kubectl get configmaps -n ${o.namespace} -l operator.aicr.run/role=plan lists the plans)` }
+    if (found === undefined)
+      return {
+        _tag: "Blocked",
+        reason: "PlanUnreadable",
+        message: `spec.pin names plan ${shortDigest(pin)}, which does not exist (kubectl get configmaps -n ${o.namespace} -l operator.aicr.run/role=plan lists the plans)`,
+      }
     if (!found.ok) return { _tag: "Blocked", reason: "PlanUnreadable", message: `the pinned plan ${found.configMap} is unreadable: ${found.why}` }
-    if (found.plan.source === "Adoption") return { _tag: "Blocked", reason: "PlanUnreadable", message: `spec.pin names plan ${shortDigest(pin)}, which was rebuilt from live Applications at an adoption and holds no values, so it cannot be rolled out again; pin a plan composed from a resolution` }
+    if (found.plan.source === "Adoption")
+      return {
+        _tag: "Blocked",
+        reason: "PlanUnreadable",
+        message: `spec.pin names plan ${shortDigest(pin)}, which was rebuilt from live Applications at an adoption and holds no values, so it cannot be rolled out again; pin a plan composed from a resolution`,
+      }
     return { plan: found.plan, pinned: true }
   }
-  if (o.resolved.status !== "True") return { _tag: "AwaitingResolution", message: `Waiting for Resolved=True at generation ${o.generation ?? 0}: Resolved is ${o.resolved.status}/${o.resolved.reason}` }
-  if (o.mirrored.status !== "True") return { _tag: "AwaitingResolution", message: `Waiting for Mirrored=True at generation ${o.generation ?? 0}: Mirrored is ${o.mirrored.status}/${o.mirrored.reason}` }
+  if (o.resolved.status !== "True")
+    return {
+      _tag: "AwaitingResolution",
+      message: `Waiting for Resolved=True at generation ${o.generation ?? 0}: Resolved is ${o.resolved.status}/${o.resolved.reason}`,
+    }
+  if (o.mirrored.status !== "True")
+    return {
+      _tag: "AwaitingResolution",
+      message: `Waiting for Mirrored=True at generation ${o.generation ?? 0}: Mirrored is ${o.mirrored.status}/${o.mirrored.reason}`,
+    }
   const inputDigest = o.resolution?.inputDigest
   const name = o.resolution?.contentConfigMap
-  if (inputDigest === undefined || name === undefined) return { _tag: "AwaitingResolution", message: "Waiting for status.resolution to name an inputDigest and a content ConfigMap" }
-  if (o.mirror?.inputDigest !== inputDigest) return { _tag: "AwaitingResolution", message: `Waiting for the mirror of input ${shortDigest(inputDigest)} (status.mirror is of ${o.mirror?.inputDigest ? shortDigest(o.mirror.inputDigest) : "none"})` }
+  if (inputDigest === undefined || name === undefined)
+    return { _tag: "AwaitingResolution", message: "Waiting for status.resolution to name an inputDigest and a content ConfigMap" }
+  if (o.mirror?.inputDigest !== inputDigest)
+    return {
+      _tag: "AwaitingResolution",
+      message: `Waiting for the mirror of input ${shortDigest(inputDigest)} (status.mirror is of ${o.mirror?.inputDigest ? shortDigest(o.mirror.inputDigest) : "none"})`,
+    }
   if (o.content._tag !== "Found") return { _tag: "AwaitingResolution", message: `Waiting for the content ConfigMap ${o.namespace}/${name}` }
   const content = readContent(o.content.data)
   if (!content.ok) return { _tag: "Blocked", reason: "PlanUnreadable", message: `content ConfigMap ${o.namespace}/${name} is malformed: ${content.why}` }
-  const composed = composePlan({ runtimeUID: o.runtime.metadata.uid!, resolution: o.resolution!, mirror: o.mirror!, contentConfigMap: name, content: content.value, project: o.project, now: iso(o.now) })
+  const composed = composePlan({
+    runtimeUID: o.runtime.metadata.uid!,
+    resolution: o.resolution!,
+    mirror: o.mirror!,
+    contentConfigMap: name,
+    content: content.value,
+    project: o.project,
+    now: iso(o.now),
+  })
   if (!composed.ok) return { _tag: "AwaitingResolution", message: `Waiting for the mirror to cover input ${shortDigest(inputDigest)}: ${composed.why}` }
   const existing = o.plans.get(composed.value.desiredStateDigest)
   // A plan is never rewritten: an existing one stands for its digest (its createdAt stays the first one).
@@ -108,14 +147,30 @@ const targetOf = (o: Observed): { plan: Plan; pinned: boolean } | PlanState => {
 const pinChartsGate = (o: Observed, plan: Plan): { plan: PlanState; needs?: Need } | undefined => {
   const c: ChartCheck | undefined = o.pinCharts?.digest === plan.desiredStateDigest ? o.pinCharts.check : undefined
   const short = shortDigest(plan.desiredStateDigest)
-  if (c === undefined) return { plan: { _tag: "Assessing", message: `Checking that the ${plan.releases.length} charts of the pinned plan ${short} are still in the registry` }, needs: { _tag: "PinCharts", plan } }
+  if (c === undefined)
+    return {
+      plan: { _tag: "Assessing", message: `Checking that the ${plan.releases.length} charts of the pinned plan ${short} are still in the registry` },
+      needs: { _tag: "PinCharts", plan },
+    }
   switch (c._tag) {
     case "Present":
       return undefined
     case "Unavailable":
-      return { plan: { _tag: "Assessing", retry: true, message: `Cannot check the pinned plan ${short}'s charts yet, the registry did not answer (retrying): ${c.message}` } }
+      return {
+        plan: {
+          _tag: "Assessing",
+          retry: true,
+          message: `Cannot check the pinned plan ${short}'s charts yet, the registry did not answer (retrying): ${c.message}`,
+        },
+      }
     case "Refused":
-      return { plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `The registry refused the check of release ${c.release}'s chart of the pinned plan ${short}: ${c.message}; check the planner's --docker-config` } }
+      return {
+        plan: {
+          _tag: "Blocked",
+          reason: "PlanUnreadable",
+          message: `The registry refused the check of release ${c.release}'s chart of the pinned plan ${short}: ${c.message}; check the planner's --docker-config`,
+        },
+      }
     case "Missing":
       return {
         plan: {
@@ -129,7 +184,12 @@ const pinChartsGate = (o: Observed, plan: Plan): { plan: PlanState; needs?: Need
 }
 
 /** The transition's assessment: AICR's upgrade-check when the target's AICR has it and there is an active plan. */
-const assessTransition = (o: Observed, from: Plan | undefined, to: Plan, aicrVersion: string): { assessment: Assessment } | { plan: PlanState; needs?: Need } => {
+const assessTransition = (
+  o: Observed,
+  from: Plan | undefined,
+  to: Plan,
+  aicrVersion: string,
+): { assessment: Assessment } | { plan: PlanState; needs?: Need } => {
   if (from === undefined || capabilitiesOf(aicrVersion)?.upgradeCheck !== true) return { assessment: assessWithoutUpgradeCheck(from, to, aicrVersion) }
   if (from.source === "Adoption") {
     const why = `AICR ${aicrVersion} has upgrade-check, but the active plan ${shortDigest(from.desiredStateDigest)} was rebuilt from live Applications at an adoption and records no recipe to compare from, so this transition is not rated; an approver must judge it`
@@ -140,17 +200,26 @@ const assessTransition = (o: Observed, from: Plan | undefined, to: Plan, aicrVer
   const run = o.upgradeCheck?.key === request.key ? o.upgradeCheck : undefined
   const transition = `${shortDigest(from.desiredStateDigest)} → ${shortDigest(to.desiredStateDigest)}`
   if (run === undefined) return { plan: { _tag: "Assessing", message: `Starting aicr upgrade-check ${transition}` }, needs: { _tag: "UpgradeCheck", request } }
-  if (run._tag === "InputUnreadable") return { plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `upgrade-check ${transition} cannot run: ${run.message}` } }
+  if (run._tag === "InputUnreadable")
+    return { plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `upgrade-check ${transition} cannot run: ${run.message}` } }
   const s = run.state
   const job = `aicr upgrade-check Job ${run.job}`
-  if (s._tag === "Started" || s._tag === "Running") return { plan: { _tag: "Assessing", message: `${job} (${transition}) ${s._tag === "Started" ? "started" : s.detail}` } }
+  if (s._tag === "Started" || s._tag === "Running")
+    return { plan: { _tag: "Assessing", message: `${job} (${transition}) ${s._tag === "Started" ? "started" : s.detail}` } }
   if (s._tag === "Failed") {
     return s.transient
       ? { plan: { _tag: "Assessing", retry: true, message: `${job} (${transition}) failed transiently, retrying: ${s.message}` } }
       : { plan: { _tag: "Blocked", reason: s.reason, message: `${job} (${transition}) ${s.message}` } }
   }
   const report = parseUpgradeCheck(s.output ?? "")
-  if (!report.ok) return { plan: { _tag: "Blocked", reason: "AICRArtifactUnsupported", message: `${job}: ${s.output === undefined ? "left no report in its output ConfigMap" : report.why}` } }
+  if (!report.ok)
+    return {
+      plan: {
+        _tag: "Blocked",
+        reason: "AICRArtifactUnsupported",
+        message: `${job}: ${s.output === undefined ? "left no report in its output ConfigMap" : report.why}`,
+      },
+    }
   const rated = assessmentOfReport(report.value, { aicrVersion, fromDigest: from.desiredStateDigest, toDigest: to.desiredStateDigest })
   return { assessment: withUnratedChanges(rated, assessWithoutUpgradeCheck(from, to, aicrVersion)) }
 }
@@ -177,20 +246,27 @@ export const decide = (o: Observed): Decision => {
   const adopting = view.open?.spec.kind === "Adopt" ? view.open : undefined
   if (adopting !== undefined) {
     const wait = isApproved(adopting) ? "" : `; approve it: kubectl aicr approve ${adopting.metadata.name}`
-    return { ...base, plan: { _tag: "Planned", message: `Rollout ${adopting.metadata.name} adopts the running stack as plan ${shortDigest(adopting.spec.toDigest)}${wait}` }, target: adopting.spec.toDigest, targetSince: undefined, open: adopting }
+    return {
+      ...base,
+      plan: { _tag: "Planned", message: `Rollout ${adopting.metadata.name} adopts the running stack as plan ${shortDigest(adopting.spec.toDigest)}${wait}` },
+      target: adopting.spec.toDigest,
+      targetSince: undefined,
+      open: adopting,
+    }
   }
   // Re-adoption comes before any resolution: the stack that runs is taken back first, as it is.
-  const adoption = view.open !== undefined && isApproved(view.open)
-    ? ({ _tag: "None" } as const)
-    : adoptionOf({
-      runtimeUID: uid,
-      adoptFrom: o.runtime.spec.adoption?.fromRuntimeUID,
-      applications: o.applications,
-      hasPlan: (digest) => o.plans.get(digest)?.ok === true,
-      engineNamespace: o.engineNamespace,
-      project: o.project,
-      now: iso(o.now),
-    })
+  const adoption =
+    view.open !== undefined && isApproved(view.open)
+      ? ({ _tag: "None" } as const)
+      : adoptionOf({
+          runtimeUID: uid,
+          adoptFrom: o.runtime.spec.adoption?.fromRuntimeUID,
+          applications: o.applications,
+          hasPlan: (digest) => o.plans.get(digest)?.ok === true,
+          engineNamespace: o.engineNamespace,
+          project: o.project,
+          now: iso(o.now),
+        })
   if (adoption._tag === "Orphaned" || adoption._tag === "Blocked") {
     const reason = adoption._tag === "Orphaned" ? "OrphanedObjectsPresent" : "AdoptionBlocked"
     return { ...base, plan: { _tag: "Blocked", reason, message: adoption.message }, target: o.status?.target, targetSince: undefined, open: view.open }
@@ -202,7 +278,17 @@ export const decide = (o: Observed): Decision => {
   const writePlan = o.plans.has(target) ? undefined : t.plan
   if (o.plans.get(target)?.ok === false) {
     const p = o.plans.get(target)!
-    return { ...base, plan: { _tag: "Blocked", reason: "Conflict", message: `plan ConfigMap ${!p.ok ? p.configMap : ""} holds another document than plan ${shortDigest(target)}` }, target, targetSince: undefined, open: view.open }
+    return {
+      ...base,
+      plan: {
+        _tag: "Blocked",
+        reason: "Conflict",
+        message: `plan ConfigMap ${!p.ok ? p.configMap : ""} holds another document than plan ${shortDigest(target)}`,
+      },
+      target,
+      targetSince: undefined,
+      open: view.open,
+    }
   }
   const since = o.status?.target === target && o.status.targetSince ? Date.parse(o.status.targetSince) : o.now
   const withTarget = { ...base, writePlan, target, targetSince: since }
@@ -210,33 +296,77 @@ export const decide = (o: Observed): Decision => {
   // A newer target supersedes a rollout nobody approved yet; one approved runs to its end first.
   const open = view.open
   if (open !== undefined && open.spec.toDigest !== target) {
-    if (isApproved(open)) return { ...withTarget, plan: { _tag: "Planned", message: `Target plan ${shortDigest(target)} waits for rollout ${open.metadata.name} (towards ${shortDigest(open.spec.toDigest)}) to end` }, open }
+    if (isApproved(open))
+      return {
+        ...withTarget,
+        plan: {
+          _tag: "Planned",
+          message: `Target plan ${shortDigest(target)} waits for rollout ${open.metadata.name} (towards ${shortDigest(open.spec.toDigest)}) to end`,
+        },
+        open,
+      }
     closes.push({ rollout: open, outcome: "Superseded" })
   } else if (open !== undefined) {
     return { ...withTarget, plan: { _tag: "Planned", message: `Rollout ${open.metadata.name} targets plan ${shortDigest(target)}` }, open }
   }
-  if (target === active) return { ...withTarget, plan: { _tag: "Planned", message: `The active plan ${shortDigest(target)} is the target: nothing to roll out` }, open: undefined }
+  if (target === active)
+    return { ...withTarget, plan: { _tag: "Planned", message: `The active plan ${shortDigest(target)} is the target: nothing to roll out` }, open: undefined }
 
   // The newest rollout towards this target ended without success: a retry is asked for explicitly.
-  const last = view.all.find((r) => r.spec.toDigest === target && outcomeOf(r) !== "Superseded" && closes.every((c) => c.rollout.metadata.name !== r.metadata.name || c.outcome !== "Superseded"))
+  const last = view.all.find(
+    (r) =>
+      r.spec.toDigest === target &&
+      outcomeOf(r) !== "Superseded" &&
+      closes.every((c) => c.rollout.metadata.name !== r.metadata.name || c.outcome !== "Superseded"),
+  )
   const lastOutcome = last && outcomeOf(closed(last))
-  if (last !== undefined && lastOutcome !== undefined && lastOutcome !== "Succeeded" && o.runtime.metadata.annotations?.[ANNOTATION_RETRY] !== last.metadata.name) {
-    return { ...withTarget, plan: { _tag: "Planned", message: `Rollout ${last.metadata.name} towards plan ${shortDigest(target)} ended ${lastOutcome}` }, open: undefined, ended: last }
+  if (
+    last !== undefined &&
+    lastOutcome !== undefined &&
+    lastOutcome !== "Succeeded" &&
+    o.runtime.metadata.annotations?.[ANNOTATION_RETRY] !== last.metadata.name
+  ) {
+    return {
+      ...withTarget,
+      plan: { _tag: "Planned", message: `Rollout ${last.metadata.name} towards plan ${shortDigest(target)} ended ${lastOutcome}` },
+      open: undefined,
+      ended: last,
+    }
   }
 
   const until = since + o.windowMs
   if (!adopt && o.now < until) {
     const left = Math.ceil((until - o.now) / 1000)
-    return { ...withTarget, plan: { _tag: "Stabilizing", until, message: `Target plan ${shortDigest(target)} must hold still until ${iso(until)} (${left}s left) before a rollout is created` }, open: undefined }
+    return {
+      ...withTarget,
+      plan: {
+        _tag: "Stabilizing",
+        until,
+        message: `Target plan ${shortDigest(target)} must hold still until ${iso(until)} (${left}s left) before a rollout is created`,
+      },
+      open: undefined,
+    }
   }
 
   // spec.paused starts no new work: no upgrade-check Job, no rollout (an open one is the step executor's to hold).
   if (o.runtime.spec.paused) {
-    return { ...withTarget, plan: { _tag: "Paused", message: `spec.paused is set: target plan ${shortDigest(target)} starts no assessment and no rollout until it is cleared` }, open: undefined }
+    return {
+      ...withTarget,
+      plan: { _tag: "Paused", message: `spec.paused is set: target plan ${shortDigest(target)} starts no assessment and no rollout until it is cleared` },
+      open: undefined,
+    }
   }
   const from = active === undefined ? undefined : o.plans.get(active)
   if (!adopt && active !== undefined && (from === undefined || !from.ok)) {
-    return { ...withTarget, plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `the active plan ${shortDigest(active)} ${from === undefined ? "has no plan ConfigMap" : `is unreadable: ${from.ok ? "" : from.why}`}` }, open: undefined }
+    return {
+      ...withTarget,
+      plan: {
+        _tag: "Blocked",
+        reason: "PlanUnreadable",
+        message: `the active plan ${shortDigest(active)} ${from === undefined ? "has no plan ConfigMap" : `is unreadable: ${from.ok ? "" : from.why}`}`,
+      },
+      open: undefined,
+    }
   }
   // An adoption starts from the plan it rebuilt: the stack as it runs.
   const fromPlan = adopt ? t.plan : from?.ok ? from.plan : undefined
@@ -248,7 +378,15 @@ export const decide = (o: Observed): Decision => {
   const assessment = assessed.assessment
   const blocked = blockedBy(assessment)
   if (blocked.length > 0) {
-    return { ...withTarget, plan: { _tag: "Blocked", reason: "TransitionBlocked", message: `upgrade-check blocks ${blocked.map((b) => `${b.component} ${b.from ?? ""}→${b.to ?? ""} (${b.reason ?? "blocked"})`).join(", ")}: no rollout starts` }, open: undefined }
+    return {
+      ...withTarget,
+      plan: {
+        _tag: "Blocked",
+        reason: "TransitionBlocked",
+        message: `upgrade-check blocks ${blocked.map((b) => `${b.component} ${b.from ?? ""}→${b.to ?? ""} (${b.reason ?? "blocked"})`).join(", ")}: no rollout starts`,
+      },
+      open: undefined,
+    }
   }
   const name = rolloutName(target, attemptsFor(o.rollouts, target) + 1)
   const requestedBy = o.runtime.metadata.annotations?.[ANNOTATION_EDITED_BY]
@@ -268,6 +406,8 @@ export const decide = (o: Observed): Decision => {
     metadata: { name, labels: { [LABEL_RUNTIME_UID]: uid, [LABEL_PLAN]: planKey(target) } },
     spec,
   }
-  const message = adopt ? `Rollout ${name} adopts the running stack (runtime ${adoption.from.join(", ")}) as plan ${shortDigest(target)}, rebuilt from its Applications` : `Rollout ${name} targets plan ${shortDigest(target)}`
+  const message = adopt
+    ? `Rollout ${name} adopts the running stack (runtime ${adoption.from.join(", ")}) as plan ${shortDigest(target)}, rebuilt from its Applications`
+    : `Rollout ${name} targets plan ${shortDigest(target)}`
   return { ...withTarget, plan: { _tag: "Planned", message }, create: { rollout, assessment }, open: rollout }
 }

@@ -4,8 +4,21 @@
  * and the runtime's RuntimeRollouts.
  */
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, type ClusterRuntime, type ClusterRuntimeStatus, Core, type KubeObject, LABEL_ROLE, LABEL_RUNTIME_UID, Mirrored, type Plan, readPlanData, Resolved, ROLE_PLAN,
-  type RuntimeRollout, RuntimeRolloutKind,
+  ANNOTATION_DESIRED_STATE_DIGEST,
+  ArgoCD,
+  type ClusterRuntime,
+  type ClusterRuntimeStatus,
+  Core,
+  type KubeObject,
+  LABEL_ROLE,
+  LABEL_RUNTIME_UID,
+  Mirrored,
+  type Plan,
+  readPlanData,
+  Resolved,
+  ROLE_PLAN,
+  type RuntimeRollout,
+  RuntimeRolloutKind,
 } from "@aicr/api"
 import type { Application } from "@aicr/argocd"
 import { current, type CurrentCondition } from "@aicr/conditions"
@@ -15,8 +28,10 @@ import type { ChartCheck } from "./charts"
 import { PlannerConfig } from "./config"
 import type { UpgradeCheckRun } from "./upgrade-check"
 
-export type ContentRead = { readonly _tag: "NotRead" } | { readonly _tag: "Missing" } | { readonly _tag: "Found"; readonly data: Readonly<Record<string, string>> }
-export type PlanRead = { readonly ok: true; readonly plan: Plan; readonly configMap: string } | { readonly ok: false; readonly why: string; readonly configMap: string }
+export type ContentRead =
+  { readonly _tag: "NotRead" } | { readonly _tag: "Missing" } | { readonly _tag: "Found"; readonly data: Readonly<Record<string, string>> }
+export type PlanRead =
+  { readonly ok: true; readonly plan: Plan; readonly configMap: string } | { readonly ok: false; readonly why: string; readonly configMap: string }
 
 export interface Observed {
   readonly runtime: ClusterRuntime
@@ -74,7 +89,10 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
     // No Argo CD (its CRD missing) is the step-executor's to report (EngineAvailable); nothing to adopt then.
     const applications = yield* kube.list<Application>(ArgoCD.Application, { namespace: config.engineNamespace, labelSelector: LABEL_RUNTIME_UID }).pipe(
       Effect.map((l) => l.items),
-      Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.succeed([] as Application[])),
+      Effect.catchIf(
+        (e) => e.reason._tag === "NotFound",
+        () => Effect.succeed([] as Application[]),
+      ),
     )
     return {
       runtime,

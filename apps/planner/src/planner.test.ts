@@ -1,4 +1,15 @@
-import { ANNOTATION_EDITED_BY, ANNOTATION_RETRY, type ClusterRuntime, FINALIZER_CLEANUP, LABEL_OUTCOME, LABEL_RUNTIME_UID, type Plan, type RolloutKind, type RuntimeRollout, sha256 } from "@aicr/api"
+import {
+  ANNOTATION_EDITED_BY,
+  ANNOTATION_RETRY,
+  type ClusterRuntime,
+  FINALIZER_CLEANUP,
+  LABEL_OUTCOME,
+  LABEL_RUNTIME_UID,
+  type Plan,
+  type RolloutKind,
+  type RuntimeRollout,
+  sha256,
+} from "@aicr/api"
 import type { JobState } from "@aicr/aicr"
 import type { Application } from "@aicr/argocd"
 import { OciError } from "@aicr/oras"
@@ -29,7 +40,14 @@ interface Comp {
 }
 const content = (comps: Comp[], values: Record<string, string> = {}) => {
   const recipe = {
-    componentRefs: comps.map((c) => ({ name: c.name, namespace: c.namespace, chart: c.name, version: c.version, source: c.source ?? "https://charts.example", dependencyRefs: c.deps })),
+    componentRefs: comps.map((c) => ({
+      name: c.name,
+      namespace: c.namespace,
+      chart: c.name,
+      version: c.version,
+      source: c.source ?? "https://charts.example",
+      dependencyRefs: c.deps,
+    })),
     deploymentOrder: comps.map((c) => c.name),
   }
   const files = Object.fromEntries(comps.map((c) => [`${c.name}/values.yaml`, values[c.name] ?? `replicas: 1 # ${c.name}\n`]))
@@ -55,17 +73,46 @@ const V0_11 = V0_10.map((c) => (c.name === "kai-scheduler" ? { ...c, version: "v
 const planOf = (comps: Comp[], values: Record<string, string> = {}, aicr = "v0.11.1"): Plan => {
   const c = readContent(content(comps, values))
   if (!c.ok) throw new Error(c.why)
-  const p = composePlan({ runtimeUID: UID, resolution: { inputDigest: digest("in"), aicr: { version: aicr, image: `ghcr.io/nvidia/aicr:${aicr}` } }, mirror: mirrorOf(comps), contentConfigMap: "aicr-content-x", content: c.value, project: "aicr", now: "2026-12-02T11:00:00Z" })
+  const p = composePlan({
+    runtimeUID: UID,
+    resolution: { inputDigest: digest("in"), aicr: { version: aicr, image: `ghcr.io/nvidia/aicr:${aicr}` } },
+    mirror: mirrorOf(comps),
+    contentConfigMap: "aicr-content-x",
+    content: c.value,
+    project: "aicr",
+    now: "2026-12-02T11:00:00Z",
+  })
   if (!p.ok) throw new Error(p.why)
   return p.value
 }
 
-const cond = (type: string, status: "True" | "False" | "Unknown", reason: string, generation = 1) => ({ type, status, reason, message: `${type} ${reason}`, observedGeneration: generation, lastTransitionTime: "2026-12-02T10:00:00Z" })
+const cond = (type: string, status: "True" | "False" | "Unknown", reason: string, generation = 1) => ({
+  type,
+  status,
+  reason,
+  message: `${type} ${reason}`,
+  observedGeneration: generation,
+  lastTransitionTime: "2026-12-02T10:00:00Z",
+})
 
-const runtime = (extra: { annotations?: Record<string, string>; spec?: Record<string, unknown>; plans?: Record<string, unknown>; metadata?: Partial<ClusterRuntime["metadata"]> } = {}): ClusterRuntime => ({
+const runtime = (
+  extra: {
+    annotations?: Record<string, string>
+    spec?: Record<string, unknown>
+    plans?: Record<string, unknown>
+    metadata?: Partial<ClusterRuntime["metadata"]>
+  } = {},
+): ClusterRuntime => ({
   apiVersion: "operator.aicr.run/v1alpha1",
   kind: "ClusterRuntime",
-  metadata: { name: "cluster", uid: UID, generation: 1, resourceVersion: "7", ...extra.metadata, annotations: { [ANNOTATION_EDITED_BY]: "alice", ...extra.annotations } },
+  metadata: {
+    name: "cluster",
+    uid: UID,
+    generation: 1,
+    resourceVersion: "7",
+    ...extra.metadata,
+    annotations: { [ANNOTATION_EDITED_BY]: "alice", ...extra.annotations },
+  },
   spec: { intent: "training", validation: { deployment: "Disabled" }, ...extra.spec },
   status: {
     conditions: [cond("Resolved", "True", "InputsResolved"), cond("Mirrored", "True", "ContentMirrored")],
@@ -101,7 +148,19 @@ const observed = (o: Partial<Observed> & { rt?: ClusterRuntime } = {}): Observed
   }
 }
 
-const rollout = (name: string, toDigest: string, extra: { labels?: Record<string, string>; approved?: boolean; conditions?: unknown[]; fromDigest?: string; created?: string; kind?: RolloutKind; runtimeUID?: string } = {}): RuntimeRollout => ({
+const rollout = (
+  name: string,
+  toDigest: string,
+  extra: {
+    labels?: Record<string, string>
+    approved?: boolean
+    conditions?: unknown[]
+    fromDigest?: string
+    created?: string
+    kind?: RolloutKind
+    runtimeUID?: string
+  } = {},
+): RuntimeRollout => ({
   apiVersion: "operator.aicr.run/v1alpha1",
   kind: "RuntimeRollout",
   metadata: { name, generation: 1, creationTimestamp: extra.created ?? "2026-12-02T11:00:00Z", labels: extra.labels ?? {} },
@@ -112,7 +171,9 @@ const rollout = (name: string, toDigest: string, extra: { labels?: Record<string
     kind: extra.kind ?? (extra.fromDigest ? "Upgrade" : "Install"),
     deadline: "2026-12-03T11:00:00Z",
     requiresApproval: true,
-    ...(extra.approved ? { approval: { approvedBy: "bob", reason: "ok", approvedAt: "2026-12-02T11:10:00Z", expiresAt: "2026-12-02T17:00:00Z", toDigest } } : {}),
+    ...(extra.approved
+      ? { approval: { approvedBy: "bob", reason: "ok", approvedAt: "2026-12-02T11:10:00Z", expiresAt: "2026-12-02T17:00:00Z", toDigest } }
+      : {}),
   },
   ...(extra.conditions ? { status: { conditions: extra.conditions as never } } : {}),
 })
@@ -122,8 +183,17 @@ describe("planner: composing the plan", () => {
     const a = planOf(V0_11)
     const b = planOf(V0_11)
     expect(a.desiredStateDigest).toBe(b.desiredStateDigest)
-    expect(a.releases.map((r) => [r.name, r.order])).toEqual([["cert-manager", 0], ["gpu-operator", 1], ["kai-scheduler", 2], ["nvsentinel", 3]])
-    expect(a.releases[2]).toMatchObject({ chart: { ref: "127.0.0.1:5000/aicr/cluster/charts/kai-scheduler:v0.13.0", digest: digest("kai-scheduler@v0.13.0") }, upstream: { version: "v0.13.0" }, dependsOn: ["gpu-operator"] })
+    expect(a.releases.map((r) => [r.name, r.order])).toEqual([
+      ["cert-manager", 0],
+      ["gpu-operator", 1],
+      ["kai-scheduler", 2],
+      ["nvsentinel", 3],
+    ])
+    expect(a.releases[2]).toMatchObject({
+      chart: { ref: "127.0.0.1:5000/aicr/cluster/charts/kai-scheduler:v0.13.0", digest: digest("kai-scheduler@v0.13.0") },
+      upstream: { version: "v0.13.0" },
+      dependsOn: ["gpu-operator"],
+    })
   })
 
   it("changes the digest when a values file changes, and not when only the creation time does", () => {
@@ -133,7 +203,15 @@ describe("planner: composing the plan", () => {
   it("adds a <release>-manifests wrapper release after a chart that carries manifests", () => {
     const c = readContent(content(V0_11))
     if (!c.ok) throw new Error(c.why)
-    const p = composePlan({ runtimeUID: UID, resolution: {}, mirror: mirrorOf(V0_11, { "gpu-operator-manifests": `r/wrappers/gpu-operator:0.0.0-aicr-1@${digest("w")}` }), contentConfigMap: "c", content: c.value, project: "aicr", now: "t" })
+    const p = composePlan({
+      runtimeUID: UID,
+      resolution: {},
+      mirror: mirrorOf(V0_11, { "gpu-operator-manifests": `r/wrappers/gpu-operator:0.0.0-aicr-1@${digest("w")}` }),
+      contentConfigMap: "c",
+      content: c.value,
+      project: "aicr",
+      now: "t",
+    })
     expect(p.ok && p.value.releases.map((r) => r.name)).toEqual(["cert-manager", "gpu-operator", "gpu-operator-manifests", "kai-scheduler", "nvsentinel"])
     expect(p.ok && p.value.releases[2]).toMatchObject({ dependsOn: ["gpu-operator"], namespace: "gpu-operator" })
   })
@@ -161,8 +239,26 @@ describe("planner: assessment without upgrade-check", () => {
   it("rates the AICR v0.10.16 → v0.11.1 upgrade: kai-scheduler and nvsentinel breaking, unknown, never safe", () => {
     const a = assessWithoutUpgradeCheck(planOf(V0_10), planOf(V0_11), "v0.11.1")
     expect(a.components).toEqual([
-      expect.objectContaining({ component: "kai-scheduler", change: "version", from: "v0.12.17", to: "v0.13.0", verdict: "unknown", reason: "no-upgrade-check", jump: "1 minor", breaking: true, failsRun: true }),
-      expect.objectContaining({ component: "nvsentinel", change: "version", from: "v0.10.0", to: "v1.1.0", verdict: "unknown", jump: "1 major", breaking: true }),
+      expect.objectContaining({
+        component: "kai-scheduler",
+        change: "version",
+        from: "v0.12.17",
+        to: "v0.13.0",
+        verdict: "unknown",
+        reason: "no-upgrade-check",
+        jump: "1 minor",
+        breaking: true,
+        failsRun: true,
+      }),
+      expect.objectContaining({
+        component: "nvsentinel",
+        change: "version",
+        from: "v0.10.0",
+        to: "v1.1.0",
+        verdict: "unknown",
+        jump: "1 major",
+        breaking: true,
+      }),
     ])
     expect(a.components[0]!.explanation).toContain("AICR v0.11.1 has no upgrade-check")
     expect(a.components.some((c) => c.verdict === "safe")).toBe(false)
@@ -183,7 +279,10 @@ describe("planner: assessment without upgrade-check", () => {
   it("a values-only change and a namespace move are unknown too", () => {
     const moved = V0_11.map((c) => (c.name === "cert-manager" ? { ...c, namespace: "certs" } : c))
     const a = assessWithoutUpgradeCheck(planOf(V0_11), planOf(moved, { "gpu-operator": "x: 1\n" }), "v0.11.1")
-    expect(a.components.map((c) => [c.component, c.change, c.verdict])).toEqual([["cert-manager", "identity", "unknown"], ["gpu-operator", "values", "unknown"]])
+    expect(a.components.map((c) => [c.component, c.change, c.verdict])).toEqual([
+      ["cert-manager", "identity", "unknown"],
+      ["gpu-operator", "values", "unknown"],
+    ])
   })
 })
 
@@ -192,7 +291,13 @@ describe("planner: steps", () => {
     const from = planOf([...V0_10, { name: "old-a", namespace: "x", version: "1.0.0" }, { name: "old-b", namespace: "x", version: "1.0.0", deps: ["old-a"] }])
     const to = planOf([...V0_11, { name: "new", namespace: "n", version: "0.1.0" }])
     const steps = planSteps(from, to, assessWithoutUpgradeCheck(from, to, "v0.11.1"))
-    expect(steps.map((s) => `${s.action} ${s.release}${s.verdict ? ` ${s.verdict}` : ""}`)).toEqual(["Upgrade kai-scheduler unknown", "Upgrade nvsentinel unknown", "Install new", "Remove old-b", "Remove old-a"])
+    expect(steps.map((s) => `${s.action} ${s.release}${s.verdict ? ` ${s.verdict}` : ""}`)).toEqual([
+      "Upgrade kai-scheduler unknown",
+      "Upgrade nvsentinel unknown",
+      "Install new",
+      "Remove old-b",
+      "Remove old-a",
+    ])
     expect(steps[0]).toMatchObject({ from: "v0.12.17", to: "v0.13.0", namespace: "kai-scheduler" })
   })
 })
@@ -212,9 +317,17 @@ describe("planner: decide", () => {
     expect(d.plan).toMatchObject({ _tag: "Stabilizing", until: NOW + 600_000 })
     expect(d.plan._tag === "Stabilizing" && d.plan.message).toContain("(600s left)")
     // A newer target restarts it; the same target keeps its start.
-    const later = decide(observed({ windowMs: 600_000, now: NOW + 300_000, rt: runtime({ plans: { target: target.desiredStateDigest, targetSince: new Date(NOW).toISOString() } }) }))
+    const later = decide(
+      observed({
+        windowMs: 600_000,
+        now: NOW + 300_000,
+        rt: runtime({ plans: { target: target.desiredStateDigest, targetSince: new Date(NOW).toISOString() } }),
+      }),
+    )
     expect(later.plan).toMatchObject({ _tag: "Stabilizing", until: NOW + 600_000 })
-    const other = decide(observed({ windowMs: 600_000, now: NOW + 300_000, rt: runtime({ plans: { target: digest("older"), targetSince: new Date(NOW).toISOString() } }) }))
+    const other = decide(
+      observed({ windowMs: 600_000, now: NOW + 300_000, rt: runtime({ plans: { target: digest("older"), targetSince: new Date(NOW).toISOString() } }) }),
+    )
     expect(other.plan).toMatchObject({ _tag: "Stabilizing", until: NOW + 900_000 })
   })
 
@@ -223,7 +336,13 @@ describe("planner: decide", () => {
     expect(d.writePlan).toBeUndefined()
     const r = d.create!.rollout
     expect(r.metadata.name).toMatch(/^cluster-[a-f0-9]{12}-1$/)
-    expect(r.spec).toMatchObject({ kind: "Install", toDigest: target.desiredStateDigest, requiresApproval: true, requestedBy: "alice", deadline: "2026-12-03T12:00:00.000Z" })
+    expect(r.spec).toMatchObject({
+      kind: "Install",
+      toDigest: target.desiredStateDigest,
+      requiresApproval: true,
+      requestedBy: "alice",
+      deadline: "2026-12-03T12:00:00.000Z",
+    })
     expect(r.spec.fromDigest).toBeUndefined()
     expect(r.spec.steps!.map((s) => s.action)).toEqual(["Install", "Install", "Install", "Install"])
     expect(readyCondition(observed(), d)).toMatchObject({ status: "False", reason: "RollingOut", message: expect.stringContaining("awaiting approval") })
@@ -269,53 +388,104 @@ describe("planner: decide", () => {
     const e = decide(observed({ plans: new Map([planRead(target)]), rollouts: [bad] }))
     expect(e.closes).toEqual([{ rollout: bad, outcome: "Failed" }])
     expect(e.create).toBeUndefined()
-    expect(stalledCondition(observed(), e)).toMatchObject({ status: "True", reason: "RolloutFailed", message: expect.stringContaining("operator.aicr.run/retry=cluster-dddddddddddd-1") })
+    expect(stalledCondition(observed(), e)).toMatchObject({
+      status: "True",
+      reason: "RolloutFailed",
+      message: expect.stringContaining("operator.aicr.run/retry=cluster-dddddddddddd-1"),
+    })
   })
 
   it("with validation Required closes Succeeded only after Validated=True, Failed on each terminal not-validated reason, and Ready names the run", () => {
     const required = runtime({ spec: { validation: { deployment: "Required" } } })
     const steps = cond("Progressing", "True", "StepsCompleted")
-    const waiting = rollout("cluster-dddddddddddd-1", target.desiredStateDigest, { approved: true, conditions: [steps, cond("Validated", "False", "Validating")] })
+    const waiting = rollout("cluster-dddddddddddd-1", target.desiredStateDigest, {
+      approved: true,
+      conditions: [steps, cond("Validated", "False", "Validating")],
+    })
     expect(decide(observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [waiting] })).closes).toEqual([])
     for (const reason of ["ValidationFailed", "ValidationIncomplete", "ValidationEmpty", "ValidationUnverified", "EvidenceUnsigned"]) {
       const failed = rollout("cluster-dddddddddddd-1", target.desiredStateDigest, { approved: true, conditions: [steps, cond("Validated", "False", reason)] })
       const e = decide(observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [failed] }))
       expect(e.closes, reason).toEqual([{ rollout: failed, outcome: "Failed" }])
-      expect(stalledCondition(observed({ rt: required }), e)).toMatchObject({ status: "True", reason: "RolloutFailed", message: expect.stringContaining(`(${reason}: Validated ${reason})`) })
+      expect(stalledCondition(observed({ rt: required }), e)).toMatchObject({
+        status: "True",
+        reason: "RolloutFailed",
+        message: expect.stringContaining(`(${reason}: Validated ${reason})`),
+      })
     }
-    const passed = { ...rollout("cluster-dddddddddddd-1", target.desiredStateDigest, { approved: true, conditions: [steps, cond("Validated", "True", "ValidationPassed")] }) }
+    const passed = {
+      ...rollout("cluster-dddddddddddd-1", target.desiredStateDigest, { approved: true, conditions: [steps, cond("Validated", "True", "ValidationPassed")] }),
+    }
     const f = decide(observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [passed] }))
     expect(f.closes).toEqual([{ rollout: passed, outcome: "Succeeded" }])
-    const closed = { ...passed, metadata: { ...passed.metadata, labels: { [LABEL_OUTCOME]: "Succeeded" } }, status: { ...passed.status, validation: { runID: "aicr-validate-0123456789ab", result: "Passed" as const, evidenceRef: "r/aicr/cluster/evidence/cluster@sha256:" + "e".repeat(64) } } }
+    const closed = {
+      ...passed,
+      metadata: { ...passed.metadata, labels: { [LABEL_OUTCOME]: "Succeeded" } },
+      status: {
+        ...passed.status,
+        validation: { runID: "aicr-validate-0123456789ab", result: "Passed" as const, evidenceRef: "r/aicr/cluster/evidence/cluster@sha256:" + "e".repeat(64) },
+      },
+    }
     const o = observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [closed] })
-    expect(readyCondition(o, decide(o))).toMatchObject({ status: "True", reason: "RolledOut", message: expect.stringContaining("validation run aicr-validate-0123456789ab, evidence r/aicr/cluster/evidence/cluster@sha256:eee") })
+    expect(readyCondition(o, decide(o))).toMatchObject({
+      status: "True",
+      reason: "RolledOut",
+      message: expect.stringContaining("validation run aicr-validate-0123456789ab, evidence r/aicr/cluster/evidence/cluster@sha256:eee"),
+    })
   })
 
   it("stalls the runtime with ValidationUnavailable while the open rollout says validation is not installed (not for a Remove rollout)", () => {
     const required = runtime({ spec: { validation: { deployment: "Required" } } })
-    const open = rollout("cluster-ffffffffffff-1", target.desiredStateDigest, { conditions: [{ ...cond("ValidationReady", "False", "ValidationUnavailable"), message: "install it with validation.enabled: true, or set spec.validation.deployment: Disabled" }] })
+    const open = rollout("cluster-ffffffffffff-1", target.desiredStateDigest, {
+      conditions: [
+        {
+          ...cond("ValidationReady", "False", "ValidationUnavailable"),
+          message: "install it with validation.enabled: true, or set spec.validation.deployment: Disabled",
+        },
+      ],
+    })
     const o = observed({ rt: required, plans: new Map([planRead(target)]), rollouts: [open] })
     const d = decide(o)
-    expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "ValidationUnavailable", message: expect.stringContaining("validation.enabled: true, or set spec.validation.deployment: Disabled") })
-    expect(readyCondition(o, d)).toMatchObject({ status: "False", reason: "RollingOut", message: expect.stringContaining("rollout cluster-ffffffffffff-1 stalled: ValidationUnavailable: install it") })
+    expect(stalledCondition(o, d)).toMatchObject({
+      status: "True",
+      reason: "ValidationUnavailable",
+      message: expect.stringContaining("validation.enabled: true, or set spec.validation.deployment: Disabled"),
+    })
+    expect(readyCondition(o, d)).toMatchObject({
+      status: "False",
+      reason: "RollingOut",
+      message: expect.stringContaining("rollout cluster-ffffffffffff-1 stalled: ValidationUnavailable: install it"),
+    })
   })
 
   it("ignores stale rollout conditions", () => {
-    const stale = rollout("cluster-eeeeeeeeeeee-1", target.desiredStateDigest, { approved: true, conditions: [cond("Progressing", "True", "StepsCompleted", 0)] })
+    const stale = rollout("cluster-eeeeeeeeeeee-1", target.desiredStateDigest, {
+      approved: true,
+      conditions: [cond("Progressing", "True", "StepsCompleted", 0)],
+    })
     expect(decide(observed({ plans: new Map([planRead(target)]), rollouts: [stale] })).closes).toEqual([])
   })
 
   it("a retry needs the annotation naming the ended rollout, and makes the next attempt", () => {
     const failed = rollout("cluster-ffffffffffff-1", target.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Expired" } })
     expect(decide(observed({ plans: new Map([planRead(target)]), rollouts: [failed] })).create).toBeUndefined()
-    const d = decide(observed({ rt: runtime({ annotations: { [ANNOTATION_RETRY]: "cluster-ffffffffffff-1" } }), plans: new Map([planRead(target)]), rollouts: [failed] }))
+    const d = decide(
+      observed({ rt: runtime({ annotations: { [ANNOTATION_RETRY]: "cluster-ffffffffffff-1" } }), plans: new Map([planRead(target)]), rollouts: [failed] }),
+    )
     expect(d.create?.rollout.metadata.name).toMatch(/-2$/)
   })
 
   it("a pin targets the earlier plan as a Rollback; a pin to a missing plan is PlanUnreadable", () => {
     const earlier = planOf(V0_10)
     const done = rollout("cluster-aaaaaaaaaaaa-2", target.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })
-    const d = decide(observed({ rt: runtime({ spec: { pin: { desiredStateDigest: earlier.desiredStateDigest } } }), plans: new Map([planRead(target), planRead(earlier)]), rollouts: [done], pinCharts: { digest: earlier.desiredStateDigest, check: { _tag: "Present", checked: 4 } } }))
+    const d = decide(
+      observed({
+        rt: runtime({ spec: { pin: { desiredStateDigest: earlier.desiredStateDigest } } }),
+        plans: new Map([planRead(target), planRead(earlier)]),
+        rollouts: [done],
+        pinCharts: { digest: earlier.desiredStateDigest, check: { _tag: "Present", checked: 4 } },
+      }),
+    )
     expect(d.create?.rollout.spec).toMatchObject({ kind: "Rollback", fromDigest: target.desiredStateDigest, toDigest: earlier.desiredStateDigest })
     const missing = decide(observed({ rt: runtime({ spec: { pin: { desiredStateDigest: digest("gone") } } }) }))
     expect(missing.plan).toMatchObject({ _tag: "Blocked", reason: "PlanUnreadable", message: expect.stringContaining("does not exist") })
@@ -329,7 +499,13 @@ describe("planner: a recorded chart tag moved in the registry after the rollout 
     const done = rollout("cluster-aaaaaaaaaaaa-1", p.desiredStateDigest, { approved: true, labels: { [LABEL_OUTCOME]: "Succeeded" } })
     // What the planner wrote when the rollout ended: the plan is active and the target.
     const rt = runtime({ plans: { active: p.desiredStateDigest, target: p.desiredStateDigest } })
-    const o = observed({ rt, status: rt.status?.plans, plans: new Map([planRead(p)]), rollouts: [done], mirrored: { ...cond("Mirrored", "False", "Conflict"), message, current: true } })
+    const o = observed({
+      rt,
+      status: rt.status?.plans,
+      plans: new Map([planRead(p)]),
+      rollouts: [done],
+      mirrored: { ...cond("Mirrored", "False", "Conflict"), message, current: true },
+    })
     const d = decide(o)
     expect(d.create).toBeUndefined()
     expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "Conflict", message })
@@ -345,7 +521,13 @@ describe("planner: suspendEngine in Ready and Stalled (from the step-executor's 
   const refused = "spec.suspendEngine is set but 1 of 3 Applications are not suspended: argocd/a: a sync operation is running"
   it.each([
     ["suspended everywhere", true, { applications: 3, suspended: 3 }, "EngineSuspended", "NotStalled"],
-    ["an Application the suspension does not hold on", true, { applications: 3, suspended: 2, suspensionRefused: refused }, "EngineSuspensionRefused", "EngineSuspensionRefused"],
+    [
+      "an Application the suspension does not hold on",
+      true,
+      { applications: 3, suspended: 2, suspensionRefused: refused },
+      "EngineSuspensionRefused",
+      "EngineSuspensionRefused",
+    ],
     ["a leftover refusal without suspendEngine", false, { applications: 3, suspended: 0, suspensionRefused: refused }, "RollingOut", "NotStalled"],
   ] as const)("%s", (_name, suspend, engine, ready, stalled) => {
     const o = observed({ rt: withEngine(suspend, engine) })
@@ -375,7 +557,9 @@ describe("planner: status.plans", () => {
     for (const state of ["Applying", "WaitingForReady", "AwaitingAcknowledgement", "Failed"]) {
       expect(stepOf({ ...approved, status: steps(state) } as RuntimeRollout).step, state).toBe("1/4 cert-manager (Install)")
     }
-    expect(readyCondition(o, { ...d, open: { ...approved, status: steps("WaitingForReady") } as RuntimeRollout }).message).toBe("rollout cluster-aaaaaaaaaaaa-1: step 1/4 cert-manager (Install)")
+    expect(readyCondition(o, { ...d, open: { ...approved, status: steps("WaitingForReady") } as RuntimeRollout }).message).toBe(
+      "rollout cluster-aaaaaaaaaaaa-1: step 1/4 cert-manager (Install)",
+    )
   })
 })
 
@@ -383,13 +567,32 @@ describe("planner: the cleanup finalizer and the runtime's deletion", () => {
   const active = planOf(V0_10)
   const target = planOf(V0_11)
   const DELETED = "2026-12-02T11:59:00Z"
-  const deleting = (extra: Parameters<typeof runtime>[0] = {}) => runtime({ ...extra, metadata: { deletionTimestamp: DELETED, finalizers: [FINALIZER_CLEANUP], ...extra.metadata } })
-  const rolledOut = rollout("cluster-aaaaaaaaaaaa-1", active.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" }, approved: true, created: "2026-12-02T10:00:00Z" })
+  const deleting = (extra: Parameters<typeof runtime>[0] = {}) =>
+    runtime({ ...extra, metadata: { deletionTimestamp: DELETED, finalizers: [FINALIZER_CLEANUP], ...extra.metadata } })
+  const rolledOut = rollout("cluster-aaaaaaaaaaaa-1", active.desiredStateDigest, {
+    labels: { [LABEL_OUTCOME]: "Succeeded" },
+    approved: true,
+    created: "2026-12-02T10:00:00Z",
+  })
   const plans = new Map([planRead(active), planRead(target)])
 
   it.each([
-    ["no finalizers yet", undefined, [{ op: "test", path: "/metadata/resourceVersion", value: "7" }, { op: "add", path: "/metadata/finalizers", value: [FINALIZER_CLEANUP] }]],
-    ["another finalizer", ["example.com/keep"], [{ op: "test", path: "/metadata/finalizers", value: ["example.com/keep"] }, { op: "add", path: "/metadata/finalizers/-", value: FINALIZER_CLEANUP }]],
+    [
+      "no finalizers yet",
+      undefined,
+      [
+        { op: "test", path: "/metadata/resourceVersion", value: "7" },
+        { op: "add", path: "/metadata/finalizers", value: [FINALIZER_CLEANUP] },
+      ],
+    ],
+    [
+      "another finalizer",
+      ["example.com/keep"],
+      [
+        { op: "test", path: "/metadata/finalizers", value: ["example.com/keep"] },
+        { op: "add", path: "/metadata/finalizers/-", value: FINALIZER_CLEANUP },
+      ],
+    ],
     ["ours already", ["example.com/keep", FINALIZER_CLEANUP], undefined],
   ] as const)("adds the finalizer while the runtime lives (%s), and changes no other finalizer", (_what, finalizers, patch) => {
     const rt = runtime({ metadata: finalizers === undefined ? {} : { finalizers: [...finalizers] } })
@@ -399,7 +602,10 @@ describe("planner: the cleanup finalizer and the runtime's deletion", () => {
 
   it("removes only its own finalizer, by index and with a test of that index", () => {
     const rt = deleting({ metadata: { finalizers: ["example.com/keep", FINALIZER_CLEANUP, "example.com/other"] } })
-    expect(finalizerPatch(rt, "Remove")).toEqual([{ op: "test", path: "/metadata/finalizers/1", value: FINALIZER_CLEANUP }, { op: "remove", path: "/metadata/finalizers/1" }])
+    expect(finalizerPatch(rt, "Remove")).toEqual([
+      { op: "test", path: "/metadata/finalizers/1", value: FINALIZER_CLEANUP },
+      { op: "remove", path: "/metadata/finalizers/1" },
+    ])
     expect(finalizerPatch(runtime(), "Remove")).toBeUndefined()
   })
 
@@ -408,7 +614,11 @@ describe("planner: the cleanup finalizer and the runtime's deletion", () => {
     const d = decide(o)
     expect(d).toMatchObject({ finalizer: "Remove", create: undefined, writePlan: undefined, target: undefined })
     expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Deleting" })
-    expect(readyCondition(o, d)).toMatchObject({ status: "False", reason: "Deleting", message: `The runtime is being deleted: nothing was rolled out; the finalizer ${FINALIZER_CLEANUP} is removed` })
+    expect(readyCondition(o, d)).toMatchObject({
+      status: "False",
+      reason: "Deleting",
+      message: `The runtime is being deleted: nothing was rolled out; the finalizer ${FINALIZER_CLEANUP} is removed`,
+    })
   })
 
   it("supersedes the rollout nobody approved, plans no new target, and creates the Remove rollout of the active plan in reverse order", () => {
@@ -419,42 +629,80 @@ describe("planner: the cleanup finalizer and the runtime's deletion", () => {
     expect(d.finalizer).toBeUndefined()
     const r = d.create!.rollout
     expect(r.metadata.name).toBe(`cluster-${active.desiredStateDigest.slice(7, 19)}-2`)
-    expect(r.spec).toMatchObject({ kind: "Remove", fromDigest: active.desiredStateDigest, toDigest: active.desiredStateDigest, requiresApproval: true, requestedBy: "alice", deadline: "2026-12-03T12:00:00.000Z" })
+    expect(r.spec).toMatchObject({
+      kind: "Remove",
+      fromDigest: active.desiredStateDigest,
+      toDigest: active.desiredStateDigest,
+      requiresApproval: true,
+      requestedBy: "alice",
+      deadline: "2026-12-03T12:00:00.000Z",
+    })
     expect(r.spec.steps).toEqual([
       { release: "nvsentinel", namespace: "nvsentinel", action: "Remove", from: "v0.10.0" },
       { release: "kai-scheduler", namespace: "kai-scheduler", action: "Remove", from: "v0.12.17" },
       { release: "gpu-operator", namespace: "gpu-operator", action: "Remove", from: "v25.10.1" },
       { release: "cert-manager", namespace: "cert-manager", action: "Remove", from: "v1.17.2" },
     ])
-    expect(d.create!.assessment.components.map((c) => `${c.change} ${c.component}`)).toEqual(["removed cert-manager", "removed gpu-operator", "removed kai-scheduler", "removed nvsentinel"])
+    expect(d.create!.assessment.components.map((c) => `${c.change} ${c.component}`)).toEqual([
+      "removed cert-manager",
+      "removed gpu-operator",
+      "removed kai-scheduler",
+      "removed nvsentinel",
+    ])
     expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Deleting", message: `rollout ${r.metadata.name} removes every release` })
-    expect(readyCondition(o, d)).toMatchObject({ reason: "Deleting", message: `The runtime is being deleted: rollout ${r.metadata.name} awaiting approval (kubectl aicr approve ${r.metadata.name} --reason "…")` })
+    expect(readyCondition(o, d)).toMatchObject({
+      reason: "Deleting",
+      message: `The runtime is being deleted: rollout ${r.metadata.name} awaiting approval (kubectl aicr approve ${r.metadata.name} --reason "…")`,
+    })
     expect(stalledCondition(o, d)).toMatchObject({ status: "False" })
   })
 
   it("lets an approved rollout in flight run to its end; the removal then covers what it may have installed", () => {
     const bigger = planOf([...V0_11, { name: "extra", namespace: "extra", version: "0.1.0", deps: ["nvsentinel"] }])
-    const running = rollout("cluster-cccccccccccc-1", bigger.desiredStateDigest, { fromDigest: active.desiredStateDigest, approved: true, created: "2026-12-02T11:00:00Z" })
+    const running = rollout("cluster-cccccccccccc-1", bigger.desiredStateDigest, {
+      fromDigest: active.desiredStateDigest,
+      approved: true,
+      created: "2026-12-02T11:00:00Z",
+    })
     const all = new Map([...plans, planRead(bigger)])
     const o = observed({ rt: deleting(), plans: all, rollouts: [running, rolledOut] })
     const d = decide(o)
     expect(d).toMatchObject({ closes: [], create: undefined, finalizer: undefined, open: running })
-    expect(readyCondition(o, d).message).toBe(`The runtime is being deleted: approved rollout ${running.metadata.name} runs to its end before the removal is planned (kubectl aicr revoke ${running.metadata.name} stops it after the step in flight)`)
+    expect(readyCondition(o, d).message).toBe(
+      `The runtime is being deleted: approved rollout ${running.metadata.name} runs to its end before the removal is planned (kubectl aicr revoke ${running.metadata.name} stops it after the step in flight)`,
+    )
     // It failed midway: the removal lists its plan's releases first (newest plan first, each release once).
     const failed = { ...running, metadata: { ...running.metadata, labels: { [LABEL_OUTCOME]: "Failed" } } }
     const e = decide(observed({ rt: deleting(), plans: all, rollouts: [failed, rolledOut] }))
     expect(e.create!.rollout.spec).toMatchObject({ kind: "Remove", fromDigest: active.desiredStateDigest, toDigest: bigger.desiredStateDigest })
-    expect(e.create!.rollout.spec.steps!.map((s) => `${s.release}${s.from ? `@${s.from}` : ""}`)).toEqual(["extra@0.1.0", "nvsentinel@v1.1.0", "kai-scheduler@v0.13.0", "gpu-operator@v25.10.1", "cert-manager@v1.17.2"])
+    expect(e.create!.rollout.spec.steps!.map((s) => `${s.release}${s.from ? `@${s.from}` : ""}`)).toEqual([
+      "extra@0.1.0",
+      "nvsentinel@v1.1.0",
+      "kai-scheduler@v0.13.0",
+      "gpu-operator@v25.10.1",
+      "cert-manager@v1.17.2",
+    ])
   })
 
   it("closes the Remove rollout Succeeded only once approved and done, then removes the finalizer in the same pass", () => {
     const done = [cond("Progressing", "True", "StepsCompleted")]
-    const unapproved = rollout("cluster-aaaaaaaaaaaa-2", active.desiredStateDigest, { kind: "Remove", fromDigest: active.desiredStateDigest, conditions: done, created: "2026-12-02T11:59:30Z" })
+    const unapproved = rollout("cluster-aaaaaaaaaaaa-2", active.desiredStateDigest, {
+      kind: "Remove",
+      fromDigest: active.desiredStateDigest,
+      conditions: done,
+      created: "2026-12-02T11:59:30Z",
+    })
     const o = observed({ rt: deleting(), plans, rollouts: [unapproved, rolledOut] })
     const waiting = decide(o)
     expect(waiting).toMatchObject({ closes: [], finalizer: undefined, create: undefined, open: unapproved })
     expect(readyCondition(o, waiting).message).toContain("awaiting approval")
-    const approved = rollout("cluster-aaaaaaaaaaaa-2", active.desiredStateDigest, { kind: "Remove", fromDigest: active.desiredStateDigest, conditions: done, approved: true, created: "2026-12-02T11:59:30Z" })
+    const approved = rollout("cluster-aaaaaaaaaaaa-2", active.desiredStateDigest, {
+      kind: "Remove",
+      fromDigest: active.desiredStateDigest,
+      conditions: done,
+      approved: true,
+      created: "2026-12-02T11:59:30Z",
+    })
     const d = decide(observed({ rt: deleting(), plans, rollouts: [approved, rolledOut] }))
     expect(d.closes).toEqual([{ rollout: approved, outcome: "Succeeded" }])
     expect(d).toMatchObject({ finalizer: "Remove", create: undefined, active: undefined })
@@ -463,11 +711,20 @@ describe("planner: the cleanup finalizer and the runtime's deletion", () => {
   })
 
   it("a Remove rollout that ended without success stalls, naming the retry; the retry makes the next attempt", () => {
-    const expired = rollout("cluster-aaaaaaaaaaaa-2", active.desiredStateDigest, { kind: "Remove", fromDigest: active.desiredStateDigest, labels: { [LABEL_OUTCOME]: "Expired" }, created: "2026-12-02T11:59:30Z" })
+    const expired = rollout("cluster-aaaaaaaaaaaa-2", active.desiredStateDigest, {
+      kind: "Remove",
+      fromDigest: active.desiredStateDigest,
+      labels: { [LABEL_OUTCOME]: "Expired" },
+      created: "2026-12-02T11:59:30Z",
+    })
     const o = observed({ rt: deleting(), plans, rollouts: [expired, rolledOut] })
     const d = decide(o)
     expect(d).toMatchObject({ create: undefined, finalizer: undefined, ended: expired })
-    expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "RolloutExpired", message: expect.stringContaining(`operator.aicr.run/retry=${expired.metadata.name}`) })
+    expect(stalledCondition(o, d)).toMatchObject({
+      status: "True",
+      reason: "RolloutExpired",
+      message: expect.stringContaining(`operator.aicr.run/retry=${expired.metadata.name}`),
+    })
     const retry = decide(observed({ rt: deleting({ annotations: { [ANNOTATION_RETRY]: expired.metadata.name } }), plans, rollouts: [expired, rolledOut] }))
     expect(retry.create?.rollout.metadata.name).toBe(`cluster-${active.desiredStateDigest.slice(7, 19)}-3`)
     expect(retry.create?.rollout.spec.kind).toBe("Remove")
@@ -477,12 +734,19 @@ describe("planner: the cleanup finalizer and the runtime's deletion", () => {
     const o = observed({ rt: deleting(), plans: new Map([planRead(target)]), rollouts: [rolledOut] })
     const d = decide(o)
     expect(d.create).toBeUndefined()
-    expect(d.plan).toMatchObject({ _tag: "Blocked", reason: "PlanUnreadable", message: expect.stringContaining(`remove the finalizer ${FINALIZER_CLEANUP} by hand (the Applications stay, orphaned)`) })
+    expect(d.plan).toMatchObject({
+      _tag: "Blocked",
+      reason: "PlanUnreadable",
+      message: expect.stringContaining(`remove the finalizer ${FINALIZER_CLEANUP} by hand (the Applications stay, orphaned)`),
+    })
     expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "PlanUnreadable" })
   })
 
   it("numbers rollouts across runtimes: a deleted runtime's rollout keeps its name", () => {
-    const old = rollout(`cluster-${target.desiredStateDigest.slice(7, 19)}-1`, target.desiredStateDigest, { runtimeUID: "11111111-2222-4333-8444-555555555555", labels: { [LABEL_OUTCOME]: "Succeeded" } })
+    const old = rollout(`cluster-${target.desiredStateDigest.slice(7, 19)}-1`, target.desiredStateDigest, {
+      runtimeUID: "11111111-2222-4333-8444-555555555555",
+      labels: { [LABEL_OUTCOME]: "Succeeded" },
+    })
     const d = decide(observed({ plans: new Map([planRead(target)]), rollouts: [old] }))
     expect(d.create?.rollout.metadata.name).toBe(`cluster-${target.desiredStateDigest.slice(7, 19)}-2`)
     expect(d.create?.rollout.spec.kind).toBe("Install")
@@ -494,7 +758,12 @@ describe("planner: a pin whose charts are gone from the registry", () => {
   const earlier = planOf(V0_10)
   const done = rollout("cluster-aaaaaaaaaaaa-2", current.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })
   const pinned = (pinCharts?: Observed["pinCharts"]) =>
-    observed({ rt: runtime({ spec: { pin: { desiredStateDigest: earlier.desiredStateDigest } } }), plans: new Map([planRead(current), planRead(earlier)]), rollouts: [done], ...(pinCharts ? { pinCharts } : {}) })
+    observed({
+      rt: runtime({ spec: { pin: { desiredStateDigest: earlier.desiredStateDigest } } }),
+      plans: new Map([planRead(current), planRead(earlier)]),
+      rollouts: [done],
+      ...(pinCharts ? { pinCharts } : {}),
+    })
   const charts = chartsOf(earlier)
 
   it("checks every chart of the pinned plan by digest before anything else", () => {
@@ -503,19 +772,33 @@ describe("planner: a pin whose charts are gone from the registry", () => {
     const d = decide(pinned())
     expect(d.needs).toEqual({ _tag: "PinCharts", plan: earlier })
     expect(d.create).toBeUndefined()
-    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining("Checking that the 4 charts of the pinned plan") })
+    expect(plannedCondition(d)).toMatchObject({
+      status: "False",
+      reason: "Assessing",
+      message: expect.stringContaining("Checking that the 4 charts of the pinned plan"),
+    })
   })
 
   it.each([
     {
       name: "one chart gone → PlanUnreadable naming the release and ref@digest, and what to do; no rollout; Stalled",
       check: { _tag: "Missing" as const, missing: [charts[2]!], checked: 4 },
-      want: { tag: "Blocked", reason: "PlanUnreadable", message: [`release kai-scheduler (${charts[2]!.ref}) is no longer in the registry`, "push that chart back by digest or pin another plan"], stalled: true },
+      want: {
+        tag: "Blocked",
+        reason: "PlanUnreadable",
+        message: [`release kai-scheduler (${charts[2]!.ref}) is no longer in the registry`, "push that chart back by digest or pin another plan"],
+        stalled: true,
+      },
     },
     {
       name: "two charts gone → both named",
       check: { _tag: "Missing" as const, missing: [charts[0]!, charts[3]!], checked: 4 },
-      want: { tag: "Blocked", reason: "PlanUnreadable", message: ["release cert-manager", "release nvsentinel", "are no longer in the registry"], stalled: true },
+      want: {
+        tag: "Blocked",
+        reason: "PlanUnreadable",
+        message: ["release cert-manager", "release nvsentinel", "are no longer in the registry"],
+        stalled: true,
+      },
     },
     {
       name: "registry unreachable → Assessing, retried, not a refusal and not a stall",
@@ -567,7 +850,16 @@ describe("planner: assessment by AICR 1.x upgrade-check (fixture-based: reports 
     return d.needs.request
   }
   const withJob = (state: JobState) => observed({ ...base, upgradeCheck: { _tag: "Job", key: keyOf().key, job: "aicr-system/aicr-upgrade-check-x", state } })
-  const reportOf = (rows: unknown[]) => JSON.stringify({ from: "/var/run/aicr/upgrade-check/from.json", to: "/var/run/aicr/upgrade-check/to.json", deployer: "argocd", objectNamesCompared: true, components: rows, summary: { components: rows.length, failing: 1 }, atRisk: { scanned: false, reason: "no cluster access requested" } })
+  const reportOf = (rows: unknown[]) =>
+    JSON.stringify({
+      from: "/var/run/aicr/upgrade-check/from.json",
+      to: "/var/run/aicr/upgrade-check/to.json",
+      deployer: "argocd",
+      objectNamesCompared: true,
+      components: rows,
+      summary: { components: rows.length, failing: 1 },
+      atRisk: { scanned: false, reason: "no cluster access requested" },
+    })
   const kai = { component: "kai-scheduler", change: "version", from: "v0.12.17", to: "v0.13.0", jump: "1 minor", breaking: true, downgrade: false }
 
   it("asks for the run with both plans' recipes and the target's AICR image; Planned=False/Assessing meanwhile", () => {
@@ -583,30 +875,105 @@ describe("planner: assessment by AICR 1.x upgrade-check (fixture-based: reports 
     const o = withJob({ _tag: "Running", name: "aicr-upgrade-check-x", detail: "running" })
     const d = decide(o)
     expect(d.needs).toBeUndefined()
-    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining("aicr upgrade-check Job aicr-system/aicr-upgrade-check-x") })
+    expect(plannedCondition(d)).toMatchObject({
+      status: "False",
+      reason: "Assessing",
+      message: expect.stringContaining("aicr upgrade-check Job aicr-system/aicr-upgrade-check-x"),
+    })
     expect(stalledCondition(o, d).status).toBe("False")
   })
 
   it("AICR's verdicts become the assessment and the steps' verdicts; manual and unknown need approval", () => {
-    const d = decide(withJob({ _tag: "Succeeded", name: "x", terminationMessage: "", output: reportOf([{ ...kai, verdict: "manual", reason: "recorded", steps: [{ id: "drain", description: "Drain the queues" }], failsRun: true }, { component: "nvsentinel", change: "version", from: "v0.10.0", to: "v1.1.0", verdict: "safe", reason: "recorded", breaking: true, downgrade: false, failsRun: false }]) }))
-    expect(d.create?.assessment).toMatchObject({ assessedBy: "aicr upgrade-check", aicrVersion: "v1.3.0", fromDigest: from.desiredStateDigest, toDigest: to.desiredStateDigest })
+    const d = decide(
+      withJob({
+        _tag: "Succeeded",
+        name: "x",
+        terminationMessage: "",
+        output: reportOf([
+          { ...kai, verdict: "manual", reason: "recorded", steps: [{ id: "drain", description: "Drain the queues" }], failsRun: true },
+          {
+            component: "nvsentinel",
+            change: "version",
+            from: "v0.10.0",
+            to: "v1.1.0",
+            verdict: "safe",
+            reason: "recorded",
+            breaking: true,
+            downgrade: false,
+            failsRun: false,
+          },
+        ]),
+      }),
+    )
+    expect(d.create?.assessment).toMatchObject({
+      assessedBy: "aicr upgrade-check",
+      aicrVersion: "v1.3.0",
+      fromDigest: from.desiredStateDigest,
+      toDigest: to.desiredStateDigest,
+    })
     expect(d.create?.rollout.spec.requiresApproval).toBe(true)
-    expect(d.create?.rollout.spec.steps?.map((s) => [s.release, s.verdict])).toEqual([["kai-scheduler", "manual"], ["nvsentinel", "safe"]])
+    expect(d.create?.rollout.spec.steps?.map((s) => [s.release, s.verdict])).toEqual([
+      ["kai-scheduler", "manual"],
+      ["nvsentinel", "safe"],
+    ])
   })
 
   it("a blocked verdict from AICR → TransitionBlocked, no rollout", () => {
-    const o = withJob({ _tag: "Succeeded", name: "x", terminationMessage: "", output: reportOf([{ ...kai, verdict: "blocked", reason: "beyond-record-ceiling", failsRun: true }]) })
+    const o = withJob({
+      _tag: "Succeeded",
+      name: "x",
+      terminationMessage: "",
+      output: reportOf([{ ...kai, verdict: "blocked", reason: "beyond-record-ceiling", failsRun: true }]),
+    })
     const d = decide(o)
     expect(d.create).toBeUndefined()
-    expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "TransitionBlocked", message: expect.stringContaining("kai-scheduler v0.12.17→v0.13.0 (beyond-record-ceiling)") })
+    expect(plannedCondition(d)).toMatchObject({
+      status: "False",
+      reason: "TransitionBlocked",
+      message: expect.stringContaining("kai-scheduler v0.12.17→v0.13.0 (beyond-record-ceiling)"),
+    })
     expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "TransitionBlocked" })
   })
 
   it.each([
-    { name: "AICR refused the input", state: { _tag: "Failed", name: "x", reason: "AICRInvalidRequest", transient: false, message: "exited 2: [INVALID_REQUEST] unknown deployer", exitCode: 2 } as JobState, reason: "AICRInvalidRequest", retry: false },
-    { name: "past its deadline", state: { _tag: "Failed", name: "x", reason: "AICRTimeout", transient: false, message: "ran past its deadline", exitCode: undefined } as JobState, reason: "AICRTimeout", retry: false },
-    { name: "failed before AICR ran (transient): retried", state: { _tag: "Failed", name: "x", reason: "AICRInternal", transient: true, message: "failed before AICR ran: evicted", exitCode: undefined } as JobState, reason: "Assessing", retry: true },
-    { name: "a report that does not parse", state: { _tag: "Succeeded", name: "x", terminationMessage: "", output: "UPGRADE CHECK\n" } as JobState, reason: "AICRArtifactUnsupported", retry: false },
+    {
+      name: "AICR refused the input",
+      state: {
+        _tag: "Failed",
+        name: "x",
+        reason: "AICRInvalidRequest",
+        transient: false,
+        message: "exited 2: [INVALID_REQUEST] unknown deployer",
+        exitCode: 2,
+      } as JobState,
+      reason: "AICRInvalidRequest",
+      retry: false,
+    },
+    {
+      name: "past its deadline",
+      state: { _tag: "Failed", name: "x", reason: "AICRTimeout", transient: false, message: "ran past its deadline", exitCode: undefined } as JobState,
+      reason: "AICRTimeout",
+      retry: false,
+    },
+    {
+      name: "failed before AICR ran (transient): retried",
+      state: {
+        _tag: "Failed",
+        name: "x",
+        reason: "AICRInternal",
+        transient: true,
+        message: "failed before AICR ran: evicted",
+        exitCode: undefined,
+      } as JobState,
+      reason: "Assessing",
+      retry: true,
+    },
+    {
+      name: "a report that does not parse",
+      state: { _tag: "Succeeded", name: "x", terminationMessage: "", output: "UPGRADE CHECK\n" } as JobState,
+      reason: "AICRArtifactUnsupported",
+      retry: false,
+    },
     { name: "no report at all", state: { _tag: "Succeeded", name: "x", terminationMessage: "" } as JobState, reason: "AICRArtifactUnsupported", retry: false },
   ])("Job failure maps to its reason: $name → $reason", ({ state, reason, retry }) => {
     const d = decide(withJob(state))
@@ -616,7 +983,9 @@ describe("planner: assessment by AICR 1.x upgrade-check (fixture-based: reports 
   })
 
   it("a recipe that is gone or changed → PlanUnreadable", () => {
-    const d = decide(observed({ ...base, upgradeCheck: { _tag: "InputUnreadable", key: keyOf().key, message: "content ConfigMap aicr-system/aicr-content-x is gone" } }))
+    const d = decide(
+      observed({ ...base, upgradeCheck: { _tag: "InputUnreadable", key: keyOf().key, message: "content ConfigMap aicr-system/aicr-content-x is gone" } }),
+    )
     expect(plannedCondition(d)).toMatchObject({ status: "False", reason: "PlanUnreadable", message: expect.stringContaining("is gone") })
   })
 
@@ -633,7 +1002,12 @@ describe("planner: assessment by AICR 1.x upgrade-check (fixture-based: reports 
   it("a first install needs no upgrade-check (every row is added); AICR 0.x never runs it", () => {
     expect(decide(observed({ plans: new Map([planRead(to)]) })).needs).toBeUndefined()
     const old = planOf(V0_10)
-    const d = decide(observed({ plans: new Map([planRead(old), planRead(planOf(V0_11))]), rollouts: [rollout("cluster-aaaaaaaaaaaa-1", old.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })] }))
+    const d = decide(
+      observed({
+        plans: new Map([planRead(old), planRead(planOf(V0_11))]),
+        rollouts: [rollout("cluster-aaaaaaaaaaaa-1", old.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })],
+      }),
+    )
     expect(d.needs).toBeUndefined()
     expect(d.create?.assessment.assessedBy).toBe("aicr-operator")
     expect(d.create?.assessment.components[0]!.explanation).toContain("AICR v0.11.1 has no upgrade-check")
@@ -641,13 +1015,33 @@ describe("planner: assessment by AICR 1.x upgrade-check (fixture-based: reports 
 })
 
 describe("planner: the chart check over an OCI client (HEAD by digest)", () => {
-  const refs = [{ release: "a", ref: `r/charts/a@${digest("a")}` }, { release: "b", ref: `r/charts/b@${digest("b")}` }]
-  const fail = (tag: "Unavailable" | "Unauthorized") => new OciError({ reason: tag === "Unavailable" ? { _tag: tag, attempts: 3 } : { _tag: tag }, registry: "r", message: `r: ${tag}` })
+  const refs = [
+    { release: "a", ref: `r/charts/a@${digest("a")}` },
+    { release: "b", ref: `r/charts/b@${digest("b")}` },
+  ]
+  const fail = (tag: "Unavailable" | "Unauthorized") =>
+    new OciError({ reason: tag === "Unavailable" ? { _tag: tag, attempts: 3 } : { _tag: tag }, registry: "r", message: `r: ${tag}` })
   it.each([
     { name: "every manifest there → Present", answer: () => ({ digest: "x" }), want: { _tag: "Present", checked: 2 } },
-    { name: "a manifest the registry lacks → Missing, named", answer: (ref: string) => (ref.includes("/b@") ? undefined : { digest: "x" }), want: { _tag: "Missing", missing: [refs[1]], checked: 2 } },
-    { name: "registry unreachable → Unavailable (transient)", answer: () => { throw fail("Unavailable") }, want: { _tag: "Unavailable", message: "r: Unavailable" } },
-    { name: "registry refuses → Refused, with the release", answer: () => { throw fail("Unauthorized") }, want: { _tag: "Refused", release: "a", message: "r: Unauthorized" } },
+    {
+      name: "a manifest the registry lacks → Missing, named",
+      answer: (ref: string) => (ref.includes("/b@") ? undefined : { digest: "x" }),
+      want: { _tag: "Missing", missing: [refs[1]], checked: 2 },
+    },
+    {
+      name: "registry unreachable → Unavailable (transient)",
+      answer: () => {
+        throw fail("Unavailable")
+      },
+      want: { _tag: "Unavailable", message: "r: Unavailable" },
+    },
+    {
+      name: "registry refuses → Refused, with the release",
+      answer: () => {
+        throw fail("Unauthorized")
+      },
+      want: { _tag: "Refused", release: "a", message: "r: Unauthorized" },
+    },
   ])("$name", async ({ answer, want }) => {
     const asked: string[] = []
     const registry = checkWith({ manifestExists: async (ref) => (asked.push(String(ref)), answer(String(ref)) as never) })
@@ -662,7 +1056,10 @@ describe("planner: settings", () => {
     const s = parseSettings(["--operator-namespace", "ops"], {})
     expect(s.jobs).toMatchObject({ namespace: "ops", serviceAccount: "aicr-jobs", activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 3600 })
     expect(s).toMatchObject({ plainHttp: [], dockerConfig: undefined })
-    const t = parseSettings(["--jobs-namespace", "jobs", "--job-deadline", "120", "--plain-http", "reg:5000,other:80", "--docker-config", "/etc/aicr/config.json"], { AICR_JOB_SERVICE_ACCOUNT: "runner" })
+    const t = parseSettings(
+      ["--jobs-namespace", "jobs", "--job-deadline", "120", "--plain-http", "reg:5000,other:80", "--docker-config", "/etc/aicr/config.json"],
+      { AICR_JOB_SERVICE_ACCOUNT: "runner" },
+    )
     expect(t.jobs).toMatchObject({ namespace: "jobs", serviceAccount: "runner", activeDeadlineSeconds: 120 })
     expect(t).toMatchObject({ plainHttp: ["reg:5000", "other:80"], dockerConfig: "/etc/aicr/config.json" })
     expect(() => parseSettings(["--job-ttl", "5"], {})).toThrow(/--job-ttl must be a whole number of seconds/)
@@ -683,7 +1080,12 @@ describe("planner: after a rollout, the stack is still watched (Ready=NotReady)"
       kind: "Application",
       metadata: { name: r.name, namespace: "argocd", labels: { [LABEL_RUNTIME_UID]: UID } },
       spec: { project: "aicr", source, destination },
-      status: { sync: { status: "Synced", revision: r.chart.digest, comparedTo: { source, destination } }, health: { status: "Healthy" }, operationState: { phase: "Succeeded", syncResult: { revision: r.chart.digest } }, ...status },
+      status: {
+        sync: { status: "Synced", revision: r.chart.digest, comparedTo: { source, destination } },
+        health: { status: "Healthy" },
+        operationState: { phase: "Succeeded", syncResult: { revision: r.chart.digest } },
+        ...status,
+      },
     }
   }
   const healthy = plan.releases.map((r) => app(r))
@@ -694,13 +1096,25 @@ describe("planner: after a rollout, the stack is still watched (Ready=NotReady)"
   const nodeDown = withGpu({
     health: { status: "Progressing" },
     resources: [
-      { group: "apps", kind: "DaemonSet", namespace: "gpu-operator", name: "nvidia-driver-daemonset", status: "Synced", health: { status: "Progressing", message: 'Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available...' } },
+      {
+        group: "apps",
+        kind: "DaemonSet",
+        namespace: "gpu-operator",
+        name: "nvidia-driver-daemonset",
+        status: "Synced",
+        health: { status: "Progressing", message: 'Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available...' },
+      },
       { kind: "ConfigMap", namespace: "gpu-operator", name: "settings", status: "Synced", health: { status: "Healthy" } },
     ],
   })
   const registryDown = withGpu({
     sync: { status: "Unknown", revision: gpu.chart.digest, comparedTo: { source: app(gpu).spec!.source, destination: app(gpu).spec!.destination } },
-    conditions: [{ type: "ComparisonError", message: `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = cannot get digest for revision ${gpu.chart.digest}: connect: connection refused` }],
+    conditions: [
+      {
+        type: "ComparisonError",
+        message: `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = cannot get digest for revision ${gpu.chart.digest}: connect: connection refused`,
+      },
+    ],
   })
 
   it("names nothing while every release's Application is ready at the revision written", () => {
@@ -709,16 +1123,37 @@ describe("planner: after a rollout, the stack is still watched (Ready=NotReady)"
 
   it("names a release whose DaemonSet has a pod not ready, with Argo CD's health of the Application and of the DaemonSet", () => {
     expect(releasesNotReady(plan, nodeDown, UID, "argocd")).toEqual([
-      { release: "gpu-operator", why: ["health Progressing", 'DaemonSet gpu-operator/nvidia-driver-daemonset Progressing: Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available...'] },
+      {
+        release: "gpu-operator",
+        why: [
+          "health Progressing",
+          'DaemonSet gpu-operator/nvidia-driver-daemonset Progressing: Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available...',
+        ],
+      },
     ])
   })
 
   it("names a release Argo CD cannot compare (the registry down) with its ComparisonError, one OutOfSync with its resource, and a missing or foreign Application", () => {
-    expect(releasesNotReady(plan, registryDown, UID, "argocd")[0]!.why).toEqual(["sync status Unknown", expect.stringMatching(/^ComparisonError: Failed to load target state: .*connection refused$/u)])
-    const drifted = withGpu({ sync: { status: "OutOfSync", revision: gpu.chart.digest, comparedTo: app(gpu).status!.sync!.comparedTo }, resources: [{ group: "apps", kind: "Deployment", namespace: "gpu-operator", name: "gpu-operator", status: "OutOfSync", health: { status: "Healthy" } }] })
+    expect(releasesNotReady(plan, registryDown, UID, "argocd")[0]!.why).toEqual([
+      "sync status Unknown",
+      expect.stringMatching(/^ComparisonError: Failed to load target state: .*connection refused$/u),
+    ])
+    const drifted = withGpu({
+      sync: { status: "OutOfSync", revision: gpu.chart.digest, comparedTo: app(gpu).status!.sync!.comparedTo },
+      resources: [{ group: "apps", kind: "Deployment", namespace: "gpu-operator", name: "gpu-operator", status: "OutOfSync", health: { status: "Healthy" } }],
+    })
     expect(releasesNotReady(plan, drifted, UID, "argocd")[0]!.why).toEqual(["sync status OutOfSync", "Deployment gpu-operator/gpu-operator OutOfSync"])
-    const foreign = healthy.map((a) => (a.metadata.name === "cert-manager" ? { ...a, metadata: { ...a.metadata, labels: { [LABEL_RUNTIME_UID]: "another" } } } : a))
-    expect(releasesNotReady(plan, foreign.filter((a) => a.metadata.name !== "nvsentinel"), UID, "argocd")).toEqual([
+    const foreign = healthy.map((a) =>
+      a.metadata.name === "cert-manager" ? { ...a, metadata: { ...a.metadata, labels: { [LABEL_RUNTIME_UID]: "another" } } } : a,
+    )
+    expect(
+      releasesNotReady(
+        plan,
+        foreign.filter((a) => a.metadata.name !== "nvsentinel"),
+        UID,
+        "argocd",
+      ),
+    ).toEqual([
       { release: "cert-manager", why: ["its Application argocd/cert-manager is missing"] },
       { release: "nvsentinel", why: ["its Application argocd/nvsentinel is missing"] },
     ])
@@ -740,7 +1175,11 @@ describe("planner: after a rollout, the stack is still watched (Ready=NotReady)"
 
   it("clears back to RolledOut (validation Required and passed) or ValidationDisabled once every release is ready again", () => {
     const validated = { ...rolledOut, status: { validation: { result: "Passed" as const, runID: "run-1", evidenceRef: "r/evidence@sha256:1" } } }
-    const required = observed({ rt: runtime({ spec: { validation: { deployment: "Required" } } }), plans: new Map([planRead(plan)]), rollouts: [validated as RuntimeRollout] })
+    const required = observed({
+      rt: runtime({ spec: { validation: { deployment: "Required" } } }),
+      plans: new Map([planRead(plan)]),
+      rollouts: [validated as RuntimeRollout],
+    })
     expect(readyCondition(required, decide(required), { _tag: "Ready" })).toMatchObject({ status: "True", reason: "RolledOut" })
     expect(readyCondition(required, decide(required), { _tag: "Blip", dueMs: 1 })).toMatchObject({ status: "True", reason: "RolledOut" })
     expect(readyCondition(base, decide(base), { _tag: "Ready" })).toMatchObject({ status: "True", reason: "ValidationDisabled" })
@@ -748,28 +1187,46 @@ describe("planner: after a rollout, the stack is still watched (Ready=NotReady)"
 
   it("watches the active plan only when nothing else speaks first: not while a rollout is open, ended without success, paused, suspended or deleting", () => {
     expect(watchedPlan(base, decide(base))?.desiredStateDigest).toBe(plan.desiredStateDigest)
-    const open = observed({ plans: new Map([planRead(plan)]), rollouts: [rolledOut, rollout("cluster-aaaa-2", plan.desiredStateDigest, { created: "2026-12-02T11:30:00Z" })] })
+    const open = observed({
+      plans: new Map([planRead(plan)]),
+      rollouts: [rolledOut, rollout("cluster-aaaa-2", plan.desiredStateDigest, { created: "2026-12-02T11:30:00Z" })],
+    })
     expect(watchedPlan(open, decide(open))).toBeUndefined()
     for (const spec of [{ paused: true }, { suspendEngine: true }]) {
       const o = observed({ rt: runtime({ spec }), plans: new Map([planRead(plan)]), rollouts: [rolledOut] })
       expect(watchedPlan(o, decide(o))).toBeUndefined()
     }
-    const deleting = observed({ rt: runtime({ metadata: { deletionTimestamp: "2026-12-02T11:59:00Z" } }), plans: new Map([planRead(plan)]), rollouts: [rolledOut] })
+    const deleting = observed({
+      rt: runtime({ metadata: { deletionTimestamp: "2026-12-02T11:59:00Z" } }),
+      plans: new Map([planRead(plan)]),
+      rollouts: [rolledOut],
+    })
     expect(watchedPlan(deleting, decide(deleting))).toBeUndefined()
   })
 
   it("remembers when each release was first seen not ready, and forgets one that recovered", async () => {
     const memory = makeNotReadySince()
-    const run = (ms: number, keys: string[]) => Effect.runPromise(TestClock.setTime(ms).pipe(Effect.andThen(memory.observe(keys)), Effect.provide(TestClock.layer())))
+    const run = (ms: number, keys: string[]) =>
+      Effect.runPromise(TestClock.setTime(ms).pipe(Effect.andThen(memory.observe(keys)), Effect.provide(TestClock.layer())))
     expect([...(await run(1_000, ["p/a"]))]).toEqual([["p/a", 1_000]])
-    expect([...(await run(5_000, ["p/a", "p/b"]))]).toEqual([["p/a", 1_000], ["p/b", 5_000]])
+    expect([...(await run(5_000, ["p/a", "p/b"]))]).toEqual([
+      ["p/a", 1_000],
+      ["p/b", 5_000],
+    ])
     expect([...(await run(9_000, ["p/b"]))]).toEqual([["p/b", 5_000]])
     expect([...(await run(12_000, ["p/a"]))]).toEqual([["p/a", 12_000]])
   })
 
   it("starts a pass only for an Application change the planner reads: not Argo CD's reconciledAt or operation timestamps", () => {
-    const a = app(gpu, { reconciledAt: "2026-12-02T12:00:00Z", operationState: { phase: "Succeeded", finishedAt: "2026-12-02T11:00:00Z", syncResult: { revision: gpu.chart.digest } } })
-    const later = { ...a, metadata: { ...a.metadata, resourceVersion: "9" }, status: { ...a.status, reconciledAt: "2026-12-02T12:03:00Z", operationState: { ...a.status!.operationState, finishedAt: "2026-12-02T11:59:00Z" } } }
+    const a = app(gpu, {
+      reconciledAt: "2026-12-02T12:00:00Z",
+      operationState: { phase: "Succeeded", finishedAt: "2026-12-02T11:00:00Z", syncResult: { revision: gpu.chart.digest } },
+    })
+    const later = {
+      ...a,
+      metadata: { ...a.metadata, resourceVersion: "9" },
+      status: { ...a.status, reconciledAt: "2026-12-02T12:03:00Z", operationState: { ...a.status!.operationState, finishedAt: "2026-12-02T11:59:00Z" } },
+    }
     expect(unchangedForPlanner(watchedProjection(a), watchedProjection(later))).toBe(true)
     expect(unchangedForPlanner(watchedProjection(a), watchedProjection(nodeDown.find((x) => x.metadata.name === "gpu-operator")!))).toBe(false)
     const relabelled = { ...a, metadata: { ...a.metadata, labels: { [LABEL_RUNTIME_UID]: "other" } } }
@@ -790,22 +1247,38 @@ describe("planner: an open rollout's stall and the engine's reason on the runtim
   }
   const step = "step 2/4 gpu-operator (Install)"
 
-  it.each(["AwaitingAcknowledgement", "InventoryDrift", "MovedReleaseMissing", "ForeignObject", "NamespaceMissing", "StepUnknown", "EngineSuspensionRefused", "PlanUnreadable"])(
-    "Progressing=False/%s: Stalled with the same reason, naming the rollout and the step; cleared once the rollout moves on",
+  it.each([
+    "AwaitingAcknowledgement",
+    "InventoryDrift",
+    "MovedReleaseMissing",
+    "ForeignObject",
+    "NamespaceMissing",
+    "StepUnknown",
+    "EngineSuspensionRefused",
+    "PlanUnreadable",
+  ])("Progressing=False/%s: Stalled with the same reason, naming the rollout and the step; cleared once the rollout moves on", (reason) => {
+    const stalled = { ...cond("Progressing", "False", reason), message: `${step}: what the step executor says` }
+    const s = statusOf(open([cond("Approved", "True", "ApprovedByUser"), stalled]))
+    expect(s.stalled).toEqual({ type: "Stalled", status: "True", reason, message: `rollout ${NAME} ${step}: what the step executor says` })
+    // Ready's RollingOut form for a stalled rollout (operator.md §3.2): rollout <name> stalled: <message>.
+    expect(s.ready).toMatchObject({
+      status: "False",
+      reason: "RollingOut",
+      message: `rollout ${NAME} stalled: ${reason}: ${step}: what the step executor says`,
+    })
+    const moving = { ...cond("Progressing", "True", "StepInProgress"), message: `${step}: waiting for Argo CD` }
+    expect(statusOf(open([cond("Approved", "True", "ApprovedByUser"), moving])).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
+  })
+
+  it.each(["Paused", "EngineSuspended", "AwaitingValidationReady", "EngineMissing"])(
+    "Progressing=False/%s is no rollout stall (a person's choice, or the runtime's own condition says it)",
     (reason) => {
-      const stalled = { ...cond("Progressing", "False", reason), message: `${step}: what the step executor says` }
-      const s = statusOf(open([cond("Approved", "True", "ApprovedByUser"), stalled]))
-      expect(s.stalled).toEqual({ type: "Stalled", status: "True", reason, message: `rollout ${NAME} ${step}: what the step executor says` })
-      // Ready's RollingOut form for a stalled rollout (operator.md §3.2): rollout <name> stalled: <message>.
-      expect(s.ready).toMatchObject({ status: "False", reason: "RollingOut", message: `rollout ${NAME} stalled: ${reason}: ${step}: what the step executor says` })
-      const moving = { ...cond("Progressing", "True", "StepInProgress"), message: `${step}: waiting for Argo CD` }
-      expect(statusOf(open([cond("Approved", "True", "ApprovedByUser"), moving])).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
+      expect(statusOf(open([cond("Approved", "True", "ApprovedByUser"), cond("Progressing", "False", reason)])).stalled).toMatchObject({
+        status: "False",
+        reason: "NotStalled",
+      })
     },
   )
-
-  it.each(["Paused", "EngineSuspended", "AwaitingValidationReady", "EngineMissing"])("Progressing=False/%s is no rollout stall (a person's choice, or the runtime's own condition says it)", (reason) => {
-    expect(statusOf(open([cond("Approved", "True", "ApprovedByUser"), cond("Progressing", "False", reason)])).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
-  })
 
   it("a stale Progressing (reported for an older generation) is no stall", () => {
     expect(statusOf(open([cond("Progressing", "False", "InventoryDrift", 0)])).stalled).toMatchObject({ status: "False" })
@@ -828,30 +1301,47 @@ describe("planner: an open rollout's stall and the engine's reason on the runtim
 
   it("Approved=False/AwaitingAcknowledgement: Stalled AwaitingAcknowledgement naming the rollout", () => {
     const ack = { ...cond("Approved", "False", "AwaitingAcknowledgement"), message: "step 2/4 gpu-operator waits for kubectl aicr acknowledge" }
-    expect(statusOf(open([ack])).stalled).toMatchObject({ status: "True", reason: "AwaitingAcknowledgement", message: `rollout ${NAME}: step 2/4 gpu-operator waits for kubectl aicr acknowledge` })
+    expect(statusOf(open([ack])).stalled).toMatchObject({
+      status: "True",
+      reason: "AwaitingAcknowledgement",
+      message: `rollout ${NAME}: step 2/4 gpu-operator waits for kubectl aicr acknowledge`,
+    })
   })
 
   const withEngine = (reason: string, message: string) => {
     const rt = runtime()
-    return { ...rt, status: { ...rt.status, conditions: [...(rt.status?.conditions ?? []), { ...cond("EngineAvailable", "False", reason), message }] } } as ClusterRuntime
+    return {
+      ...rt,
+      status: { ...rt.status, conditions: [...(rt.status?.conditions ?? []), { ...cond("EngineAvailable", "False", reason), message }] },
+    } as ClusterRuntime
   }
-  it.each(["EngineMissing", "ProjectMissing", "Unauthorized"])("EngineAvailable=False/%s: Ready=False and Stalled=True with the same reason and message, before the rollout's own wait", (reason) => {
-    const message = `what the step executor found (${reason})`
-    const s = statusOf(open([cond("Approved", "True", "ApprovedByUser"), cond("Progressing", "False", reason)]), withEngine(reason, message))
-    expect(s.ready).toEqual({ type: "Ready", status: "False", reason, message })
-    expect(s.stalled).toEqual({ type: "Stalled", status: "True", reason, message })
-  })
+  it.each(["EngineMissing", "ProjectMissing", "Unauthorized"])(
+    "EngineAvailable=False/%s: Ready=False and Stalled=True with the same reason and message, before the rollout's own wait",
+    (reason) => {
+      const message = `what the step executor found (${reason})`
+      const s = statusOf(open([cond("Approved", "True", "ApprovedByUser"), cond("Progressing", "False", reason)]), withEngine(reason, message))
+      expect(s.ready).toEqual({ type: "Ready", status: "False", reason, message })
+      expect(s.stalled).toEqual({ type: "Stalled", status: "True", reason, message })
+    },
+  )
 
   it("EngineAvailable=False/EngineNotResponding: Stalled only (not a Ready reason); Ready stays RollingOut", () => {
-    const s = statusOf(open([cond("Approved", "True", "ApprovedByUser"), cond("Progressing", "False", "EngineNotResponding")]), withEngine("EngineNotResponding", "Argo CD has not compared for 10m"))
+    const s = statusOf(
+      open([cond("Approved", "True", "ApprovedByUser"), cond("Progressing", "False", "EngineNotResponding")]),
+      withEngine("EngineNotResponding", "Argo CD has not compared for 10m"),
+    )
     expect(s.stalled).toMatchObject({ status: "True", reason: "EngineNotResponding", message: "Argo CD has not compared for 10m" })
     expect(s.ready).toMatchObject({ status: "False", reason: "RollingOut" })
   })
 
   it("EngineAvailable=True or not reported: no engine reason", () => {
     const rt = runtime()
-    const ready = { ...rt, status: { ...rt.status, conditions: [...(rt.status?.conditions ?? []), cond("EngineAvailable", "True", "EngineReady")] } } as ClusterRuntime
-    for (const r of [ready, runtime()]) expect(statusOf(open([cond("Approved", "True", "ApprovedByUser")]), r).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
+    const ready = {
+      ...rt,
+      status: { ...rt.status, conditions: [...(rt.status?.conditions ?? []), cond("EngineAvailable", "True", "EngineReady")] },
+    } as ClusterRuntime
+    for (const r of [ready, runtime()])
+      expect(statusOf(open([cond("Approved", "True", "ApprovedByUser")]), r).stalled).toMatchObject({ status: "False", reason: "NotStalled" })
   })
 })
 
@@ -860,7 +1350,12 @@ describe("planner: spec.paused", () => {
     const target = planOf(V0_11)
     const active = planOf(V0_10)
     const rt = runtime({ spec: { paused: true }, plans: { active: active.desiredStateDigest } })
-    const o = observed({ rt, status: rt.status?.plans, plans: new Map([planRead(active)]), rollouts: [rollout("cluster-aaaaaaaaaaaa-1", active.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })] })
+    const o = observed({
+      rt,
+      status: rt.status?.plans,
+      plans: new Map([planRead(active)]),
+      rollouts: [rollout("cluster-aaaaaaaaaaaa-1", active.desiredStateDigest, { labels: { [LABEL_OUTCOME]: "Succeeded" } })],
+    })
     const d = decide(o)
     expect(d.create).toBeUndefined()
     expect(d.needs).toBeUndefined()

@@ -37,7 +37,8 @@ export const resourceTrouble = (app: Application): string[] => {
   )
   const text = (r: Resource) => {
     const what = `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}`
-    const health = r.health?.status !== undefined && r.health.status !== "Healthy" ? ` ${r.health.status}${r.health.message ? `: ${r.health.message}` : ""}` : ""
+    const health =
+      r.health?.status !== undefined && r.health.status !== "Healthy" ? ` ${r.health.status}${r.health.message ? `: ${r.health.message}` : ""}` : ""
     const sync = r.status !== undefined && r.status !== "Synced" ? ` ${r.status}` : ""
     return `${what}${sync}${health}`
   }
@@ -78,7 +79,13 @@ export const sinceKey = (plan: Plan, release: string) => `${plan.desiredStateDig
  * The judgement: releases not ready for at least `graceMs` (by `since`, when each was first seen so) make `Ready`
  * NotReady, naming each with Argo CD's words; younger ones are a blip, looked at again when their grace ends.
  */
-export const judgeStack = (plan: Plan, notReady: ReadonlyArray<ReleaseNotReady>, since: ReadonlyMap<string, number>, now: number, graceMs: number): StackReadiness => {
+export const judgeStack = (
+  plan: Plan,
+  notReady: ReadonlyArray<ReleaseNotReady>,
+  since: ReadonlyMap<string, number>,
+  now: number,
+  graceMs: number,
+): StackReadiness => {
   if (notReady.length === 0) return { _tag: "Ready" }
   const seen = (r: ReleaseNotReady) => since.get(sinceKey(plan, r.release)) ?? now
   const ripe = notReady.filter((r) => now - seen(r) >= graceMs)
@@ -138,7 +145,12 @@ export const watchedProjection = (obj: KubeObject): WatchedApplication => {
     resources: resourceTrouble(app),
   })
   const m = app.metadata
-  return { apiVersion: app.apiVersion, kind: app.kind, metadata: { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, labels: m.labels }, watched }
+  return {
+    apiVersion: app.apiVersion,
+    kind: app.kind,
+    metadata: { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion, labels: m.labels },
+    watched,
+  }
 }
 
 /** An update that changes nothing the planner reads (same labels, same digest) starts no pass. */

@@ -14,8 +14,25 @@
  * Leaves alone: approvals (people), steps (step-executor), Applications (read only).
  */
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ClusterRuntimeKind, Core, encodePlan, FINALIZER_CLEANUP, Ready, LABEL_OUTCOME, LABEL_ROLE, LABEL_ROLLOUT, LABEL_RUNTIME_UID, type ClusterRuntime, type ObjectKey, type Plan,
-  planConfigMapName, PLAN_DATA_KEY, ROLE_CONTENT, ROLE_PLAN, type RuntimeRollout, RuntimeRolloutKind,
+  ANNOTATION_DESIRED_STATE_DIGEST,
+  ClusterRuntimeKind,
+  Core,
+  encodePlan,
+  FINALIZER_CLEANUP,
+  Ready,
+  LABEL_OUTCOME,
+  LABEL_ROLE,
+  LABEL_ROLLOUT,
+  LABEL_RUNTIME_UID,
+  type ClusterRuntime,
+  type ObjectKey,
+  type Plan,
+  planConfigMapName,
+  PLAN_DATA_KEY,
+  ROLE_CONTENT,
+  ROLE_PLAN,
+  type RuntimeRollout,
+  RuntimeRolloutKind,
 } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import { current } from "@aicr/conditions"
@@ -40,7 +57,13 @@ export const ADOPTION_RECHECK_MS = 5_000
 export const rolloutRoom = roomOn(contract, RuntimeRolloutKind)
 
 const ignoreExists = <A>(e: Effect.Effect<A, KubeError>) =>
-  e.pipe(Effect.asVoid, Effect.catchIf((err) => err.reason._tag === "AlreadyExists", () => Effect.void))
+  e.pipe(
+    Effect.asVoid,
+    Effect.catchIf(
+      (err) => err.reason._tag === "AlreadyExists",
+      () => Effect.void,
+    ),
+  )
 
 export const planConfigMap = (plan: Plan, namespace: string) => ({
   apiVersion: "v1",
@@ -111,7 +134,9 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     }
     const finalizer = d.finalizer === undefined ? undefined : finalizerPatch(runtime, d.finalizer)
     const patchFinalizer = (ops: NonNullable<typeof finalizer>, what: string) =>
-      kube.patch(ClusterRuntimeKind, runtime.metadata.name, { type: "json", ops }, { fieldManager: contract.fieldManager }).pipe(Effect.tap(() => Effect.logInfo(what, { finalizer: FINALIZER_CLEANUP })))
+      kube
+        .patch(ClusterRuntimeKind, runtime.metadata.name, { type: "json", ops }, { fieldManager: contract.fieldManager })
+        .pipe(Effect.tap(() => Effect.logInfo(what, { finalizer: FINALIZER_CLEANUP })))
     // Added before any other write of the pass: its precondition is the resourceVersion just read.
     if (finalizer !== undefined && d.finalizer === "Add") yield* patchFinalizer(finalizer, "Added finalizer")
 
@@ -121,22 +146,47 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     }
     const outcomes = new Map<string, (typeof d.closes)[number]["outcome"]>()
     for (const c of d.closes) {
-      yield* kube.apply(RuntimeRolloutKind, { apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name: c.rollout.metadata.name, labels: { [LABEL_OUTCOME]: c.outcome } } }, { fieldManager: contract.fieldManager })
+      yield* kube.apply(
+        RuntimeRolloutKind,
+        {
+          apiVersion: "operator.aicr.run/v1alpha1",
+          kind: "RuntimeRollout",
+          metadata: { name: c.rollout.metadata.name, labels: { [LABEL_OUTCOME]: c.outcome } },
+        },
+        { fieldManager: contract.fieldManager },
+      )
       outcomes.set(c.rollout.metadata.name, c.outcome)
       yield* Effect.logInfo("Closed rollout", { rollout: c.rollout.metadata.name, outcome: c.outcome })
-      yield* events.event(runtime, { type: c.outcome === "Succeeded" || c.outcome === "Superseded" ? "Normal" : "Warning", reason: `Rollout${c.outcome}`, action: "Close", note: `Rollout ${c.rollout.metadata.name} ended ${c.outcome}` })
+      yield* events.event(runtime, {
+        type: c.outcome === "Succeeded" || c.outcome === "Superseded" ? "Normal" : "Warning",
+        reason: `Rollout${c.outcome}`,
+        action: "Close",
+        note: `Rollout ${c.rollout.metadata.name} ended ${c.outcome}`,
+      })
     }
     const rollouts = [...o.rollouts.filter((r) => r.spec.runtimeUID === runtime.metadata.uid)]
     if (d.create !== undefined) {
       yield* ignoreExists(kube.create(Core.ConfigMap, assessmentConfigMap(d.create.rollout, d.create.assessment, o.namespace) as never))
       const created = yield* kube.create(RuntimeRolloutKind, d.create.rollout).pipe(
         Effect.map(Option.some),
-        Effect.catchIf((err) => err.reason._tag === "AlreadyExists", () => Effect.succeed(Option.none<RuntimeRollout>())),
+        Effect.catchIf(
+          (err) => err.reason._tag === "AlreadyExists",
+          () => Effect.succeed(Option.none<RuntimeRollout>()),
+        ),
       )
       if (Option.isSome(created)) {
         rollouts.push(created.value)
-        yield* Effect.logInfo("Created rollout", { rollout: created.value.metadata.name, kind: created.value.spec.kind, steps: created.value.spec.steps?.length ?? 0 })
-        yield* events.event(runtime, { type: "Normal", reason: "RolloutCreated", action: "Plan", note: `Rollout ${created.value.metadata.name} (${created.value.spec.kind}, ${created.value.spec.steps?.length ?? 0} steps) awaits approval` })
+        yield* Effect.logInfo("Created rollout", {
+          rollout: created.value.metadata.name,
+          kind: created.value.spec.kind,
+          steps: created.value.spec.steps?.length ?? 0,
+        })
+        yield* events.event(runtime, {
+          type: "Normal",
+          reason: "RolloutCreated",
+          action: "Plan",
+          note: `Rollout ${created.value.metadata.name} (${created.value.spec.kind}, ${created.value.spec.steps?.length ?? 0} steps) awaits approval`,
+        })
       }
     }
     for (const r of rollouts) {
@@ -150,15 +200,34 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     const wasNotReady = before.status === "False" && before.reason === "NotReady"
     const messageOnly = wasNotReady && stack._tag === "NotReady" && onlyMessagesChange(runtimeRoom, runtime, write)
     let applied = false
-    const messageDue = yield* (yield* StatusPacer).pace(`ClusterRuntime/${runtime.metadata.uid ?? runtime.metadata.name}`, messageOnly, kube.applyStatus(runtimeRoom, runtime, write).pipe(Effect.map((r) => (applied = r.applied))))
-    if (applied && stack._tag === "NotReady" && !wasNotReady) yield* events.event(runtime, { type: "Warning", reason: "ReleaseNotReady", action: "Watch", note: stack.message.slice(0, 1024) })
-    if (applied && stack._tag === "Ready" && wasNotReady) yield* events.event(runtime, { type: "Normal", reason: "ReleasesReady", action: "Watch", note: "Every release of the active plan is ready at its revision again" })
+    const messageDue = yield* (yield* StatusPacer).pace(
+      `ClusterRuntime/${runtime.metadata.uid ?? runtime.metadata.name}`,
+      messageOnly,
+      kube.applyStatus(runtimeRoom, runtime, write).pipe(Effect.map((r) => (applied = r.applied))),
+    )
+    if (applied && stack._tag === "NotReady" && !wasNotReady)
+      yield* events.event(runtime, { type: "Warning", reason: "ReleaseNotReady", action: "Watch", note: stack.message.slice(0, 1024) })
+    if (applied && stack._tag === "Ready" && wasNotReady)
+      yield* events.event(runtime, {
+        type: "Normal",
+        reason: "ReleasesReady",
+        action: "Watch",
+        note: "Every release of the active plan is ready at its revision again",
+      })
     // A blip is looked at again when its grace ends; a deferred message when the pacer lets it through.
-    const again = Requeue.min(stack._tag === "Blip" ? Requeue.after(stack.dueMs + 50) : Requeue.onChange, messageDue > 0 ? Requeue.after(messageDue) : Requeue.onChange)
+    const again = Requeue.min(
+      stack._tag === "Blip" ? Requeue.after(stack.dueMs + 50) : Requeue.onChange,
+      messageDue > 0 ? Requeue.after(messageDue) : Requeue.onChange,
+    )
     // Removed last: without it the runtime is gone, and nothing more is written to it.
     if (finalizer !== undefined && d.finalizer === "Remove") {
       yield* patchFinalizer(finalizer, "Removed finalizer")
-      yield* events.event(runtime, { type: "Normal", reason: "FinalizerRemoved", action: "Delete", note: `Removed the finalizer ${FINALIZER_CLEANUP}: ${d.plan.message}` })
+      yield* events.event(runtime, {
+        type: "Normal",
+        reason: "FinalizerRemoved",
+        action: "Delete",
+        note: `Removed the finalizer ${FINALIZER_CLEANUP}: ${d.plan.message}`,
+      })
       return Requeue.onChange
     }
     if (d.plan._tag === "Assessing" && d.plan.retry === true) return yield* Effect.fail(new RetryAfterTransientFailure({ message: d.plan.message }))
@@ -166,9 +235,12 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     if (d.plan._tag === "Stabilizing") return Requeue.min(again, Requeue.after(Math.max(0, d.plan.until - o.now) + 50))
     // A blocked adoption is also looked at again shortly: the Application watch starts only once Argo CD's CRD is
     // listable (with backoff), and a re-read costs little while nothing rolls out.
-    if (d.plan._tag === "Blocked" && (d.plan.reason === "AdoptionBlocked" || d.plan.reason === "OrphanedObjectsPresent")) return Requeue.min(again, Requeue.after(ADOPTION_RECHECK_MS))
+    if (d.plan._tag === "Blocked" && (d.plan.reason === "AdoptionBlocked" || d.plan.reason === "OrphanedObjectsPresent"))
+      return Requeue.min(again, Requeue.after(ADOPTION_RECHECK_MS))
     return again
   })
 
 export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Services> =>
-  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("planner.reconcile"))
+  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(
+    Effect.withSpan("planner.reconcile"),
+  )

@@ -72,4 +72,5 @@ export const viewRollouts = (rs: ReadonlyArray<RuntimeRollout>, runtimeUID: stri
 }
 
 /** Rollouts towards a target so far, of any runtime (names are cluster-wide), for the next attempt's name. */
-export const attemptsFor = (rs: ReadonlyArray<RuntimeRollout>, toDigest: string): number => Math.max(0, ...rs.filter((r) => r.spec.toDigest === toDigest).map(attempt))
+export const attemptsFor = (rs: ReadonlyArray<RuntimeRollout>, toDigest: string): number =>
+  Math.max(0, ...rs.filter((r) => r.spec.toDigest === toDigest).map(attempt))

@@ -4,7 +4,21 @@
  * lost status comes back the same). Messages carry no times except the window's end, so an unchanged state makes no
  * write.
  */
-import { Approved, deploymentValidationOf, EngineAvailable, type Outcome, type Plan, Planned, Progressing, Ready, type RuntimeRollout, Stalled, Succeeded, ValidationReady, Validated } from "@aicr/api"
+import {
+  Approved,
+  deploymentValidationOf,
+  EngineAvailable,
+  type Outcome,
+  type Plan,
+  Planned,
+  Progressing,
+  Ready,
+  type RuntimeRollout,
+  Stalled,
+  Succeeded,
+  ValidationReady,
+  Validated,
+} from "@aicr/api"
 import { type ConditionIntent, current, materialize, shortDigest } from "@aicr/conditions"
 import type { StatusWrite } from "@aicr/kube"
 import type { Decision } from "./decide"
@@ -87,7 +101,10 @@ const READY: StackReadiness = { _tag: "Ready" }
 export const readyCondition = (o: Observed, d: Decision, stack: StackReadiness = READY): ConditionIntent<"Ready"> => {
   if (o.runtime.metadata.deletionTimestamp) {
     const open = d.open
-    return Ready.false("Deleting", `The runtime is being deleted: ${open !== undefined && open.spec.kind === "Remove" ? rolloutProgress(open) : d.plan.message}`)
+    return Ready.false(
+      "Deleting",
+      `The runtime is being deleted: ${open !== undefined && open.spec.kind === "Remove" ? rolloutProgress(open) : d.plan.message}`,
+    )
   }
   if (o.runtime.spec.suspendEngine) {
     // The step-executor reports in status.engine where the suspension does not hold (a sync in flight, a refused patch).
@@ -102,9 +119,13 @@ export const readyCondition = (o: Observed, d: Decision, stack: StackReadiness =
   if (d.ended !== undefined) return Ready.false("RollingOut", `rollout ${d.ended.metadata.name} stalled: it ended ${outcomeOf(d.ended) ?? ""}`)
   if (d.active !== undefined && d.active === d.target) {
     if (stack._tag === "NotReady") return Ready.false("NotReady", stack.message)
-    if (deploymentValidationOf(o.runtime.spec) === "Disabled") return Ready.true("ValidationDisabled", `Plan ${shortDigest(d.active)} is rolled out; deployment validation is Disabled`)
+    if (deploymentValidationOf(o.runtime.spec) === "Disabled")
+      return Ready.true("ValidationDisabled", `Plan ${shortDigest(d.active)} is rolled out; deployment validation is Disabled`)
     const v = validationOf(o.rollouts, d.active)
-    return Ready.true("RolledOut", `Plan ${shortDigest(d.active)} is rolled out and validated${v === undefined ? "" : ` (validation run ${v.runID ?? "?"}, evidence ${v.evidenceRef ?? "none"})`}`)
+    return Ready.true(
+      "RolledOut",
+      `Plan ${shortDigest(d.active)} is rolled out and validated${v === undefined ? "" : ` (validation run ${v.runID ?? "?"}, evidence ${v.evidenceRef ?? "none"})`}`,
+    )
   }
   if (d.target !== undefined) {
     const why = d.plan._tag === "Planned" ? "" : `: ${d.plan.message}`
@@ -134,7 +155,16 @@ const engineDown = (o: Observed): { reason: EngineDown; message: string } | unde
  * `step 2/4 gpu-operator (Upgrade): …`). The engine reasons come from the runtime's `EngineAvailable`; a failed,
  * revoked or expired rollout is the planner's to end (Stalled then says how it ended).
  */
-const ROLLOUT_STALLS = ["AwaitingAcknowledgement", "InventoryDrift", "MovedReleaseMissing", "ForeignObject", "NamespaceMissing", "StepUnknown", "EngineSuspensionRefused", "PlanUnreadable"] as const
+const ROLLOUT_STALLS = [
+  "AwaitingAcknowledgement",
+  "InventoryDrift",
+  "MovedReleaseMissing",
+  "ForeignObject",
+  "NamespaceMissing",
+  "StepUnknown",
+  "EngineSuspensionRefused",
+  "PlanUnreadable",
+] as const
 type RolloutStall = (typeof ROLLOUT_STALLS)[number] | "AwaitingApproval"
 
 /** What holds the open rollout until a person acts: its Progressing stall, else an approval still missing (`Approved=False`). */
@@ -145,9 +175,14 @@ export const rolloutStall = (open: RuntimeRollout): { reason: RolloutStall; mess
   if (progressing.status === "False" && reason !== undefined) return { reason, message: `rollout ${name} ${progressing.message}`, detail: progressing.message }
   const approved = current(open, Approved)
   if (approved.status === "False" && (approved.reason === "AwaitingApproval" || approved.reason === "ApprovalRefused")) {
-    return { reason: "AwaitingApproval", message: `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…"): ${approved.message}`, detail: approved.message }
+    return {
+      reason: "AwaitingApproval",
+      message: `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…"): ${approved.message}`,
+      detail: approved.message,
+    }
   }
-  if (approved.status === "False" && approved.reason === "AwaitingAcknowledgement") return { reason: "AwaitingAcknowledgement", message: `rollout ${name}: ${approved.message}`, detail: approved.message }
+  if (approved.status === "False" && approved.reason === "AwaitingAcknowledgement")
+    return { reason: "AwaitingAcknowledgement", message: `rollout ${name}: ${approved.message}`, detail: approved.message }
   return undefined
 }
 
@@ -174,8 +209,14 @@ export const stalledCondition = (o: Observed, d: Decision): ConditionIntent<"Sta
     const name = d.ended.metadata.name
     // A rollout that failed validation says why through Validated; any other through Progressing.
     const validated = current(d.ended, Validated)
-    const why = validated.status === "False" && (VALIDATION_FAILURES as readonly string[]).includes(validated.reason) ? `${validated.reason}: ${validated.message}` : current(d.ended, Progressing).message
-    return Stalled.true(endedReason[outcome], `rollout ${name} ended ${outcome}${why ? ` (${why})` : ""}; to retry, annotate the runtime: kubectl annotate clusterruntime cluster operator.aicr.run/retry=${name}`)
+    const why =
+      validated.status === "False" && (VALIDATION_FAILURES as readonly string[]).includes(validated.reason)
+        ? `${validated.reason}: ${validated.message}`
+        : current(d.ended, Progressing).message
+    return Stalled.true(
+      endedReason[outcome],
+      `rollout ${name} ended ${outcome}${why ? ` (${why})` : ""}; to retry, annotate the runtime: kubectl annotate clusterruntime cluster operator.aicr.run/retry=${name}`,
+    )
   }
   const engine = engineDown(o)
   if (engine !== undefined) return Stalled.true(engine.reason, engine.message)
@@ -210,7 +251,10 @@ const succeededCondition = (outcome: Outcome | undefined, name: string): Conditi
     case "Succeeded":
       return Succeeded.true("RolloutSucceeded", `Every step of rollout ${name} is ready at its revision`)
     case "Superseded":
-      return Succeeded.false("RolloutSuperseded", `A newer target, or the runtime's deletion, replaced rollout ${name} before it was approved; nothing of it ran`)
+      return Succeeded.false(
+        "RolloutSuperseded",
+        `A newer target, or the runtime's deletion, replaced rollout ${name} before it was approved; nothing of it ran`,
+      )
     default:
       return Succeeded.false(endedReason[outcome], `Rollout ${name} ended ${outcome}`)
   }
@@ -223,6 +267,12 @@ export const rolloutStatus = (r: RuntimeRollout, outcome: Outcome | undefined, n
   conditions: materialize([succeededCondition(outcome, r.metadata.name)], { existing: r.status?.conditions, generation: r.metadata.generation, now }),
   assessment: {
     configMap: assessmentConfigMapName(r.metadata.name),
-    verdicts: { safe: count(r, "safe"), manual: count(r, "manual"), blocked: count(r, "blocked"), unknown: count(r, "unknown"), unversioned: count(r, "unversioned") },
+    verdicts: {
+      safe: count(r, "safe"),
+      manual: count(r, "manual"),
+      blocked: count(r, "blocked"),
+      unknown: count(r, "unknown"),
+      unversioned: count(r, "unversioned"),
+    },
   },
 })

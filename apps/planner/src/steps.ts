@@ -10,7 +10,8 @@ import type { Assessment } from "./assess"
 const versionOf = (r: PlanRelease) => r.upstream?.version
 
 /** The assessment row of a release (a `<name>-manifests` wrapper shares its component's row). */
-const rowOf = (a: Assessment, release: string) => a.components.find((c) => c.component === release) ?? a.components.find((c) => `${c.component}-manifests` === release)
+const rowOf = (a: Assessment, release: string) =>
+  a.components.find((c) => c.component === release) ?? a.components.find((c) => `${c.component}-manifests` === release)
 
 export const planSteps = (from: Plan | undefined, to: Plan, assessment: Assessment): RolloutStep[] => {
   const before = new Map((from?.releases ?? []).map((r) => [r.name, r]))
@@ -18,7 +19,14 @@ export const planSteps = (from: Plan | undefined, to: Plan, assessment: Assessme
   const steps: RolloutStep[] = []
   for (const r of [...to.releases].sort((a, b) => a.order - b.order)) {
     const old = before.get(r.name)
-    if (old !== undefined && old.chart.digest === r.chart.digest && old.values.digest === r.values.digest && old.namespace === r.namespace && old.chart.ref === r.chart.ref) continue
+    if (
+      old !== undefined &&
+      old.chart.digest === r.chart.digest &&
+      old.values.digest === r.values.digest &&
+      old.namespace === r.namespace &&
+      old.chart.ref === r.chart.ref
+    )
+      continue
     const row = rowOf(assessment, r.name)
     const action = old === undefined ? "Install" : old.namespace !== r.namespace ? "Move" : "Upgrade"
     steps.push({
@@ -43,4 +51,6 @@ export const rolloutKind = (active: string | undefined, pinned: boolean): Rollou
 
 /** The steps of an adoption: every release of the rebuilt plan, in its order, taken back as it runs (relabelled). */
 export const adoptSteps = (plan: Plan): RolloutStep[] =>
-  [...plan.releases].sort((a, b) => a.order - b.order).map((r) => ({ release: r.name, namespace: r.namespace, action: "Adopt" as const, ...(versionOf(r) ? { from: versionOf(r), to: versionOf(r) } : {}) }))
+  [...plan.releases]
+    .sort((a, b) => a.order - b.order)
+    .map((r) => ({ release: r.name, namespace: r.namespace, action: "Adopt" as const, ...(versionOf(r) ? { from: versionOf(r), to: versionOf(r) } : {}) }))

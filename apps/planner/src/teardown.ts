@@ -14,7 +14,17 @@
  *   runtime goes. Plan, content and assessment ConfigMaps and the rollouts stay, as the record.
  */
 import {
-  ANNOTATION_EDITED_BY, ANNOTATION_RETRY, type ClusterRuntime, FINALIZER_CLEANUP, LABEL_PLAN, LABEL_RUNTIME_UID, type Plan, planKey, type PlanRelease, rolloutName, type RolloutStep,
+  ANNOTATION_EDITED_BY,
+  ANNOTATION_RETRY,
+  type ClusterRuntime,
+  FINALIZER_CLEANUP,
+  LABEL_PLAN,
+  LABEL_RUNTIME_UID,
+  type Plan,
+  planKey,
+  type PlanRelease,
+  rolloutName,
+  type RolloutStep,
   type RuntimeRollout,
 } from "@aicr/api"
 import { shortDigest, toMillisTime as iso } from "@aicr/conditions"
@@ -30,12 +40,24 @@ export const isDeleting = (rt: ClusterRuntime): boolean => rt.metadata.deletionT
 export const finalizerPatch = (rt: ClusterRuntime, want: "Add" | "Remove"): ReadonlyArray<JsonPatchOp> | undefined => {
   const fs = rt.metadata.finalizers
   const i = (fs ?? []).indexOf(FINALIZER_CLEANUP)
-  if (want === "Remove") return i < 0 ? undefined : [{ op: "test", path: `/metadata/finalizers/${i}`, value: FINALIZER_CLEANUP }, { op: "remove", path: `/metadata/finalizers/${i}` }]
+  if (want === "Remove")
+    return i < 0
+      ? undefined
+      : [
+          { op: "test", path: `/metadata/finalizers/${i}`, value: FINALIZER_CLEANUP },
+          { op: "remove", path: `/metadata/finalizers/${i}` },
+        ]
   if (i >= 0) return undefined
   // The tests make the patch fail (409/422, retried) if another writer changed the finalizers meanwhile.
   return fs === undefined
-    ? [{ op: "test", path: "/metadata/resourceVersion", value: rt.metadata.resourceVersion }, { op: "add", path: "/metadata/finalizers", value: [FINALIZER_CLEANUP] }]
-    : [{ op: "test", path: "/metadata/finalizers", value: fs }, { op: "add", path: "/metadata/finalizers/-", value: FINALIZER_CLEANUP }]
+    ? [
+        { op: "test", path: "/metadata/resourceVersion", value: rt.metadata.resourceVersion },
+        { op: "add", path: "/metadata/finalizers", value: [FINALIZER_CLEANUP] },
+      ]
+    : [
+        { op: "test", path: "/metadata/finalizers", value: fs },
+        { op: "add", path: "/metadata/finalizers/-", value: FINALIZER_CLEANUP },
+      ]
 }
 
 /** The finalizer write of a pass while the runtime lives. */
@@ -55,7 +77,8 @@ export const plansToRemove = (view: RolloutView): ReadonlyArray<string> => {
       if (r.spec.kind !== "Remove" && !digests.includes(r.spec.toDigest)) digests.push(r.spec.toDigest)
       break
     }
-    if (r.spec.kind !== "Remove" && isApproved(r) && ENDED_WITHOUT_SUCCESS.has(outcome ?? "") && !digests.includes(r.spec.toDigest)) digests.push(r.spec.toDigest)
+    if (r.spec.kind !== "Remove" && isApproved(r) && ENDED_WITHOUT_SUCCESS.has(outcome ?? "") && !digests.includes(r.spec.toDigest))
+      digests.push(r.spec.toDigest)
   }
   return digests
 }
@@ -73,7 +96,6 @@ export const removalSteps = (plans: ReadonlyArray<Plan>): RolloutStep[] => {
   }
   return steps
 }
-
 
 /** The Remove rollout of these plans (newest first), with its assessment (every release `removed`). */
 export const removalRollout = (o: Observed, plans: ReadonlyArray<Plan>, active: string | undefined): NewRollout => {
@@ -104,12 +126,28 @@ export const removalRollout = (o: Observed, plans: ReadonlyArray<Plan>, active: 
 
 /** What a pass does while the runtime is being deleted; `closes` already holds the outcomes the open rollout reached. */
 export const decideDeletion = (o: Observed, view: RolloutView, closes: Close[]): Decision => {
-  const base = { closes, writePlan: undefined, create: undefined, active: view.active, target: undefined, targetSince: undefined, ended: undefined, open: undefined } as const
+  const base = {
+    closes,
+    writePlan: undefined,
+    create: undefined,
+    active: view.active,
+    target: undefined,
+    targetSince: undefined,
+    ended: undefined,
+    open: undefined,
+  } as const
   const deleting = (message: string) => ({ _tag: "Deleting", message }) as const
   const open = view.open
   if (open !== undefined && open.spec.kind !== "Remove") {
     if (isApproved(open)) {
-      return { ...base, open, finalizer: undefined, plan: deleting(`approved rollout ${open.metadata.name} runs to its end before the removal is planned (kubectl aicr revoke ${open.metadata.name} stops it after the step in flight)`) }
+      return {
+        ...base,
+        open,
+        finalizer: undefined,
+        plan: deleting(
+          `approved rollout ${open.metadata.name} runs to its end before the removal is planned (kubectl aicr revoke ${open.metadata.name} stops it after the step in flight)`,
+        ),
+      }
     }
     closes.push({ rollout: open, outcome: "Superseded" })
   } else if (open !== undefined) {
@@ -120,7 +158,11 @@ export const decideDeletion = (o: Observed, view: RolloutView, closes: Close[]):
   const removal = view.all.find((r) => r.spec.kind === "Remove")
   const removalOutcome = removal === undefined ? undefined : outcomeOf(removal)
   if (removal !== undefined && removalOutcome === "Succeeded") {
-    return { ...base, finalizer: "Remove", plan: deleting(`rollout ${removal.metadata.name} removed every release; the finalizer ${FINALIZER_CLEANUP} is removed`) }
+    return {
+      ...base,
+      finalizer: "Remove",
+      plan: deleting(`rollout ${removal.metadata.name} removed every release; the finalizer ${FINALIZER_CLEANUP} is removed`),
+    }
   }
   if (removal !== undefined && removalOutcome !== undefined && o.runtime.metadata.annotations?.[ANNOTATION_RETRY] !== removal.metadata.name) {
     return { ...base, finalizer: undefined, ended: removal, plan: deleting(`removal rollout ${removal.metadata.name} ended ${removalOutcome}`) }
@@ -132,7 +174,15 @@ export const decideDeletion = (o: Observed, view: RolloutView, closes: Close[]):
   for (const d of digests) {
     const p = o.plans.get(d)
     if (p === undefined || !p.ok) {
-      return { ...base, finalizer: undefined, plan: { _tag: "Blocked", reason: "PlanUnreadable", message: `plan ${shortDigest(d)}, whose releases must be removed, ${p === undefined ? "has no plan ConfigMap" : `is unreadable: ${p.ok ? "" : p.why}`}; restore it, or remove the finalizer ${FINALIZER_CLEANUP} by hand (the Applications stay, orphaned)` } }
+      return {
+        ...base,
+        finalizer: undefined,
+        plan: {
+          _tag: "Blocked",
+          reason: "PlanUnreadable",
+          message: `plan ${shortDigest(d)}, whose releases must be removed, ${p === undefined ? "has no plan ConfigMap" : `is unreadable: ${p.ok ? "" : p.why}`}; restore it, or remove the finalizer ${FINALIZER_CLEANUP} by hand (the Applications stay, orphaned)`,
+        },
+      }
     }
     plans.push(p.plan)
   }

@@ -42,7 +42,9 @@ export const upgradeCheckRequest = (from: Plan, to: Plan): UpgradeCheckRequest |
   if (image === undefined) return { why: `the target plan ${shortDigest(to.desiredStateDigest)} records no AICR image to run upgrade-check with` }
   const [f, t] = [recipeOf(from), recipeOf(to)]
   if (f === undefined || t === undefined) {
-    return { why: `the ${f === undefined ? "active" : "target"} plan ${shortDigest((f === undefined ? from : to).desiredStateDigest)} records no recipe.json content, which upgrade-check compares` }
+    return {
+      why: `the ${f === undefined ? "active" : "target"} plan ${shortDigest((f === undefined ? from : to).desiredStateDigest)} records no recipe.json content, which upgrade-check compares`,
+    }
   }
   return { key: digestOf({ image, from: f.digest, to: t.digest }), image, from: f, to: t }
 }
@@ -54,8 +56,10 @@ const readRecipe = (namespace: string, r: RecipeRef) =>
     const kube = yield* Kube
     const cm = yield* kube.get<ConfigMap>(Core.ConfigMap, `${namespace}/${r.configMap}`)
     const text = Option.isSome(cm) ? cm.value.data?.["recipe.json"] : undefined
-    if (text === undefined) return { ok: false as const, why: `content ConfigMap ${namespace}/${r.configMap} ${Option.isNone(cm) ? "is gone" : "has no recipe.json"}` }
-    if (sha256(text) !== r.digest) return { ok: false as const, why: `the recipe.json of ${namespace}/${r.configMap} is not the one the plan recorded (${shortDigest(r.digest)})` }
+    if (text === undefined)
+      return { ok: false as const, why: `content ConfigMap ${namespace}/${r.configMap} ${Option.isNone(cm) ? "is gone" : "has no recipe.json"}` }
+    if (sha256(text) !== r.digest)
+      return { ok: false as const, why: `the recipe.json of ${namespace}/${r.configMap} is not the one the plan recorded (${shortDigest(r.digest)})` }
     return { ok: true as const, text }
   })
 

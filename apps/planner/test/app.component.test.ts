@@ -13,5 +13,6 @@ describe("planner app", () => {
       const informers = yield* informersOfApp(plannerApp, ["--operator-namespace", "aicr-system"])
       expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
       expect(contractMismatch(contract, informers)).toEqual([])
-    }))
+    }),
+  )
 })

@@ -28,7 +28,12 @@ let port: number
 let client: OciClient
 let fiber: Fiber.Fiber<never, unknown> | undefined
 
-interface Cond { type: string; status: string; reason: string; message: string }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+}
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const get = async (path: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path }), `GET ${path}`)
 const condition = async (type: string): Promise<Cond | undefined> => (await get(RUNTIME)).status?.conditions?.find((c: Cond) => c.type === type)
@@ -44,29 +49,68 @@ const repoOf = (chart: string) => `${registry.address}/aicr/pin-it/charts/${char
 /** Pushes the charts of one resolution and publishes it as the resolver and the registry-mirror would. */
 const publish = async (comps: typeof base, n: number) => {
   const pushed = await Promise.all(comps.map(async (c) => ({ c, p: await client.pushChart(repoOf(c.chart), packageChart(c).tgz, { created: FIXED_CREATED }) })))
-  const recipe = { componentRefs: comps.map((c) => ({ name: c.name, namespace: c.namespace, chart: c.chart, version: c.version, source: c.source, dependencyRefs: [] })), deploymentOrder: comps.map((c) => c.name) }
+  const recipe = {
+    componentRefs: comps.map((c) => ({ name: c.name, namespace: c.namespace, chart: c.chart, version: c.version, source: c.source, dependencyRefs: [] })),
+    deploymentOrder: comps.map((c) => c.name),
+  }
   const files = Object.fromEntries(comps.map((c) => [`${c.name}/values.yaml`, `# ${c.name}\n`]))
   const input = inputDigestOf({ aicr: { version: VERSION, image: `ghcr.io/nvidia/aicr:${VERSION}` }, intent: "training", discovered: { acceleratedNodes: n } })
   const cm = contentConfigMapName(input)
   await applyManifests(info, [
-    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: cm, namespace: ns, labels: { "operator.aicr.run/role": "content" } }, data: { "recipe.json": JSON.stringify(recipe), "values.json": JSON.stringify({ kind: "Bundle", deployer: "helm", files }) } },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: cm, namespace: ns, labels: { "operator.aicr.run/role": "content" } },
+      data: { "recipe.json": JSON.stringify(recipe), "values.json": JSON.stringify({ kind: "Bundle", deployer: "helm", files }) },
+    },
   ])
   const generation = (await get(RUNTIME)).metadata.generation
   const at = { observedGeneration: generation, lastTransitionTime: new Date().toISOString(), message: "" }
-  await applyStatusAs(info, "aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: VERSION, image: `ghcr.io/nvidia/aicr:${VERSION}` }, releases: comps.length } })
+  await applyStatusAs(info, "aicr-resolver", {
+    conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }],
+    resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: VERSION, image: `ghcr.io/nvidia/aicr:${VERSION}` }, releases: comps.length },
+  })
   const charts = pushed.map(({ c, p }) => ({ release: c.name, ref: `${repoOf(c.chart)}:${c.version}@${p.manifest.digest}` }))
-  await applyStatusAs(info, "aicr-registry-mirror", { conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }], mirror: { inputDigest: input, charts } })
+  await applyStatusAs(info, "aicr-registry-mirror", {
+    conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }],
+    mirror: { inputDigest: input, charts },
+  })
   return charts
 }
 
 /** Approves the open rollout and completes it as the step-executor would; returns its target. */
 const rollOut = async (kind: string): Promise<string> => {
-  const r = await eventually(async () => (await rollouts()).find((x) => x.spec.kind === kind && !x.metadata.labels?.[LABEL_OUTCOME]), { what: `the ${kind} rollout`, timeoutMs: 30_000 })
+  const r = await eventually(async () => (await rollouts()).find((x) => x.spec.kind === kind && !x.metadata.labels?.[LABEL_OUTCOME]), {
+    what: `the ${kind} rollout`,
+    timeoutMs: 30_000,
+  })
   const now = new Date()
-  const approval = { approvedBy: "bob", reason: "pin int test", approvedAt: now.toISOString(), expiresAt: new Date(Math.min(now.getTime() + 3_600_000, Date.parse(r.spec.deadline))).toISOString(), toDigest: r.spec.toDigest }
+  const approval = {
+    approvedBy: "bob",
+    reason: "pin int test",
+    approvedAt: now.toISOString(),
+    expiresAt: new Date(Math.min(now.getTime() + 3_600_000, Date.parse(r.spec.deadline))).toISOString(),
+    toDigest: r.spec.toDigest,
+  }
   expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${r.metadata.name}`, body: { spec: { approval } } }), "approve")
   const fresh = await get(`${ROLLOUTS}/${r.metadata.name}`)
-  await applyStatusAs(info, "aicr-step-executor", { conditions: [{ type: "Progressing", status: "True", reason: "StepsCompleted", message: "all steps ready", observedGeneration: fresh.metadata.generation, lastTransitionTime: new Date().toISOString() }] }, { kind: "RuntimeRollout", name: r.metadata.name })
+  await applyStatusAs(
+    info,
+    "aicr-step-executor",
+    {
+      conditions: [
+        {
+          type: "Progressing",
+          status: "True",
+          reason: "StepsCompleted",
+          message: "all steps ready",
+          observedGeneration: fresh.metadata.generation,
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+    },
+    { kind: "RuntimeRollout", name: r.metadata.name },
+  )
   await eventually(async () => (await get(`${ROLLOUTS}/${r.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", { what: `${kind} Succeeded` })
   return r.spec.toDigest
 }
@@ -79,11 +123,32 @@ beforeAll(async () => {
   client = new OciClient({ userAgent: "planner-pin-it" })
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
-  for (const r of await eventually(() => rollouts(), { what: "RuntimeRollouts served" })) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
+  for (const r of await eventually(() => rollouts(), { what: "RuntimeRollouts served" }))
+    await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   await applyManifests(info, [
-    { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } }, spec: { intent: "training", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Disabled" } } },
+    {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } },
+      spec: { intent: "training", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Disabled" } },
+    },
   ])
-  const config = parseConfig("planner", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--stabilization-window", "1s"], {})
+  const config = parseConfig(
+    "planner",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--operator-namespace",
+      ns,
+      "--stabilization-window",
+      "1s",
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(plannerApp, config))
 }, 300_000)
 
@@ -117,10 +182,13 @@ describe("planner: a pin whose charts are gone from the real registry", () => {
     expect(del.status).toBe(202)
     expect((await fetch(`http://${registry.address}/v2/${repo}/manifests/${digest}`, { method: "HEAD" })).status).toBe(404)
     await patchRuntime({ spec: { pin: { desiredStateDigest: first } } })
-    const refused = await eventually(async () => {
-      const c = await condition("Planned")
-      return c?.reason === "PlanUnreadable" && c
-    }, { what: "Planned=False/PlanUnreadable", timeoutMs: 30_000 })
+    const refused = await eventually(
+      async () => {
+        const c = await condition("Planned")
+        return c?.reason === "PlanUnreadable" && c
+      },
+      { what: "Planned=False/PlanUnreadable", timeoutMs: 30_000 },
+    )
     expect(refused.status).toBe("False")
     expect(refused.message).toContain(`release ${gone.release} (${gone.ref}) is no longer in the registry`)
     expect(refused.message).toContain("push that chart back by digest or pin another plan")
@@ -131,10 +199,13 @@ describe("planner: a pin whose charts are gone from the real registry", () => {
   it("the registry down → Planned=False/Assessing (retrying), not stalled; no Rollback", async () => {
     await registry.stop()
     await patchRuntime({ metadata: { annotations: { "pin-it/touch": "1" } } })
-    const waiting = await eventually(async () => {
-      const c = await condition("Planned")
-      return c?.reason === "Assessing" && c
-    }, { what: "Planned=False/Assessing", timeoutMs: 60_000 })
+    const waiting = await eventually(
+      async () => {
+        const c = await condition("Planned")
+        return c?.reason === "Assessing" && c
+      },
+      { what: "Planned=False/Assessing", timeoutMs: 60_000 },
+    )
     expect(waiting.message).toContain("the registry did not answer (retrying)")
     expect(waiting.message).toContain(registry.address)
     expect((await condition("Stalled"))?.status).toBe("False")
@@ -145,7 +216,10 @@ describe("planner: a pin whose charts are gone from the real registry", () => {
     registry = await startRegistry({ name: "planner-pin", dir: registryDir, deletes: true, port })
     const again = await client.pushChart(repoOf(base[2]!.chart), packageChart(base[2]!).tgz, { created: FIXED_CREATED })
     expect(again.manifest.digest).toBe(gone.ref.split("@")[1])
-    const rollback = await eventually(async () => (await rollouts()).find((r) => r.spec.kind === "Rollback"), { what: "the Rollback rollout", timeoutMs: 90_000 })
+    const rollback = await eventually(async () => (await rollouts()).find((r) => r.spec.kind === "Rollback"), {
+      what: "the Rollback rollout",
+      timeoutMs: 90_000,
+    })
     expect(rollback.spec).toMatchObject({ toDigest: first, requiresApproval: true })
     // Planned is written after the rollout is created, in the same pass: wait for that write.
     await eventually(async () => (await condition("Planned"))?.status === "True", { what: "Planned True after the Rollback rollout" })

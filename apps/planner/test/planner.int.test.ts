@@ -10,7 +10,17 @@ import { join, relative } from "node:path"
 import { promisify } from "node:util"
 import { ANNOTATION_EDITED_BY, contentConfigMapName, inputDigest as inputDigestOf, LABEL_OUTCOME, sha256 } from "@aicr/api"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { aicrBinary, applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, readAuditEvents, readVersions } from "@aicr/testing/harness"
+import {
+  aicrBinary,
+  applyManifests,
+  createNamespace,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  kubeRequest,
+  readAuditEvents,
+  readVersions,
+} from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -29,7 +39,27 @@ let fiber: Fiber.Fiber<never, unknown> | undefined
 const realResolution = async (version: string) => {
   const dir = join(work, version)
   const env = { PATH: process.env.PATH, HOME: work }
-  await run(aicrBinary(version), ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "-t", "json", "-o", join(work, `${version}.json`)], { env })
+  await run(
+    aicrBinary(version),
+    [
+      "recipe",
+      "--service",
+      "eks",
+      "--accelerator",
+      "h100",
+      "--os",
+      "ubuntu",
+      "--intent",
+      "training",
+      "--platform",
+      "kubeflow",
+      "-t",
+      "json",
+      "-o",
+      join(work, `${version}.json`),
+    ],
+    { env },
+  )
   await run(aicrBinary(version), ["bundle", "-r", join(work, `${version}.json`), "-o", dir, "--deployer", "helm"], { env, cwd: work })
   const files: Record<string, string> = {}
   const walk = (d: string) => {
@@ -45,13 +75,18 @@ const realResolution = async (version: string) => {
   return { recipe, files, components }
 }
 
-interface Cond { type: string; status: string; reason: string; message: string; observedGeneration?: number }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+  observedGeneration?: number
+}
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const get = async (path: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path }), `GET ${path}`)
 const condition = async (type: string): Promise<Cond | undefined> => (await get(RUNTIME)).status?.conditions?.find((c: Cond) => c.type === type)
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const rollouts = async (): Promise<any[]> => (await get(ROLLOUTS)).items
-
 
 /** Publishes a resolution of one AICR version as the resolver and the registry-mirror would (their rooms). */
 const publish = async (version: string) => {
@@ -59,36 +94,94 @@ const publish = async (version: string) => {
   const input = inputDigestOf({ aicr: { version, image: `ghcr.io/nvidia/aicr:${version}` }, intent: "training", platform: "kubeflow", discovered: {} })
   const cm = contentConfigMapName(input)
   await applyManifests(info, [
-    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: cm, namespace: ns, labels: { "operator.aicr.run/role": "content" } }, data: { "recipe.json": r.recipe, "values.json": JSON.stringify({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm", files: r.files }) } },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: cm, namespace: ns, labels: { "operator.aicr.run/role": "content" } },
+      data: {
+        "recipe.json": r.recipe,
+        "values.json": JSON.stringify({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm", files: r.files }),
+      },
+    },
   ])
   const generation = (await get(RUNTIME)).metadata.generation
   const at = { observedGeneration: generation, lastTransitionTime: new Date().toISOString(), message: "" }
-  await applyStatusAs(info, "aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version, image: `ghcr.io/nvidia/aicr:${version}` }, releases: r.components.length } })
+  await applyStatusAs(info, "aicr-resolver", {
+    conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }],
+    resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version, image: `ghcr.io/nvidia/aicr:${version}` }, releases: r.components.length },
+  })
   const prefix = "127.0.0.1:5000/aicr/cluster"
   const charts = r.components
     .filter((c) => Object.keys(r.files).some((f) => f.startsWith(`${c.name}/`)))
-    .map((c) => ({ release: c.name, ref: c.chart ? `${prefix}/charts/${c.chart}:${c.version}@${sha256(`${c.chart}@${c.version}`)}` : `${prefix}/wrappers/${c.name}:0.0.0-aicr-1@${sha256(c.name)}` }))
-  await applyStatusAs(info, "aicr-registry-mirror", { conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }], mirror: { inputDigest: input, bundle: `${prefix}/bundles/cluster:input-${input.slice(7, 39)}@${sha256(input)}`, charts } })
+    .map((c) => ({
+      release: c.name,
+      ref: c.chart
+        ? `${prefix}/charts/${c.chart}:${c.version}@${sha256(`${c.chart}@${c.version}`)}`
+        : `${prefix}/wrappers/${c.name}:0.0.0-aicr-1@${sha256(c.name)}`,
+    }))
+  await applyStatusAs(info, "aicr-registry-mirror", {
+    conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }],
+    mirror: { inputDigest: input, bundle: `${prefix}/bundles/cluster:input-${input.slice(7, 39)}@${sha256(input)}`, charts },
+  })
   return { input, components: r.components }
 }
 
 /** As the step-executor would: Progressing True/StepsCompleted for the rollout's generation. */
 const complete = async (name: string) => {
   const r = await get(`${ROLLOUTS}/${name}`)
-  await applyStatusAs(info, "aicr-step-executor", { conditions: [{ type: "Progressing", status: "True", reason: "StepsCompleted", message: "all steps ready", observedGeneration: r.metadata.generation, lastTransitionTime: new Date().toISOString() }] }, { kind: "RuntimeRollout", name: name })
+  await applyStatusAs(
+    info,
+    "aicr-step-executor",
+    {
+      conditions: [
+        {
+          type: "Progressing",
+          status: "True",
+          reason: "StepsCompleted",
+          message: "all steps ready",
+          observedGeneration: r.metadata.generation,
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+    },
+    { kind: "RuntimeRollout", name: name },
+  )
 }
 
 const approve = async (name: string) => {
   const r = await get(`${ROLLOUTS}/${name}`)
   const now = new Date()
-  const approval = { approvedBy: "bob", reason: "planner int test", approvedAt: now.toISOString(), expiresAt: new Date(Math.min(now.getTime() + 3_600_000, Date.parse(r.spec.deadline))).toISOString(), toDigest: r.spec.toDigest }
+  const approval = {
+    approvedBy: "bob",
+    reason: "planner int test",
+    approvedAt: now.toISOString(),
+    expiresAt: new Date(Math.min(now.getTime() + 3_600_000, Date.parse(r.spec.deadline))).toISOString(),
+    toDigest: r.spec.toDigest,
+  }
   expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { spec: { approval } } }), "approve")
 }
 
 // This file plays the step executor and writes no Application: a grace period longer than the file keeps the stack
 // watch (a release whose Application is missing is NotReady; watch.int.test.ts) out of its Ready assertions.
 const startPlanner = (window: string) => {
-  const config = parseConfig("planner", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--stabilization-window", window, "--not-ready-grace", "1h"], {})
+  const config = parseConfig(
+    "planner",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--operator-namespace",
+      ns,
+      "--stabilization-window",
+      window,
+      "--not-ready-grace",
+      "1h",
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(plannerApp, config))
 }
 
@@ -96,13 +189,19 @@ beforeAll(async () => {
   ns = await createNamespace(info, "aicr-planner")
   await removeRuntime(info)
   // Right after the CRDs were applied the rollout storage may still be initialising (HTTP 429).
-  for (const r of await eventually(() => rollouts(), { what: "RuntimeRollouts served" })) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
+  for (const r of await eventually(() => rollouts(), { what: "RuntimeRollouts served" }))
+    await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   await applyManifests(info, [
     {
       apiVersion: "operator.aicr.run/v1alpha1",
       kind: "ClusterRuntime",
       metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } },
-      spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Disabled" } },
+      spec: {
+        intent: "training",
+        platform: "kubeflow",
+        criteria: { service: "eks", accelerator: "h100", os: "ubuntu" },
+        validation: { deployment: "Disabled" },
+      },
     },
   ])
   startPlanner("2s")
@@ -123,10 +222,13 @@ describe("planner on the local control plane, with real resolutions from AICR v0
   it("waits for the resolution, then writes the immutable plan and holds the rollout for the stabilization window", async () => {
     await eventually(async () => (await condition("Planned"))?.reason === "AwaitingResolution", { what: "Planned=False/AwaitingResolution" })
     await publish(versions.aicrPrevious)
-    const stabilizing = await eventually(async () => {
-      const c = await condition("Planned")
-      return c?.reason === "Stabilizing" && c
-    }, { what: "Planned=False/Stabilizing" })
+    const stabilizing = await eventually(
+      async () => {
+        const c = await condition("Planned")
+        return c?.reason === "Stabilizing" && c
+      },
+      { what: "Planned=False/Stabilizing" },
+    )
     expect(stabilizing.message).toMatch(/must hold still until .* \(\ds left\)/)
     const plans = (await get(`/api/v1/namespaces/${ns}/configmaps?labelSelector=operator.aicr.run%2Frole%3Dplan`)).items
     expect(plans).toHaveLength(1)
@@ -138,10 +240,13 @@ describe("planner on the local control plane, with real resolutions from AICR v0
   })
 
   it("after the window, creates the Install rollout awaiting approval, requested by the runtime's last editor", async () => {
-    const [r] = await eventually(async () => {
-      const rs = await rollouts()
-      return rs.length === 1 && rs
-    }, { what: "the Install rollout", timeoutMs: 30_000 })
+    const [r] = await eventually(
+      async () => {
+        const rs = await rollouts()
+        return rs.length === 1 && rs
+      },
+      { what: "the Install rollout", timeoutMs: 30_000 },
+    )
     install = r.metadata.name
     expect(r.spec).toMatchObject({ kind: "Install", requiresApproval: true, requestedBy: "alice" })
     expect(r.spec.steps.length).toBe(13)
@@ -159,10 +264,13 @@ describe("planner on the local control plane, with real resolutions from AICR v0
     await approve(install)
     await complete(install)
     await eventually(async () => (await get(`${ROLLOUTS}/${install}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", { what: "outcome Succeeded" })
-    const ready = await eventually(async () => {
-      const c = await condition("Ready")
-      return c?.status === "True" && c
-    }, { what: "Ready=True" })
+    const ready = await eventually(
+      async () => {
+        const c = await condition("Ready")
+        return c?.status === "True" && c
+      },
+      { what: "Ready=True" },
+    )
     expect(ready.reason).toBe("ValidationDisabled")
     const rt = await get(RUNTIME)
     expect(rt.status.plans.active).toBe(rt.status.plans.target)
@@ -180,8 +288,24 @@ describe("planner on the local control plane, with real resolutions from AICR v0
     const assessment = JSON.parse((await get(`/api/v1/namespaces/${ns}/configmaps/aicr-assessment-${upgrade.metadata.name}`)).data["assessment.json"])
     expect(assessment.assessedBy).toBe("aicr-operator")
     expect(assessment.components).toEqual([
-      expect.objectContaining({ component: "kai-scheduler", change: "version", from: "v0.12.17", to: "v0.13.0", verdict: "unknown", jump: "1 minor", breaking: true }),
-      expect.objectContaining({ component: "nvsentinel", change: "version", from: "v0.10.0", to: "v1.1.0", verdict: "unknown", jump: "1 major", breaking: true }),
+      expect.objectContaining({
+        component: "kai-scheduler",
+        change: "version",
+        from: "v0.12.17",
+        to: "v0.13.0",
+        verdict: "unknown",
+        jump: "1 minor",
+        breaking: true,
+      }),
+      expect.objectContaining({
+        component: "nvsentinel",
+        change: "version",
+        from: "v0.10.0",
+        to: "v1.1.0",
+        verdict: "unknown",
+        jump: "1 major",
+        breaking: true,
+      }),
     ])
     expect(assessment.components[0].explanation).toContain(`AICR ${versions.aicr} has no upgrade-check`)
     // The real v0.11.1 has no upgrade-check command (its capabilities say so): the planner starts no Job for it.
@@ -197,7 +321,9 @@ describe("planner on the local control plane, with real resolutions from AICR v0
     const before = (await rollouts()).find((r) => r.spec.kind === "Upgrade")
     // Going back to the v0.10.16 resolution is a new target for an upgrade that was never approved.
     await publish(versions.aicrPrevious)
-    await eventually(async () => (await get(`${ROLLOUTS}/${before.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Superseded", { what: "the upgrade superseded" })
+    await eventually(async () => (await get(`${ROLLOUTS}/${before.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Superseded", {
+      what: "the upgrade superseded",
+    })
     const closed = await get(`${ROLLOUTS}/${before.metadata.name}`)
     expect(closed.status.conditions.find((c: Cond) => c.type === "Succeeded")).toMatchObject({ status: "False", reason: "RolloutSuperseded" })
     // The v0.10.16 plan is the active one again: nothing to roll out, no new rollout.

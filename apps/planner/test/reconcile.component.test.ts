@@ -5,7 +5,19 @@
 // those tests play the Job controller and kubelet with fixture reports shaped after the documented upgrade-check JSON
 // (fixture-based), and a fake ChartRegistry stands in for the registry (the int test uses the real one).
 import { DEFAULT_JOB_SETTINGS } from "@aicr/aicr"
-import { ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, FINALIZER_CLEANUP, type KubeObject, LABEL_OUTCOME, type ResourceKind, type RuntimeRollout, RuntimeRolloutKind, sha256 } from "@aicr/api"
+import {
+  ArgoCD,
+  ClusterRuntimeKind,
+  Core,
+  type ClusterRuntime,
+  FINALIZER_CLEANUP,
+  type KubeObject,
+  LABEL_OUTCOME,
+  type ResourceKind,
+  type RuntimeRollout,
+  RuntimeRolloutKind,
+  sha256,
+} from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
 import { makeStatusPacer, Requeue, StatusPacer } from "@aicr/runtime"
 import { makeFakeKube } from "@aicr/testing"
@@ -22,13 +34,37 @@ const NS = "aicr-system"
 const T0 = Date.parse("2026-12-02T10:00:00Z")
 const UID = "6a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 const INPUT = sha256("input")
-const settings: PlannerSettings = { namespace: NS, windowMs: 60_000, deadlineMs: 86_400_000, project: "aicr", engineNamespace: "argocd", jobs: { ...DEFAULT_JOB_SETTINGS, namespace: "aicr-jobs" }, plainHttp: [], dockerConfig: undefined, notReadyGraceMs: 30_000 }
+const settings: PlannerSettings = {
+  namespace: NS,
+  windowMs: 60_000,
+  deadlineMs: 86_400_000,
+  project: "aicr",
+  engineNamespace: "argocd",
+  jobs: { ...DEFAULT_JOB_SETTINGS, namespace: "aicr-jobs" },
+  plainHttp: [],
+  dockerConfig: undefined,
+  notReadyGraceMs: 30_000,
+}
 
 const comps = [
   { name: "cert-manager", namespace: "cert-manager", chart: "cert-manager", version: "v1.17.2", source: "https://charts.jetstack.io" },
-  { name: "gpu-operator", namespace: "gpu-operator", chart: "gpu-operator", version: "v25.10.1", source: "https://helm.ngc.nvidia.com/nvidia", dependencyRefs: ["cert-manager"] },
+  {
+    name: "gpu-operator",
+    namespace: "gpu-operator",
+    chart: "gpu-operator",
+    version: "v25.10.1",
+    source: "https://helm.ngc.nvidia.com/nvidia",
+    dependencyRefs: ["cert-manager"],
+  },
 ]
-const cond = (type: string, reason: string) => ({ type, status: "True" as const, reason, message: "", observedGeneration: 1, lastTransitionTime: "2026-12-02T09:00:00Z" })
+const cond = (type: string, reason: string) => ({
+  type,
+  status: "True" as const,
+  reason,
+  message: "",
+  observedGeneration: 1,
+  lastTransitionTime: "2026-12-02T09:00:00Z",
+})
 const aRuntime = (aicr = "v0.11.1"): ClusterRuntime => ({
   apiVersion: "operator.aicr.run/v1alpha1",
   kind: "ClusterRuntime",
@@ -37,7 +73,11 @@ const aRuntime = (aicr = "v0.11.1"): ClusterRuntime => ({
   status: {
     conditions: [cond("Resolved", "InputsResolved"), cond("Mirrored", "ContentMirrored")],
     resolution: { inputDigest: INPUT, contentConfigMap: "aicr-content-1", aicr: { version: aicr, image: `ghcr.io/nvidia/aicr:${aicr}` } },
-    mirror: { inputDigest: INPUT, bundle: `r/aicr/cluster/bundles/cluster:input-1@${sha256("b")}`, charts: comps.map((c) => ({ release: c.name, ref: `r/aicr/cluster/charts/${c.chart}:${c.version}@${sha256(c.name)}` })) },
+    mirror: {
+      inputDigest: INPUT,
+      bundle: `r/aicr/cluster/bundles/cluster:input-1@${sha256("b")}`,
+      charts: comps.map((c) => ({ release: c.name, ref: `r/aicr/cluster/charts/${c.chart}:${c.version}@${sha256(c.name)}` })),
+    },
   },
 })
 const content = {
@@ -46,7 +86,11 @@ const content = {
   metadata: { name: "aicr-content-1", namespace: NS, labels: { "operator.aicr.run/role": "content" } },
   data: {
     "recipe.json": JSON.stringify({ componentRefs: comps, deploymentOrder: comps.map((c) => c.name) }),
-    "values.json": JSON.stringify({ kind: "Bundle", deployer: "helm", files: Object.fromEntries(comps.map((c) => [`${c.name}/values.yaml`, `# ${c.name}\n`])) }),
+    "values.json": JSON.stringify({
+      kind: "Bundle",
+      deployer: "helm",
+      files: Object.fromEntries(comps.map((c) => [`${c.name}/values.yaml`, `# ${c.name}\n`])),
+    }),
   },
 }
 
@@ -93,7 +137,10 @@ const setup = (aicr = "v0.11.1") => {
   /** Closes the open rollout Succeeded, as the step-executor's report would let the planner do. */
   const complete = Effect.fnUntraced(function* (ms: number) {
     const r = rollouts().find((x) => !x.metadata.labels?.[LABEL_OUTCOME])!
-    fake.seed(RuntimeRolloutKind, { ...r, status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: r.metadata.generation }] } } as never)
+    fake.seed(RuntimeRolloutKind, {
+      ...r,
+      status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: r.metadata.generation }] },
+    } as never)
     yield* at(ms, run)
     return r
   })
@@ -104,7 +151,10 @@ const setup = (aicr = "v0.11.1") => {
 const approveAndComplete = (fake: ReturnType<typeof setup>["fake"], r: RuntimeRollout) => {
   const approval = { approvedBy: "bob", reason: "ok", approvedAt: "2026-12-02T10:01:00Z", expiresAt: "2026-12-02T12:00:00Z", toDigest: r.spec.toDigest }
   const [approved] = fake.seed<RuntimeRollout>(RuntimeRolloutKind, { ...r, spec: { ...r.spec, approval } })
-  fake.seed<RuntimeRollout>(RuntimeRolloutKind, { ...approved!, status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: approved!.metadata.generation }] } })
+  fake.seed<RuntimeRollout>(RuntimeRolloutKind, {
+    ...approved!,
+    status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: approved!.metadata.generation }] },
+  })
 }
 
 const at = <A, E, R>(ms: number, body: Effect.Effect<A, E, R>) => TestClock.setTime(ms).pipe(Effect.andThen(body))
@@ -131,31 +181,67 @@ describe("planner reconcile", () => {
     ),
   )
 
-  it.effect("the open rollout's stall on the runtime: Stalled InventoryDrift naming the rollout and step, then AwaitingApproval once Progressing moves on; an engine reason on Ready and Stalled; one write per change", () =>
-    Effect.gen(function* () {
-      const t = setup()
-      yield* at(T0, t.run)
-      yield* at(T0 + 61_000, t.run)
-      const r = t.rollouts()[0]!
-      const name = r.metadata.name
-      const progressing = { type: "Progressing", status: "False" as const, reason: "InventoryDrift", message: "step 1/2 cert-manager (Install): its Application no longer carries the revision written", observedGeneration: r.metadata.generation, lastTransitionTime: "2026-12-02T10:01:00Z" }
-      const approved = { type: "Approved", status: "False" as const, reason: "AwaitingApproval", message: "no approval yet", observedGeneration: r.metadata.generation, lastTransitionTime: "2026-12-02T10:01:00Z" }
-      t.fake.seed(RuntimeRolloutKind, { ...r, status: { conditions: [approved, progressing] } } as never)
-      yield* at(T0 + 62_000, t.run)
-      expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "InventoryDrift", message: `rollout ${name} step 1/2 cert-manager (Install): its Application no longer carries the revision written` })
-      const before = t.fake.writes.length
-      yield* at(T0 + 63_000, t.run)
-      expect(t.fake.writes.length).toBe(before)
-      t.fake.seed(RuntimeRolloutKind, { ...t.rollouts()[0]!, status: { conditions: [approved, { ...progressing, reason: "AwaitingApproval", message: "step 1/2 cert-manager (Install) not started: Approved is False" }] } } as never)
-      yield* at(T0 + 64_000, t.run)
-      expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "AwaitingApproval", message: `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…"): no approval yet` })
-      const rt = t.runtime()
-      const engine = { type: "EngineAvailable", status: "False" as const, reason: "EngineMissing", message: "Argo CD's Application CRD is not installed", observedGeneration: 1, lastTransitionTime: "2026-12-02T10:02:00Z" }
-      t.fake.seed(ClusterRuntimeKind, { ...rt, status: { ...rt.status, conditions: [...(rt.status?.conditions ?? []), engine] } } as never)
-      yield* at(T0 + 65_000, t.run)
-      expect(t.condition("Ready")).toMatchObject({ status: "False", reason: "EngineMissing", message: engine.message })
-      expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "EngineMissing", message: engine.message })
-    }),
+  it.effect(
+    "the open rollout's stall on the runtime: Stalled InventoryDrift naming the rollout and step, then AwaitingApproval once Progressing moves on; an engine reason on Ready and Stalled; one write per change",
+    () =>
+      Effect.gen(function* () {
+        const t = setup()
+        yield* at(T0, t.run)
+        yield* at(T0 + 61_000, t.run)
+        const r = t.rollouts()[0]!
+        const name = r.metadata.name
+        const progressing = {
+          type: "Progressing",
+          status: "False" as const,
+          reason: "InventoryDrift",
+          message: "step 1/2 cert-manager (Install): its Application no longer carries the revision written",
+          observedGeneration: r.metadata.generation,
+          lastTransitionTime: "2026-12-02T10:01:00Z",
+        }
+        const approved = {
+          type: "Approved",
+          status: "False" as const,
+          reason: "AwaitingApproval",
+          message: "no approval yet",
+          observedGeneration: r.metadata.generation,
+          lastTransitionTime: "2026-12-02T10:01:00Z",
+        }
+        t.fake.seed(RuntimeRolloutKind, { ...r, status: { conditions: [approved, progressing] } } as never)
+        yield* at(T0 + 62_000, t.run)
+        expect(t.condition("Stalled")).toMatchObject({
+          status: "True",
+          reason: "InventoryDrift",
+          message: `rollout ${name} step 1/2 cert-manager (Install): its Application no longer carries the revision written`,
+        })
+        const before = t.fake.writes.length
+        yield* at(T0 + 63_000, t.run)
+        expect(t.fake.writes.length).toBe(before)
+        t.fake.seed(RuntimeRolloutKind, {
+          ...t.rollouts()[0]!,
+          status: {
+            conditions: [approved, { ...progressing, reason: "AwaitingApproval", message: "step 1/2 cert-manager (Install) not started: Approved is False" }],
+          },
+        } as never)
+        yield* at(T0 + 64_000, t.run)
+        expect(t.condition("Stalled")).toMatchObject({
+          status: "True",
+          reason: "AwaitingApproval",
+          message: `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…"): no approval yet`,
+        })
+        const rt = t.runtime()
+        const engine = {
+          type: "EngineAvailable",
+          status: "False" as const,
+          reason: "EngineMissing",
+          message: "Argo CD's Application CRD is not installed",
+          observedGeneration: 1,
+          lastTransitionTime: "2026-12-02T10:02:00Z",
+        }
+        t.fake.seed(ClusterRuntimeKind, { ...rt, status: { ...rt.status, conditions: [...(rt.status?.conditions ?? []), engine] } } as never)
+        yield* at(T0 + 65_000, t.run)
+        expect(t.condition("Ready")).toMatchObject({ status: "False", reason: "EngineMissing", message: engine.message })
+        expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "EngineMissing", message: engine.message })
+      }),
   )
 
   it.effect("after the window: creates the rollout; an idle pass writes nothing", () =>
@@ -178,7 +264,10 @@ describe("planner reconcile", () => {
       yield* at(T0, t.run)
       yield* at(T0 + 61_000, t.run)
       const r = t.rollouts()[0]!
-      t.fake.seed(RuntimeRolloutKind, { ...r, status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: r.metadata.generation }] } } as never)
+      t.fake.seed(RuntimeRolloutKind, {
+        ...r,
+        status: { conditions: [{ ...cond("Progressing", "StepsCompleted"), observedGeneration: r.metadata.generation }] },
+      } as never)
       yield* at(T0 + 70_000, t.run)
       const closed = t.rollouts()[0]!
       expect(closed.metadata.labels?.[LABEL_OUTCOME]).toBe("Succeeded")
@@ -193,13 +282,20 @@ describe("planner reconcile", () => {
       T0,
       Effect.gen(function* () {
         const t = setup()
-        t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "gpu-operator", namespace: "argocd", labels: { "operator.aicr.run/runtime-uid": "11111111-1111-4111-8111-111111111111" } } } as never)
+        t.fake.seed(ArgoCD.Application, {
+          apiVersion: "argoproj.io/v1alpha1",
+          kind: "Application",
+          metadata: { name: "gpu-operator", namespace: "argocd", labels: { "operator.aicr.run/runtime-uid": "11111111-1111-4111-8111-111111111111" } },
+        } as never)
         expect(yield* t.run).toEqual(Exit.succeed(Requeue.after(5_000)))
         expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "OrphanedObjectsPresent" })
         expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "OrphanedObjectsPresent" })
         expect(t.rollouts()).toHaveLength(0)
         // Application records that do not parse block the adoption once spec.adoption names the old runtime.
-        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { adoption: { fromRuntimeUID: "11111111-1111-4111-8111-111111111111" } } } })
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", {
+          type: "merge",
+          body: { spec: { adoption: { fromRuntimeUID: "11111111-1111-4111-8111-111111111111" } } },
+        })
         yield* t.run
         expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "AdoptionBlocked" })
         expect(t.condition("Planned")!.message).toContain("Application argocd/gpu-operator: it has no operator.aicr.run/plan-release annotation")
@@ -219,7 +315,10 @@ describe("planner reconcile: the cleanup finalizer and deletion", () => {
         const writes = t.fake.writesTo(ClusterRuntimeKind).filter((w) => w.subresource === undefined)
         expect(writes).toHaveLength(1)
         expect(writes[0]).toMatchObject({ verb: "patch", manager: "aicr-planner" })
-        expect((writes[0]!.body as Array<{ op: string; path: string }>).map((o) => `${o.op} ${o.path}`)).toEqual(["test /metadata/resourceVersion", "add /metadata/finalizers"])
+        expect((writes[0]!.body as Array<{ op: string; path: string }>).map((o) => `${o.op} ${o.path}`)).toEqual([
+          "test /metadata/resourceVersion",
+          "add /metadata/finalizers",
+        ])
         expect(t.runtime().spec).toEqual(aRuntime().spec)
       }),
     ),
@@ -241,7 +340,11 @@ describe("planner reconcile: the cleanup finalizer and deletion", () => {
       const removal = t.rollouts().find((r) => r.spec.kind === "Remove")!
       expect(removal.spec).toMatchObject({ fromDigest: install.spec.toDigest, toDigest: install.spec.toDigest, requestedBy: "alice" })
       expect(removal.spec.steps!.map((s) => `${s.action} ${s.release}`)).toEqual(["Remove gpu-operator", "Remove cert-manager"])
-      expect(t.condition("Ready")).toMatchObject({ status: "False", reason: "Deleting", message: expect.stringContaining(`rollout ${removal.metadata.name} awaiting approval`) })
+      expect(t.condition("Ready")).toMatchObject({
+        status: "False",
+        reason: "Deleting",
+        message: expect.stringContaining(`rollout ${removal.metadata.name} awaiting approval`),
+      })
       expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "Deleting" })
       expect(t.fake.peek(Core.ConfigMap, `${NS}/aicr-assessment-${removal.metadata.name}`)).toBeDefined()
       // Waiting for the approver changes nothing.
@@ -255,8 +358,14 @@ describe("planner reconcile: the cleanup finalizer and deletion", () => {
       expect(Exit.isSuccess(exit)).toBe(true)
       expect(t.fake.peek(ClusterRuntimeKind, "cluster")).toBeUndefined()
       expect(t.rollouts().find((r) => r.metadata.name === removal.metadata.name)?.metadata.labels?.[LABEL_OUTCOME]).toBe("Succeeded")
-      const finalizerWrite = t.fake.writesTo(ClusterRuntimeKind).filter((w) => w.subresource === undefined).at(-1)!
-      expect((finalizerWrite.body as Array<{ op: string; path: string }>).map((o) => `${o.op} ${o.path}`)).toEqual(["test /metadata/finalizers/0", "remove /metadata/finalizers/0"])
+      const finalizerWrite = t.fake
+        .writesTo(ClusterRuntimeKind)
+        .filter((w) => w.subresource === undefined)
+        .at(-1)!
+      expect((finalizerWrite.body as Array<{ op: string; path: string }>).map((o) => `${o.op} ${o.path}`)).toEqual([
+        "test /metadata/finalizers/0",
+        "remove /metadata/finalizers/0",
+      ])
       // Plans stay, as the record.
       expect(Effect.runSync(t.fake.kube.list(Core.ConfigMap, { labelSelector: "operator.aicr.run/role=plan" })).items).toHaveLength(1)
       expect(Exit.isSuccess(yield* at(T0 + 91_000, t.run))).toBe(true)
@@ -283,27 +392,55 @@ const bumped = comps.map((c) => (c.name === "gpu-operator" ? { ...c, version: "v
 const INPUT_2 = sha256("input-2")
 /** A second resolution (gpu-operator bumped), published as the resolver and the mirror would. */
 const republish = (t: ReturnType<typeof setup>) => {
-  t.fake.seed(Core.ConfigMap, { ...content, metadata: { ...content.metadata, name: "aicr-content-2" }, data: { ...content.data, "recipe.json": JSON.stringify({ componentRefs: bumped, deploymentOrder: bumped.map((c) => c.name) }) } } as never)
+  t.fake.seed(Core.ConfigMap, {
+    ...content,
+    metadata: { ...content.metadata, name: "aicr-content-2" },
+    data: { ...content.data, "recipe.json": JSON.stringify({ componentRefs: bumped, deploymentOrder: bumped.map((c) => c.name) }) },
+  } as never)
   const rt = t.runtime()
   t.fake.seed(ClusterRuntimeKind, {
     ...rt,
     status: {
       ...rt.status,
       resolution: { ...rt.status!.resolution!, inputDigest: INPUT_2, contentConfigMap: "aicr-content-2" },
-      mirror: { inputDigest: INPUT_2, bundle: `r/aicr/cluster/bundles/cluster:input-2@${sha256("b2")}`, charts: bumped.map((c) => ({ release: c.name, ref: `r/aicr/cluster/charts/${c.chart}:${c.version}@${sha256(`${c.name}@${c.version}`)}` })) },
+      mirror: {
+        inputDigest: INPUT_2,
+        bundle: `r/aicr/cluster/bundles/cluster:input-2@${sha256("b2")}`,
+        charts: bumped.map((c) => ({ release: c.name, ref: `r/aicr/cluster/charts/${c.chart}:${c.version}@${sha256(`${c.name}@${c.version}`)}` })),
+      },
     },
   } as never)
 }
 
-type JobObj = KubeObject & { spec: { suspend: boolean; template: { spec: { containers: Array<{ image: string; args: string[] }>; volumes: Array<{ configMap?: { name: string } }> } } } }
-const upgradeChecks = (t: ReturnType<typeof setup>) => t.list<JobObj>(Core.Job).filter((j) => j.metadata.labels?.["operator.aicr.run/aicr-job"] === "upgrade-check")
+type JobObj = KubeObject & {
+  spec: { suspend: boolean; template: { spec: { containers: Array<{ image: string; args: string[] }>; volumes: Array<{ configMap?: { name: string } }> } } }
+}
+const upgradeChecks = (t: ReturnType<typeof setup>) =>
+  t.list<JobObj>(Core.Job).filter((j) => j.metadata.labels?.["operator.aicr.run/aicr-job"] === "upgrade-check")
 
 /** Plays the Job controller and kubelet for the upgrade-check Job: it ends, its pod records the exit, AICR's writer fills the output. */
 const endJob = (t: ReturnType<typeof setup>, job: JobObj, exitCode: number, message: string, report?: string) => {
   const { name, namespace } = job.metadata
-  t.fake.seed(Core.Job, { ...job, status: exitCode === 0 ? { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] } : { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded" }] } } as never)
-  t.fake.seed(Core.Pod, { apiVersion: "v1", kind: "Pod", metadata: { name: `${name}-x`, namespace, labels: { "job-name": name } }, status: { phase: exitCode === 0 ? "Succeeded" : "Failed", containerStatuses: [{ name: "aicr", state: { terminated: { exitCode, message } } }] } } as never)
-  if (report !== undefined) t.fake.seed(Core.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data: { "snapshot.json": report, format: "json" } } as never)
+  t.fake.seed(Core.Job, {
+    ...job,
+    status:
+      exitCode === 0
+        ? { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] }
+        : { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded" }] },
+  } as never)
+  t.fake.seed(Core.Pod, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: `${name}-x`, namespace, labels: { "job-name": name } },
+    status: { phase: exitCode === 0 ? "Succeeded" : "Failed", containerStatuses: [{ name: "aicr", state: { terminated: { exitCode, message } } }] },
+  } as never)
+  if (report !== undefined)
+    t.fake.seed(Core.ConfigMap, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace },
+      data: { "snapshot.json": report, format: "json" },
+    } as never)
 }
 
 const fixtureReport = (verdict: string, reason: string) =>
@@ -312,7 +449,22 @@ const fixtureReport = (verdict: string, reason: string) =>
     to: "/var/run/aicr/upgrade-check/to.json",
     deployer: "argocd",
     objectNamesCompared: true,
-    components: [{ component: "gpu-operator", change: "version", from: "v25.10.1", to: "v25.10.2", verdict, notes: "1 patch", reason, jump: "1 patch", breaking: false, downgrade: false, ...(verdict === "manual" ? { steps: [{ id: "cordon", description: "Cordon GPU nodes first" }] } : {}), failsRun: verdict !== "safe" }],
+    components: [
+      {
+        component: "gpu-operator",
+        change: "version",
+        from: "v25.10.1",
+        to: "v25.10.2",
+        verdict,
+        notes: "1 patch",
+        reason,
+        jump: "1 patch",
+        breaking: false,
+        downgrade: false,
+        ...(verdict === "manual" ? { steps: [{ id: "cordon", description: "Cordon GPU nodes first" }] } : {}),
+        failsRun: verdict !== "safe",
+      },
+    ],
     summary: { components: 1, failing: verdict === "safe" ? 0 : 1 },
     atRisk: { scanned: false, reason: "no cluster access requested" },
   })
@@ -342,12 +494,30 @@ describe("planner reconcile: AICR 1.x upgrade-check as a Job (fixture-based repo
       expect(t.fake.writesTo(Core.Job).map((w) => w.verb)).toEqual(["create", "patch"])
       const c = job!.spec.template.spec.containers[0]!
       expect(c.image).toBe("ghcr.io/nvidia/aicr:v1.3.0")
-      expect(c.args.slice(0, 11)).toEqual(["upgrade-check", "--from", "/var/run/aicr/upgrade-check/from.json", "--to", "/var/run/aicr/upgrade-check/to.json", "--deployer", "argocd", "--format", "json", "--fail-on-error=false", "--output"])
+      expect(c.args.slice(0, 11)).toEqual([
+        "upgrade-check",
+        "--from",
+        "/var/run/aicr/upgrade-check/from.json",
+        "--to",
+        "/var/run/aicr/upgrade-check/to.json",
+        "--deployer",
+        "argocd",
+        "--format",
+        "json",
+        "--fail-on-error=false",
+        "--output",
+      ])
       const input = t.fake.peek<KubeObject & { data: Record<string, string> }>(Core.ConfigMap, `aicr-jobs/${job!.metadata.name}-input`)!
-      expect((input.metadata as { ownerReferences?: unknown }).ownerReferences).toEqual([expect.objectContaining({ kind: "Job", name: job!.metadata.name, uid: job!.metadata.uid })])
+      expect((input.metadata as { ownerReferences?: unknown }).ownerReferences).toEqual([
+        expect.objectContaining({ kind: "Job", name: job!.metadata.name, uid: job!.metadata.uid }),
+      ])
       expect(input.data["from.json"]).toBe(content.data["recipe.json"])
       expect(JSON.parse(input.data["to.json"]!).componentRefs[1].version).toBe("v25.10.2")
-      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining(`aicr upgrade-check Job aicr-jobs/${job!.metadata.name}`) })
+      expect(t.condition("Planned")).toMatchObject({
+        status: "False",
+        reason: "Assessing",
+        message: expect.stringContaining(`aicr upgrade-check Job aicr-jobs/${job!.metadata.name}`),
+      })
       expect(t.condition("Stalled")).toMatchObject({ status: "False" })
       expect(t.rollouts().filter((r) => r.spec.kind === "Upgrade")).toHaveLength(0)
       // A pass while it runs creates nothing new.
@@ -369,8 +539,17 @@ describe("planner reconcile: AICR 1.x upgrade-check as a Job (fixture-based repo
         { release: "gpu-operator", namespace: "gpu-operator", action: "Upgrade", verdict: "manual", from: "v25.10.1", to: "v25.10.2", acknowledge: true },
       ])
       expect(up.spec.requiresApproval).toBe(true)
-      const stored = JSON.parse(t.fake.peek<KubeObject & { data: Record<string, string> }>(Core.ConfigMap, `${NS}/aicr-assessment-${up.metadata.name}`)!.data["assessment.json"]!)
-      expect(stored).toMatchObject({ assessedBy: "aicr upgrade-check", aicrVersion: "v1.3.0", components: [{ component: "gpu-operator", verdict: "manual", steps: [{ id: "cordon" }] }, { component: "cert-manager", change: "values", verdict: "unknown", reason: "not-rated" }] })
+      const stored = JSON.parse(
+        t.fake.peek<KubeObject & { data: Record<string, string> }>(Core.ConfigMap, `${NS}/aicr-assessment-${up.metadata.name}`)!.data["assessment.json"]!,
+      )
+      expect(stored).toMatchObject({
+        assessedBy: "aicr upgrade-check",
+        aicrVersion: "v1.3.0",
+        components: [
+          { component: "gpu-operator", verdict: "manual", steps: [{ id: "cordon" }] },
+          { component: "cert-manager", change: "values", verdict: "unknown", reason: "not-rated" },
+        ],
+      })
       expect(t.condition("Planned")).toMatchObject({ status: "True", reason: "PlanComputed" })
     }),
   )
@@ -382,7 +561,11 @@ describe("planner reconcile: AICR 1.x upgrade-check as a Job (fixture-based repo
       endJob(t, upgradeChecks(t)[0]!, 0, "", fixtureReport("blocked", "beyond-record-ceiling"))
       yield* at(T0 + 150_000, t.run)
       expect(t.rollouts().filter((r) => r.spec.kind === "Upgrade")).toHaveLength(0)
-      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "TransitionBlocked", message: expect.stringContaining("gpu-operator v25.10.1→v25.10.2 (beyond-record-ceiling)") })
+      expect(t.condition("Planned")).toMatchObject({
+        status: "False",
+        reason: "TransitionBlocked",
+        message: expect.stringContaining("gpu-operator v25.10.1→v25.10.2 (beyond-record-ceiling)"),
+      })
       expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "TransitionBlocked" })
     }),
   )
@@ -394,7 +577,11 @@ describe("planner reconcile: AICR 1.x upgrade-check as a Job (fixture-based repo
       const job = upgradeChecks(t)[0]!
       endJob(t, job, 2, '{"level":"ERROR","msg":"command failed","error":"[INVALID_REQUEST] bundle directory has no recipe.yaml","exitCode":2}')
       yield* at(T0 + 150_000, t.run)
-      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "AICRInvalidRequest", message: expect.stringContaining("exited 2: [INVALID_REQUEST] bundle directory has no recipe.yaml") })
+      expect(t.condition("Planned")).toMatchObject({
+        status: "False",
+        reason: "AICRInvalidRequest",
+        message: expect.stringContaining("exited 2: [INVALID_REQUEST] bundle directory has no recipe.yaml"),
+      })
       expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "AICRInvalidRequest" })
       expect(t.fake.peek(Core.Job, `aicr-jobs/${job.metadata.name}`)).toBeDefined()
     }),
@@ -405,7 +592,10 @@ describe("planner reconcile: AICR 1.x upgrade-check as a Job (fixture-based repo
       const t = setup("v1.3.0")
       yield* upToAssessment(t)
       const job = upgradeChecks(t)[0]!
-      t.fake.seed(Core.Job, { ...job, status: { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "PodFailurePolicy", message: "evicted" }] } } as never)
+      t.fake.seed(Core.Job, {
+        ...job,
+        status: { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "PodFailurePolicy", message: "evicted" }] },
+      } as never)
       const exit = yield* at(T0 + 150_000, t.run)
       expect(Exit.isFailure(exit)).toBe(true)
       expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining("failed transiently, retrying") })
@@ -424,7 +614,11 @@ describe("planner reconcile: AICR 1.x upgrade-check as a Job (fixture-based repo
       yield* t.fake.kube.delete(Core.ConfigMap, `${NS}/aicr-content-1`)
       yield* at(T0 + 141_000, t.run)
       expect(t.fake.writesTo(Core.Job)).toHaveLength(0)
-      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "PlanUnreadable", message: expect.stringContaining(`content ConfigMap ${NS}/aicr-content-1 is gone`) })
+      expect(t.condition("Planned")).toMatchObject({
+        status: "False",
+        reason: "PlanUnreadable",
+        message: expect.stringContaining(`content ConfigMap ${NS}/aicr-content-1 is gone`),
+      })
     }),
   )
 
@@ -434,7 +628,9 @@ describe("planner reconcile: AICR 1.x upgrade-check as a Job (fixture-based repo
       yield* upToAssessment(t)
       expect(t.fake.writesTo(Core.Job)).toHaveLength(0)
       const up = t.rollouts().find((r) => r.spec.kind === "Upgrade")!
-      const stored = JSON.parse(t.fake.peek<KubeObject & { data: Record<string, string> }>(Core.ConfigMap, `${NS}/aicr-assessment-${up.metadata.name}`)!.data["assessment.json"]!)
+      const stored = JSON.parse(
+        t.fake.peek<KubeObject & { data: Record<string, string> }>(Core.ConfigMap, `${NS}/aicr-assessment-${up.metadata.name}`)!.data["assessment.json"]!,
+      )
       expect(stored.assessedBy).toBe("aicr-operator")
       expect(stored.components[0].explanation).toContain("AICR v0.11.1 has no upgrade-check")
     }),
@@ -453,7 +649,11 @@ describe("planner reconcile: a pin whose charts are gone from the registry (fake
       yield* at(T0 + 141_000, t.run)
       yield* t.complete(T0 + 150_000)
       const rt = t.runtime()
-      t.fake.seed(ClusterRuntimeKind, { ...rt, metadata: { ...rt.metadata, generation: 2 }, spec: { ...rt.spec, pin: { desiredStateDigest: first.spec.toDigest } } } as never)
+      t.fake.seed(ClusterRuntimeKind, {
+        ...rt,
+        metadata: { ...rt.metadata, generation: 2 },
+        spec: { ...rt.spec, pin: { desiredStateDigest: first.spec.toDigest } },
+      } as never)
       // The pin is a new target: it holds still for the window first.
       yield* at(T0 + 200_000, t.run)
       expect(t.condition("Planned")).toMatchObject({ reason: "Stabilizing" })
@@ -471,7 +671,11 @@ describe("planner reconcile: a pin whose charts are gone from the registry (fake
       // Looked at again later: a chart pushed back sends no watch event.
       expect(Exit.isSuccess(exit) && exit.value).toMatchObject({ _tag: "After" })
       expect(t.rollouts().filter((r) => r.spec.kind === "Rollback")).toHaveLength(0)
-      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "PlanUnreadable", message: expect.stringContaining(`release gpu-operator (${gone}) is no longer in the registry`) })
+      expect(t.condition("Planned")).toMatchObject({
+        status: "False",
+        reason: "PlanUnreadable",
+        message: expect.stringContaining(`release gpu-operator (${gone}) is no longer in the registry`),
+      })
       expect(t.condition("Stalled")).toMatchObject({ status: "True", reason: "PlanUnreadable" })
       expect(t.runtime().status?.plans?.target).toBe(pinned)
       // Pushed back: the Rollback is created.
@@ -488,7 +692,11 @@ describe("planner reconcile: a pin whose charts are gone from the registry (fake
       t.registry.down = true
       const exit = yield* at(T0 + 300_000, t.run)
       expect(Exit.isFailure(exit)).toBe(true)
-      expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "Assessing", message: expect.stringContaining("the registry did not answer (retrying)") })
+      expect(t.condition("Planned")).toMatchObject({
+        status: "False",
+        reason: "Assessing",
+        message: expect.stringContaining("the registry did not answer (retrying)"),
+      })
       expect(t.condition("Stalled")).toMatchObject({ status: "False" })
       expect(t.rollouts().filter((r) => r.spec.kind === "Rollback")).toHaveLength(0)
     }),
@@ -507,55 +715,83 @@ describe("planner reconcile: after the rollout, the stack is still watched (Read
     return {
       apiVersion: "argoproj.io/v1alpha1",
       kind: "Application",
-      metadata: { name, namespace: "argocd", labels: { "operator.aicr.run/runtime-uid": t.runtime().metadata.uid! }, annotations: { "operator.aicr.run/desired-state-digest": plan } },
+      metadata: {
+        name,
+        namespace: "argocd",
+        labels: { "operator.aicr.run/runtime-uid": t.runtime().metadata.uid! },
+        annotations: { "operator.aicr.run/desired-state-digest": plan },
+      },
       spec: { project: "aicr", source, destination },
-      status: { sync: { status: "Synced", revision: digest, comparedTo: { source, destination } }, health: { status: "Healthy" }, operationState: { phase: "Succeeded", syncResult: { revision: digest } }, ...status },
+      status: {
+        sync: { status: "Synced", revision: digest, comparedTo: { source, destination } },
+        health: { status: "Healthy" },
+        operationState: { phase: "Succeeded", syncResult: { revision: digest } },
+        ...status,
+      },
     } as never
   }
   const daemonSet = (n: number) => ({
     health: { status: "Progressing" },
-    resources: [{ group: "apps", kind: "DaemonSet", namespace: "gpu-operator", name: "nvidia-driver-daemonset", status: "Synced", health: { status: "Progressing", message: `Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: ${n} of 4 updated pods are available...` } }],
+    resources: [
+      {
+        group: "apps",
+        kind: "DaemonSet",
+        namespace: "gpu-operator",
+        name: "nvidia-driver-daemonset",
+        status: "Synced",
+        health: {
+          status: "Progressing",
+          message: `Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: ${n} of 4 updated pods are available...`,
+        },
+      },
+    ],
   })
-  const events = (t: ReturnType<typeof setup>) => t.fake.writes.filter((w) => w.kind === "Event" && w.verb === "create").map((w) => (w.body as { reason: string }).reason)
+  const events = (t: ReturnType<typeof setup>) =>
+    t.fake.writes.filter((w) => w.kind === "Event" && w.verb === "create").map((w) => (w.body as { reason: string }).reason)
 
-  it.effect("a blip within the grace leaves Ready and comes back when it ends; past it NotReady with Argo CD's words and one Warning; a new message alone is paced; recovery clears at once", () =>
-    Effect.gen(function* () {
-      const t = setup()
-      yield* at(T0, t.run)
-      yield* at(T0 + 61_000, t.run)
-      yield* t.complete(T0 + 70_000)
-      for (const c of comps) t.fake.seed(ArgoCD.Application, application(t, c.name))
-      yield* at(T0 + 71_000, t.run)
-      expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
-      expect(t.condition("Planned")).toMatchObject({ status: "True", reason: "PlanComputed" })
+  it.effect(
+    "a blip within the grace leaves Ready and comes back when it ends; past it NotReady with Argo CD's words and one Warning; a new message alone is paced; recovery clears at once",
+    () =>
+      Effect.gen(function* () {
+        const t = setup()
+        yield* at(T0, t.run)
+        yield* at(T0 + 61_000, t.run)
+        yield* t.complete(T0 + 70_000)
+        for (const c of comps) t.fake.seed(ArgoCD.Application, application(t, c.name))
+        yield* at(T0 + 71_000, t.run)
+        expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
+        expect(t.condition("Planned")).toMatchObject({ status: "True", reason: "PlanComputed" })
 
-      // A driver pod not ready: within the 30 s grace nothing is written, the pass comes back at its end.
-      t.fake.seed(ArgoCD.Application, application(t, "gpu-operator", daemonSet(3)))
-      const writes = t.fake.writes.length
-      expect(yield* at(T0 + 80_000, t.run)).toEqual(Exit.succeed(Requeue.after(30_050)))
-      expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
-      expect(t.fake.writes.length).toBe(writes)
+        // A driver pod not ready: within the 30 s grace nothing is written, the pass comes back at its end.
+        t.fake.seed(ArgoCD.Application, application(t, "gpu-operator", daemonSet(3)))
+        const writes = t.fake.writes.length
+        expect(yield* at(T0 + 80_000, t.run)).toEqual(Exit.succeed(Requeue.after(30_050)))
+        expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
+        expect(t.fake.writes.length).toBe(writes)
 
-      expect(yield* at(T0 + 110_050, t.run)).toEqual(Exit.succeed(Requeue.onChange))
-      const down = t.condition("Ready")!
-      expect(down).toMatchObject({ status: "False", reason: "NotReady" })
-      expect(down.message).toContain(`release gpu-operator at v25.10.1@sha256:${sha256("gpu-operator").slice(7, 19)}: health Progressing; DaemonSet gpu-operator/nvidia-driver-daemonset Progressing: Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available`)
-      expect(t.condition("Stalled")).toMatchObject({ status: "False" })
-      expect(events(t).filter((r) => r === "ReleaseNotReady")).toHaveLength(1)
+        expect(yield* at(T0 + 110_050, t.run)).toEqual(Exit.succeed(Requeue.onChange))
+        const down = t.condition("Ready")!
+        expect(down).toMatchObject({ status: "False", reason: "NotReady" })
+        expect(down.message).toContain(
+          `release gpu-operator at v25.10.1@sha256:${sha256("gpu-operator").slice(7, 19)}: health Progressing; DaemonSet gpu-operator/nvidia-driver-daemonset Progressing: Waiting for daemon set "nvidia-driver-daemonset" rollout to finish: 3 of 4 updated pods are available`,
+        )
+        expect(t.condition("Stalled")).toMatchObject({ status: "False" })
+        expect(events(t).filter((r) => r === "ReleaseNotReady")).toHaveLength(1)
 
-      // A second pod: only the message changes, so it waits for the pacer's 10 s, then the latest is written.
-      t.fake.seed(ArgoCD.Application, application(t, "gpu-operator", daemonSet(2)))
-      expect(yield* at(T0 + 112_000, t.run)).toEqual(Exit.succeed(Requeue.after(8_050)))
-      expect(t.condition("Ready")!.message).toContain("3 of 4 updated pods")
-      yield* at(T0 + 120_050, t.run)
-      expect(t.condition("Ready")!.message).toContain("2 of 4 updated pods")
-      expect(t.condition("Ready")!.lastTransitionTime).toBe(down.lastTransitionTime)
+        // A second pod: only the message changes, so it waits for the pacer's 10 s, then the latest is written.
+        t.fake.seed(ArgoCD.Application, application(t, "gpu-operator", daemonSet(2)))
+        expect(yield* at(T0 + 112_000, t.run)).toEqual(Exit.succeed(Requeue.after(8_050)))
+        expect(t.condition("Ready")!.message).toContain("3 of 4 updated pods")
+        yield* at(T0 + 120_050, t.run)
+        expect(t.condition("Ready")!.message).toContain("2 of 4 updated pods")
+        expect(t.condition("Ready")!.lastTransitionTime).toBe(down.lastTransitionTime)
 
-      // Recovered: cleared at once, one Normal event.
-      t.fake.seed(ArgoCD.Application, application(t, "gpu-operator"))
-      yield* at(T0 + 121_000, t.run)
-      expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
-      expect(events(t).filter((r) => r === "ReleasesReady")).toHaveLength(1)
-      expect(events(t).filter((r) => r === "ReleaseNotReady")).toHaveLength(1)
-    }))
+        // Recovered: cleared at once, one Normal event.
+        t.fake.seed(ArgoCD.Application, application(t, "gpu-operator"))
+        yield* at(T0 + 121_000, t.run)
+        expect(t.condition("Ready")).toMatchObject({ status: "True", reason: "ValidationDisabled" })
+        expect(events(t).filter((r) => r === "ReleasesReady")).toHaveLength(1)
+        expect(events(t).filter((r) => r === "ReleaseNotReady")).toHaveLength(1)
+      }),
+  )
 })

@@ -13,7 +13,18 @@ import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { ANNOTATION_EDITED_BY, contentConfigMapName, inputDigest as inputDigestOf, LABEL_RUNTIME_UID, sha256 } from "@aicr/api"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { applyManifests, ARGOCD_NAMESPACE, createNamespace, eventually, expectOk, type HarnessInfo, installArgoCdObjects, kubeRequest, type Proc, spawnProc } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  createNamespace,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  installArgoCdObjects,
+  kubeRequest,
+  type Proc,
+  spawnProc,
+} from "@aicr/testing/harness"
 import { applyStatusAs, removeRuntime, setApproved } from "@aicr/testing/world"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -44,7 +55,8 @@ const patchRuntime = async (body: unknown) => expectOk(await kubeRequest(info, {
 
 /** The real kubectl, as a user runs it (the admin's kubeconfig). */
 const kubectl = async (...args: string[]) =>
-  (await run(info.bin.kubectl!, args, { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: work } })).stdout
+  (await run(info.bin.kubectl!, args, { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: work } }))
+    .stdout
 /** One condition of the runtime, as `kubectl get clusterruntime cluster -o jsonpath=…` prints its status, reason and message. */
 const condition = async (type: string) => {
   const [status, reason, message] = await Promise.all(
@@ -53,27 +65,44 @@ const condition = async (type: string) => {
   return { status, reason, message }
 }
 const waitFor = (type: string, reason: string, timeoutMs = 60_000) =>
-  eventually(async () => {
-    const c = await condition(type)
-    return c.reason === reason ? c : undefined
-  }, { what: `${type} ${reason}`, timeoutMs })
+  eventually(
+    async () => {
+      const c = await condition(type)
+      return c.reason === reason ? c : undefined
+    },
+    { what: `${type} ${reason}`, timeoutMs },
+  )
 
 /** Publishes a one-release resolution as the resolver and the registry-mirror would (their rooms). */
 const publish = async () => {
-  const recipe = { componentRefs: [{ name: RELEASE, namespace: RELEASE, chart: "demo", version: "0.1.0", source: "https://charts.example", dependencyRefs: [] }], deploymentOrder: [RELEASE] }
+  const recipe = {
+    componentRefs: [{ name: RELEASE, namespace: RELEASE, chart: "demo", version: "0.1.0", source: "https://charts.example", dependencyRefs: [] }],
+    deploymentOrder: [RELEASE],
+  }
   const input = inputDigestOf({ aicr: { version: VERSION, image: `ghcr.io/nvidia/aicr:${VERSION}` }, intent: "training", discovered: { acceleratedNodes: 1 } })
   const cm = contentConfigMapName(input)
   await applyManifests(info, [
     {
-      apiVersion: "v1", kind: "ConfigMap", metadata: { name: cm, namespace: ns, labels: { "operator.aicr.run/role": "content" } },
-      data: { "recipe.json": JSON.stringify(recipe), "values.json": JSON.stringify({ kind: "Bundle", deployer: "helm", files: { [`${RELEASE}/values.yaml`]: "replicas: 1\n" } }) },
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: cm, namespace: ns, labels: { "operator.aicr.run/role": "content" } },
+      data: {
+        "recipe.json": JSON.stringify(recipe),
+        "values.json": JSON.stringify({ kind: "Bundle", deployer: "helm", files: { [`${RELEASE}/values.yaml`]: "replicas: 1\n" } }),
+      },
     },
   ])
   const generation = (await get(RUNTIME)).metadata.generation
   const at = { observedGeneration: generation, lastTransitionTime: new Date().toISOString(), message: "" }
-  await applyStatusAs(info, "aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: VERSION, image: `ghcr.io/nvidia/aicr:${VERSION}` }, releases: 1 } })
+  await applyStatusAs(info, "aicr-resolver", {
+    conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }],
+    resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: VERSION, image: `ghcr.io/nvidia/aicr:${VERSION}` }, releases: 1 },
+  })
   const charts = [{ release: RELEASE, ref: `${info.registry}/aicr/cluster/charts/demo:0.1.0@${sha256("demo-0.1.0")}` }]
-  await applyStatusAs(info, "aicr-registry-mirror", { conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }], mirror: { inputDigest: input, charts } })
+  await applyStatusAs(info, "aicr-registry-mirror", {
+    conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }],
+    mirror: { inputDigest: input, charts },
+  })
 }
 
 beforeAll(async () => {
@@ -81,16 +110,38 @@ beforeAll(async () => {
   ns = await createNamespace(info, "aicr-planner-stalled")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
-  for (const r of await eventually(() => rollouts(), { what: "RuntimeRollouts served" })) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
+  for (const r of await eventually(() => rollouts(), { what: "RuntimeRollouts served" }))
+    await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   // Argo CD's CRDs and namespace (no Argo CD process: no step here needs a sync), but not the AppProject PROJECT.
   await installArgoCdObjects(info)
   await applyManifests(info, [
-    { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } }, spec: { intent: "training", paused: true, criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Disabled" } } },
+    {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } },
+      spec: { intent: "training", paused: true, criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Disabled" } },
+    },
   ])
-  const common = ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--engine-project", PROJECT]
+  const common = [
+    "--kubeconfig",
+    info.kubeconfig,
+    "--leader-elect=false",
+    "--metrics-bind-address=0",
+    "--health-probe-bind-address=0",
+    "--log-level=warn",
+    "--operator-namespace",
+    ns,
+    "--engine-project",
+    PROJECT,
+  ]
   fiber = Effect.runFork(runApp(plannerApp, parseConfig("planner", [...common, "--stabilization-window", "1s"], {})))
   const bundle = await buildApp("step-executor", join(work, "step-executor"))
-  executor = await spawnProc({ name: "step-executor", bin: process.execPath, args: [bundle.entry, ...common, "--component-pod-security", `${RELEASE}=baseline`], logDir: join(info.dir, "logs", "planner-stalled") })
+  executor = await spawnProc({
+    name: "step-executor",
+    bin: process.execPath,
+    args: [bundle.entry, ...common, "--component-pod-security", `${RELEASE}=baseline`],
+    logDir: join(info.dir, "logs", "planner-stalled"),
+  })
 }, 180_000)
 
 afterAll(async () => {
@@ -98,7 +149,14 @@ afterAll(async () => {
   await executor?.stop()
   await removeRuntime(info)
   for (const r of await rollouts()) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
-  for (const a of (await get(APPS)).items) if (a.metadata.name === RELEASE) await kubeRequest(info, { method: "PATCH", path: `${APPS}/${RELEASE}`, body: { metadata: { finalizers: null } }, contentType: "application/merge-patch+json" })
+  for (const a of (await get(APPS)).items)
+    if (a.metadata.name === RELEASE)
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `${APPS}/${RELEASE}`,
+        body: { metadata: { finalizers: null } },
+        contentType: "application/merge-patch+json",
+      })
   await kubeRequest(info, { method: "DELETE", path: `${APPS}/${RELEASE}` })
   await kubeRequest(info, { method: "DELETE", path: `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/appprojects/${PROJECT}` })
   await kubeRequest(info, { method: "DELETE", path: `/api/v1/namespaces/${RELEASE}` })
@@ -139,8 +197,14 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
   it("the AppProject created: Stalled AwaitingApproval naming the rollout and the approve command, Ready RollingOut", async () => {
     await applyManifests(info, [
       {
-        apiVersion: "argoproj.io/v1alpha1", kind: "AppProject", metadata: { name: PROJECT, namespace: ARGOCD_NAMESPACE },
-        spec: { sourceRepos: ["*"], destinations: [{ server: "https://kubernetes.default.svc", namespace: RELEASE }], clusterResourceWhitelist: [{ group: "*", kind: "*" }] },
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "AppProject",
+        metadata: { name: PROJECT, namespace: ARGOCD_NAMESPACE },
+        spec: {
+          sourceRepos: ["*"],
+          destinations: [{ server: "https://kubernetes.default.svc", namespace: RELEASE }],
+          clusterResourceWhitelist: [{ group: "*", kind: "*" }],
+        },
       },
     ])
     await waitFor("EngineAvailable", "EngineReady")
@@ -151,13 +215,23 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
       reason: "AwaitingApproval",
       message: `rollout ${name} awaiting approval (kubectl aicr approve ${name} --reason "…"): No approval for the target plan yet; approvers: group aicr-approvers`,
     })
-    expect(await condition("Ready")).toMatchObject({ status: "False", reason: "RollingOut", message: expect.stringMatching(new RegExp(`^rollout ${name} awaiting approval`, "u")) })
+    expect(await condition("Ready")).toMatchObject({
+      status: "False",
+      reason: "RollingOut",
+      message: expect.stringMatching(new RegExp(`^rollout ${name} awaiting approval`, "u")),
+    })
   })
 
   it("approved, its release namespace missing: the step-executor's NamespaceMissing is Stalled, naming the rollout and the step", async () => {
     const r = await get(`${ROLLOUTS}/${name}`)
     const now = new Date()
-    const approval = { approvedBy: "bob", reason: "stalled int test", approvedAt: now.toISOString(), expiresAt: new Date(Math.min(now.getTime() + 3_600_000, Date.parse(r.spec.deadline))).toISOString(), toDigest: r.spec.toDigest }
+    const approval = {
+      approvedBy: "bob",
+      reason: "stalled int test",
+      approvedAt: now.toISOString(),
+      expiresAt: new Date(Math.min(now.getTime() + 3_600_000, Date.parse(r.spec.deadline))).toISOString(),
+      toDigest: r.spec.toDigest,
+    }
     expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { spec: { approval } } }), "approve")
     await setApproved(info, name, "True", "ApprovedByUser", "Approved by bob")
     const stalled = await waitFor("Stalled", "NamespaceMissing")
@@ -165,7 +239,11 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
     expect(stalled.message).toMatch(new RegExp(`^rollout ${name} step 1/1 ${RELEASE} \\(Install\\) not started: namespace ${RELEASE} does not exist`, "u"))
     const progressing = (await get(`${ROLLOUTS}/${name}`)).status.conditions.find((c: { type: string }) => c.type === "Progressing")
     expect(stalled.message).toBe(`rollout ${name} ${progressing.message}`)
-    expect(await condition("Ready")).toEqual({ status: "False", reason: "RollingOut", message: `rollout ${name} stalled: NamespaceMissing: ${progressing.message}` })
+    expect(await condition("Ready")).toEqual({
+      status: "False",
+      reason: "RollingOut",
+      message: `rollout ${name} stalled: NamespaceMissing: ${progressing.message}`,
+    })
     expect(stalled.message).toContain(`kubectl create namespace ${RELEASE} && kubectl label namespace ${RELEASE} pod-security.kubernetes.io/enforce=baseline`)
   })
 
@@ -176,6 +254,10 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
     expect(cleared.status).toBe("False")
     const app = await get(`${APPS}/${RELEASE}`)
     expect(app.metadata.labels[LABEL_RUNTIME_UID]).toBe((await get(RUNTIME)).metadata.uid)
-    expect(await condition("Ready")).toMatchObject({ status: "False", reason: "RollingOut", message: expect.stringContaining(`rollout ${name}: step 1/1 ${RELEASE} (Install)`) })
+    expect(await condition("Ready")).toMatchObject({
+      status: "False",
+      reason: "RollingOut",
+      message: expect.stringContaining(`rollout ${name}: step 1/1 ${RELEASE} (Install)`),
+    })
   })
 })

@@ -24,8 +24,22 @@ import { promisify } from "node:util"
 import { ANNOTATION_EDITED_BY, contentConfigMapName, LABEL_OUTCOME, sha256 } from "@aicr/api"
 import { parseConfig, runApp } from "@aicr/runtime"
 import {
-  addRepositoryCredential, applyManifests, ARGOCD_NAMESPACE, type ArgoCd, createNamespace, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest,
-  type Proc, type Registry, spawnProc, startArgoCd, startRegistry,
+  addRepositoryCredential,
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  type ArgoCd,
+  createNamespace,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  type Proc,
+  type Registry,
+  spawnProc,
+  startArgoCd,
+  startRegistry,
 } from "@aicr/testing/harness"
 import { applyStatusAs, removeRuntime, setApproved } from "@aicr/testing/world"
 import { Effect, Fiber } from "effect"
@@ -55,7 +69,12 @@ let planner: Fiber.Fiber<never, unknown> | undefined
 const procs: Proc[] = []
 let chart = { ref: "", digest: "" }
 
-interface Cond { type: string; status: string; reason: string; message: string }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+}
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const get = async (path: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path }), `GET ${path}`)
 const ready = async (): Promise<Cond | undefined> => (await get(RUNTIME)).status?.conditions?.find((c: Cond) => c.type === "Ready")
@@ -126,7 +145,10 @@ spec:
 /** Pushes the chart with the real helm; its digest is the one the registry serves (what the mirror records). */
 const pushChart = async (h: IsolatedHelm) => {
   await h.helm("push", await packageChart(h), `oci://${prefix()}/charts`, "--plain-http")
-  const res = await fetch(`http://${registry!.address}/v2/aicr/watch/charts/${RELEASE}/manifests/0.1.0`, { method: "HEAD", headers: { accept: "application/vnd.oci.image.manifest.v1+json" } })
+  const res = await fetch(`http://${registry!.address}/v2/aicr/watch/charts/${RELEASE}/manifests/0.1.0`, {
+    method: "HEAD",
+    headers: { accept: "application/vnd.oci.image.manifest.v1+json" },
+  })
   const digest = res.headers.get("docker-content-digest")
   if (!res.ok || digest === null) throw new Error(`no manifest digest for ${RELEASE}:0.1.0 (${res.status})`)
   chart = { ref: `${prefix()}/charts/${RELEASE}:0.1.0`, digest }
@@ -139,15 +161,32 @@ const publish = async () => {
   const componentRefs = [{ name: RELEASE, namespace: releaseNs, chart: RELEASE, version: "0.1.0", source: "https://charts.example" }]
   await applyManifests(info, [
     {
-      apiVersion: "v1", kind: "ConfigMap", metadata: { name: cm, namespace: ns, labels: { "operator.aicr.run/role": "content" } },
-      data: { "recipe.json": JSON.stringify({ componentRefs, deploymentOrder: [RELEASE] }), "values.json": JSON.stringify({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm", files: { [`${RELEASE}/values.yaml`]: "message: watched\nvalidators: 4\n" } }) },
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: cm, namespace: ns, labels: { "operator.aicr.run/role": "content" } },
+      data: {
+        "recipe.json": JSON.stringify({ componentRefs, deploymentOrder: [RELEASE] }),
+        "values.json": JSON.stringify({
+          apiVersion: "operator.aicr.run/v1alpha1",
+          kind: "Bundle",
+          deployer: "helm",
+          files: { [`${RELEASE}/values.yaml`]: "message: watched\nvalidators: 4\n" },
+        }),
+      },
     },
   ])
   const at = { observedGeneration: (await get(RUNTIME)).metadata.generation, lastTransitionTime: new Date().toISOString(), message: "" }
-  await applyStatusAs(info, "aicr-resolver", { conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }], resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" } } })
+  await applyStatusAs(info, "aicr-resolver", {
+    conditions: [{ type: "Resolved", status: "True", reason: "InputsResolved", ...at }],
+    resolution: { inputDigest: input, contentConfigMap: cm, aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" } },
+  })
   await applyStatusAs(info, "aicr-registry-mirror", {
     conditions: [{ type: "Mirrored", status: "True", reason: "ContentMirrored", ...at }],
-    mirror: { inputDigest: input, bundle: `${prefix()}/bundles/cluster:input-1@${sha256(input)}`, charts: [{ release: RELEASE, ref: `${chart.ref}@${chart.digest}` }] },
+    mirror: {
+      inputDigest: input,
+      bundle: `${prefix()}/bundles/cluster:input-1@${sha256(input)}`,
+      charts: [{ release: RELEASE, ref: `${chart.ref}@${chart.digest}` }],
+    },
   })
 }
 
@@ -155,7 +194,14 @@ const publish = async () => {
 const approve = async (name: string) => {
   const r = await get(`${ROLLOUTS}/${name}`)
   const now = Date.now()
-  const approval = { approvedBy: "approver", groups: ["aicr-approvers"], reason: "planner watch int test", approvedAt: iso(now), expiresAt: iso(Math.min(now + 3_600_000, Date.parse(r.spec.deadline))), toDigest: r.spec.toDigest }
+  const approval = {
+    approvedBy: "approver",
+    groups: ["aicr-approvers"],
+    reason: "planner watch int test",
+    approvedAt: iso(now),
+    expiresAt: iso(Math.min(now + 3_600_000, Date.parse(r.spec.deadline))),
+    toDigest: r.spec.toDigest,
+  }
   expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { spec: { approval } } }), `approve ${name}`)
   await setApproved(info, name, "True", "ApprovedByUser", "Approved by approver")
 }
@@ -167,17 +213,26 @@ let gpuNodes = 0
 /** A Lease time (metav1.MicroTime: six fractional digits). */
 const micro = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/u, ".$1000Z")
 const holdLease = async (spec: Record<string, unknown>) =>
-  expectOk(await kubeRequest(info, { method: "PATCH", path: `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`, body: { spec } }), `lease of ${NODE}`)
+  expectOk(
+    await kubeRequest(info, { method: "PATCH", path: `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`, body: { spec } }),
+    `lease of ${NODE}`,
+  )
 const hardRefresh = () => kubectl("-n", ARGOCD_NAMESPACE, "annotate", "application", RELEASE, "argocd.argoproj.io/refresh=hard", "--overwrite")
 /** `kubectl get clusterruntime` as a person runs it: the READY and REASON columns of `cluster`. */
-const columns = async () => (await kubectl("get", "clusterruntime")).split("\n").find((l) => l.startsWith("cluster "))?.split(/\s+/u).slice(1, 3)
+const columns = async () =>
+  (await kubectl("get", "clusterruntime"))
+    .split("\n")
+    .find((l) => l.startsWith("cluster "))
+    ?.split(/\s+/u)
+    .slice(1, 3)
 const readyMessage = () => kubectl("get", "clusterruntime", "cluster", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].message}`)
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "planner-watch-it-"))
   ns = await createNamespace(info, "aicr-watch")
   await removeRuntime(info)
-  for (const r of (await eventually(() => get(ROLLOUTS), { what: "RuntimeRollouts served" })).items) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
+  for (const r of (await eventually(() => get(ROLLOUTS), { what: "RuntimeRollouts served" })).items)
+    await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   registryDir = await mkdtemp(join(tmpdir(), "planner-watch-registry-"))
   registry = await startRegistry({ name: "planner-watch", dir: registryDir })
   port = Number(registry.address.split(":")[1])
@@ -188,26 +243,62 @@ beforeAll(async () => {
   await applyManifests(info, [
     { apiVersion: "v1", kind: "Namespace", metadata: { name: releaseNs } },
     {
-      apiVersion: "argoproj.io/v1alpha1", kind: "AppProject", metadata: { name: "aicr", namespace: ARGOCD_NAMESPACE },
-      spec: { sourceRepos: [`oci://${prefix()}/charts/*`], destinations: [{ server: "https://kubernetes.default.svc", namespace: releaseNs }], clusterResourceWhitelist: [{ group: "*", kind: "*" }] },
+      apiVersion: "argoproj.io/v1alpha1",
+      kind: "AppProject",
+      metadata: { name: "aicr", namespace: ARGOCD_NAMESPACE },
+      spec: {
+        sourceRepos: [`oci://${prefix()}/charts/*`],
+        destinations: [{ server: "https://kubernetes.default.svc", namespace: releaseNs }],
+        clusterResourceWhitelist: [{ group: "*", kind: "*" }],
+      },
     },
     {
-      apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "admin" } },
-      spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Disabled" } },
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "admin" } },
+      spec: {
+        intent: "training",
+        platform: "kubeflow",
+        criteria: { service: "eks", accelerator: "h100", os: "ubuntu" },
+        validation: { deployment: "Disabled" },
+      },
     },
   ])
-  const common = ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns]
+  const common = [
+    "--kubeconfig",
+    info.kubeconfig,
+    "--leader-elect=false",
+    "--metrics-bind-address=0",
+    "--health-probe-bind-address=0",
+    "--log-level=warn",
+    "--operator-namespace",
+    ns,
+  ]
   planner = Effect.runFork(runApp(plannerApp, parseConfig("planner", [...common, "--stabilization-window", "0s", "--not-ready-grace", "3s"], {})))
-  procs.push(await spawnProc({ name: "step-executor", bin: process.execPath, args: [executor.entry, ...common, "--step-timeout", "120s", "--sync-retries", "1"], logDir: join(info.dir, "logs", "watch") }))
+  procs.push(
+    await spawnProc({
+      name: "step-executor",
+      bin: process.execPath,
+      args: [executor.entry, ...common, "--step-timeout", "120s", "--sync-retries", "1"],
+      logDir: join(info.dir, "logs", "watch"),
+    }),
+  )
 }, 300_000)
 
 afterAll(async () => {
   // The node's kubelet back, whatever happened above.
-  await kubeRequest(info, { method: "PATCH", path: `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`, body: { spec: { renewTime: micro(Date.now() - 7_200_000), leaseDurationSeconds: 40 } } })
+  await kubeRequest(info, {
+    method: "PATCH",
+    path: `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`,
+    body: { spec: { renewTime: micro(Date.now() - 7_200_000), leaseDurationSeconds: 40 } },
+  })
   if (planner) await Effect.runPromise(Fiber.interrupt(planner))
   await Promise.all(procs.map((p) => p.stop()))
   await kubeRequest(info, { method: "DELETE", path: `${APPS}/${RELEASE}` })
-  await eventually(async () => (await kubeRequest(info, { method: "GET", path: `${APPS}/${RELEASE}` })).status === 404, { what: "the Application pruned", timeoutMs: 60_000 }).catch(() => undefined)
+  await eventually(async () => (await kubeRequest(info, { method: "GET", path: `${APPS}/${RELEASE}` })).status === 404, {
+    what: "the Application pruned",
+    timeoutMs: 60_000,
+  }).catch(() => undefined)
   await argocd?.stop()
   await registry?.stop()
   await helm?.cleanup()
@@ -222,10 +313,19 @@ afterAll(async () => {
 describe("planner: after the rollout, the stack is still watched (real Argo CD, kwok nodes, registry)", () => {
   it("rolls the release out with one approval: its DaemonSet on every GPU node and a validator on four, Ready=True", async () => {
     await publish()
-    const install = await eventually(async () => (await get(ROLLOUTS)).items.find((r: { spec: { kind: string } }) => r.spec.kind === "Install"), { what: "the Install rollout", timeoutMs: 30_000 })
+    const install = await eventually(async () => (await get(ROLLOUTS)).items.find((r: { spec: { kind: string } }) => r.spec.kind === "Install"), {
+      what: "the Install rollout",
+      timeoutMs: 30_000,
+    })
     await approve(install.metadata.name)
-    await eventually(async () => (await get(`${ROLLOUTS}/${install.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", { what: "the Install rollout Succeeded", timeoutMs: 180_000, intervalMs: 500 })
-    expect(await eventually(async () => ((await ready())?.status === "True" ? ready() : undefined), { what: "Ready=True" })).toMatchObject({ reason: "ValidationDisabled" })
+    await eventually(async () => (await get(`${ROLLOUTS}/${install.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", {
+      what: "the Install rollout Succeeded",
+      timeoutMs: 180_000,
+      intervalMs: 500,
+    })
+    expect(await eventually(async () => ((await ready())?.status === "True" ? ready() : undefined), { what: "Ready=True" })).toMatchObject({
+      reason: "ValidationDisabled",
+    })
     gpuNodes = (await get(DAEMONSET)).status.desiredNumberScheduled
     expect(gpuNodes).toBeGreaterThanOrEqual(VALIDATORS)
     expect((await get(DAEMONSET)).status.numberAvailable).toBe(gpuNodes)
@@ -241,17 +341,26 @@ describe("planner: after the rollout, the stack is still watched (real Argo CD, 
     // it Unknown after its grace period (50 s) and its pods not ready.
     const now = Date.now()
     await holdLease({ holderIdentity: "silent-kubelet", renewTime: micro(now), leaseDurationSeconds: 3600 })
-    await eventually(async () => (await nodeReady(NODE)) === "Unknown", { what: `${NODE} Unknown (kubelet stopped posting)`, timeoutMs: 120_000, intervalMs: 1_000 })
+    await eventually(async () => (await nodeReady(NODE)) === "Unknown", {
+      what: `${NODE} Unknown (kubelet stopped posting)`,
+      timeoutMs: 120_000,
+      intervalMs: 1_000,
+    })
     await eventually(async () => (await available()) === VALIDATORS - 1, { what: "the validators down by one", timeoutMs: 60_000 })
     // The DaemonSet alone would not show it: the DaemonSet controller stops counting a node it cannot schedule onto
     // (the unreachable taint), so its pod there drops out of the desired count and Argo CD keeps the DaemonSet Healthy
     // (seen on this control plane). What shows is the Deployment with a replica on the node.
-    const down = await eventually(async () => {
-      const c = await ready()
-      return c?.reason === "NotReady" && c
-    }, { what: "Ready=False/NotReady", timeoutMs: 90_000 }).catch(async (e: unknown) => {
+    const down = await eventually(
+      async () => {
+        const c = await ready()
+        return c?.reason === "NotReady" && c
+      },
+      { what: "Ready=False/NotReady", timeoutMs: 90_000 },
+    ).catch(async (e: unknown) => {
       const app = await get(`${APPS}/${RELEASE}`)
-      throw new Error(`${String(e)}; Ready ${JSON.stringify(await ready())}; Application health ${JSON.stringify(app.status?.health)} sync ${JSON.stringify(app.status?.sync?.status)} resources ${JSON.stringify(app.status?.resources)}`)
+      throw new Error(
+        `${String(e)}; Ready ${JSON.stringify(await ready())}; Application health ${JSON.stringify(app.status?.health)} sync ${JSON.stringify(app.status?.sync?.status)} resources ${JSON.stringify(app.status?.resources)}`,
+      )
     })
     expect(down.status).toBe("False")
     // Argo CD's word for the Application. Argo CD 3.4 keeps the resources' health (`Waiting for rollout to finish: 3 of
@@ -269,7 +378,15 @@ describe("planner: after the rollout, the stack is still watched (real Argo CD, 
     for (const p of pods) {
       const at = new Date().toISOString()
       const conditions = ["Ready", "ContainersReady"].map((type) => ({ type, status: "True", lastTransitionTime: at }))
-      expectOk(await kubeRequest(info, { method: "PATCH", path: `/api/v1/namespaces/${releaseNs}/pods/${p.metadata.name}/status`, body: { status: { conditions } }, contentType: "application/strategic-merge-patch+json" }), "pod ready again")
+      expectOk(
+        await kubeRequest(info, {
+          method: "PATCH",
+          path: `/api/v1/namespaces/${releaseNs}/pods/${p.metadata.name}/status`,
+          body: { status: { conditions } },
+          contentType: "application/strategic-merge-patch+json",
+        }),
+        "pod ready again",
+      )
     }
     await eventually(async () => (await available()) === VALIDATORS, { what: "every validator available again", timeoutMs: 60_000 })
     const back = await eventually(async () => ((await ready())?.status === "True" ? ready() : undefined), { what: "Ready=True again", timeoutMs: 90_000 })
@@ -280,10 +397,13 @@ describe("planner: after the rollout, the stack is still watched (real Argo CD, 
   it("the registry stops answering while Argo CD must read the chart again → Argo CD's ComparisonError in Ready; the registry back → cleared", async () => {
     await registry!.stop()
     await hardRefresh()
-    const down = await eventually(async () => {
-      const c = await ready()
-      return c?.reason === "NotReady" && c
-    }, { what: "Ready=False/NotReady for the registry outage", timeoutMs: 90_000 })
+    const down = await eventually(
+      async () => {
+        const c = await ready()
+        return c?.reason === "NotReady" && c
+      },
+      { what: "Ready=False/NotReady for the registry outage", timeoutMs: 90_000 },
+    )
     expect(down.message).toContain(`release ${RELEASE} at 0.1.0@sha256:${chart.digest.slice(7, 19)}`)
     expect(down.message).toContain("ComparisonError: ")
     expect(down.message).toContain(`127.0.0.1:${port}`)
@@ -291,9 +411,11 @@ describe("planner: after the rollout, the stack is still watched (real Argo CD, 
 
     registry = await startRegistry({ name: "planner-watch", dir: registryDir, port })
     await hardRefresh()
-    const back = await eventually(async () => ((await ready())?.status === "True" ? ready() : undefined), { what: "Ready=True after the registry came back", timeoutMs: 90_000 })
+    const back = await eventually(async () => ((await ready())?.status === "True" ? ready() : undefined), {
+      what: "Ready=True after the registry came back",
+      timeoutMs: 90_000,
+    })
     expect(back).toMatchObject({ reason: "ValidationDisabled" })
     expect(await columns()).toEqual(["True", "ValidationDisabled"])
   }, 240_000)
 })
-

@@ -68,12 +68,22 @@ try {
 
   // 1. The mirror, first and second run.
   const first = await timed(() => runMirror(client, planAt("bench/mirror"), { rewrites }))
-  console.log(`mirror, first run:   ${first.seconds.toFixed(2).padStart(6)} s  ${first.result.pushed} artifacts pushed, ${(first.result.bytesUploaded / MiB).toFixed(1)} MiB uploaded`)
+  console.log(
+    `mirror, first run:   ${first.seconds.toFixed(2).padStart(6)} s  ${first.result.pushed} artifacts pushed, ${(first.result.bytesUploaded / MiB).toFixed(1)} MiB uploaded`,
+  )
   const second = await timed(() => runMirror(client, planAt("bench/mirror"), { rewrites }))
-  console.log(`mirror, second run:  ${second.seconds.toFixed(2).padStart(6)} s  ${second.result.pushed} pushed, ${second.result.present} present, ${second.result.bytesUploaded} bytes uploaded`)
+  console.log(
+    `mirror, second run:  ${second.seconds.toFixed(2).padStart(6)} s  ${second.result.pushed} pushed, ${second.result.present} present, ${second.result.bytesUploaded} bytes uploaded`,
+  )
 
   // 2. What a shell script would do: helm pull + helm push, chart by chart (charts only: no wrappers, no bundle).
-  const helmEnv = { PATH: process.env.PATH, HOME: work, HELM_CONFIG_HOME: join(work, "config"), HELM_CACHE_HOME: join(work, "cache"), HELM_DATA_HOME: join(work, "data") }
+  const helmEnv = {
+    PATH: process.env.PATH,
+    HOME: work,
+    HELM_CONFIG_HOME: join(work, "config"),
+    HELM_CACHE_HOME: join(work, "cache"),
+    HELM_DATA_HOME: join(work, "data"),
+  }
   const helm = (...args: string[]) => run(toolPath("helm"), args, { env: helmEnv, cwd: work, maxBuffer: 16 * MiB })
   const loop = await timed(async () => {
     for (const c of upstream.charts) {
@@ -85,11 +95,20 @@ try {
     }
   })
   console.log(`helm pull+push loop: ${loop.seconds.toFixed(2).padStart(6)} s  ${upstream.charts.length} charts`)
-  console.log(`ratio helm loop / mirror first run: ${(loop.seconds / first.seconds).toFixed(1)}x (the mirror also pushes ${first.result.pushed - upstream.charts.length} wrappers and the bundle)`)
+  console.log(
+    `ratio helm loop / mirror first run: ${(loop.seconds / first.seconds).toFixed(1)}x (the mirror also pushes ${first.result.pushed - upstream.charts.length} wrappers and the bundle)`,
+  )
 
   // 3. Peak RSS while copying the largest chart alone (HTTP source: download, verify, push), in a fresh process.
   const child = await run(process.execPath, [...process.execArgv, process.argv[1]!], {
-    env: { ...process.env, MIRROR_BENCH_CHILD: JSON.stringify({ registry: registry.address, prefix: "bench/largest", rewrites: Object.entries(upstream.rewrites).map(([a, b]) => `${a}=${b}`) }) },
+    env: {
+      ...process.env,
+      MIRROR_BENCH_CHILD: JSON.stringify({
+        registry: registry.address,
+        prefix: "bench/largest",
+        rewrites: Object.entries(upstream.rewrites).map(([a, b]) => `${a}=${b}`),
+      }),
+    },
     maxBuffer: MiB,
   })
   const m = JSON.parse(child.stdout) as { base: number; peak: number; seconds: number; bytes: number }

@@ -29,7 +29,10 @@ const bundle = built.entry
 console.log(summary(built).join("\n"))
 // On SIGUSR2 the controller collects garbage and reports its RSS on stderr (RSS after GC, as docs/benchmarks.md measures).
 const probe = join(work, "rss-probe.mjs")
-writeFileSync(probe, "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss} ${JSON.stringify(m)}\\n`) })\n")
+writeFileSync(
+  probe,
+  "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss} ${JSON.stringify(m)}\\n`) })\n",
+)
 const upstream = await startChartUpstream()
 await applyManifests(info, join(repoRoot(), "crds"))
 const ns = await createNamespace(info, "aicr-rss")
@@ -46,9 +49,13 @@ const resolve = async () =>
       path: `${RUNTIME}/status?fieldManager=aicr-resolver&force=true`,
       contentType: "application/apply-patch+yaml",
       body: {
-        apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" },
+        apiVersion: "operator.aicr.run/v1alpha1",
+        kind: "ClusterRuntime",
+        metadata: { name: "cluster" },
         status: {
-          conditions: [{ type: "Resolved", status: "True", observedGeneration: 1, lastTransitionTime: "2026-12-02T10:00:00Z", reason: "InputsResolved", message: "" }],
+          conditions: [
+            { type: "Resolved", status: "True", observedGeneration: 1, lastTransitionTime: "2026-12-02T10:00:00Z", reason: "InputsResolved", message: "" },
+          ],
           resolution: { inputDigest: INPUT_DIGEST, contentConfigMap: contentConfigMapName(INPUT_DIGEST) },
         },
       },
@@ -57,20 +64,41 @@ const resolve = async () =>
   )
 /** The bundled controller in its own process, with the RSS probe. */
 const startController = () => {
-  const child = spawn(process.execPath, [
-    "--expose-gc", "--import", probe, bundle, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-    "--registry", `oci://${info.registry}/aicr/rss`, "--operator-namespace", ns,
-    ...Object.entries(upstream.rewrites).flatMap(([a, b]) => ["--upstream-rewrite", `${a}=${b}`]),
-  ], { stdio: ["ignore", "inherit", "pipe"], env: { ...process.env, ...(process.env.BENCH_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.BENCH_MALLOC_ARENA_MAX } : {}) } })
+  const child = spawn(
+    process.execPath,
+    [
+      "--expose-gc",
+      "--import",
+      probe,
+      bundle,
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--registry",
+      `oci://${info.registry}/aicr/rss`,
+      "--operator-namespace",
+      ns,
+      ...Object.entries(upstream.rewrites).flatMap(([a, b]) => ["--upstream-rewrite", `${a}=${b}`]),
+    ],
+    {
+      stdio: ["ignore", "inherit", "pipe"],
+      env: { ...process.env, ...(process.env.BENCH_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.BENCH_MALLOC_ARENA_MAX } : {}) },
+    },
+  )
   const c = { child, reported: 0, detail: "" }
   child.stderr.on("data", (d: Buffer) => {
     const m = /RSS (\d+) (.*)/u.exec(d.toString())
     if (m) {
       c.reported = Number(m[1])
       const u = JSON.parse(m[2]!) as Record<string, number>
-      c.detail = Object.entries(u).filter(([k]) => k !== "rss").map(([k, v]) => `${k} ${(v / MiB).toFixed(1)}`).join(", ")
-    }
-    else process.stderr.write(d)
+      c.detail = Object.entries(u)
+        .filter(([k]) => k !== "rss")
+        .map(([k, v]) => `${k} ${(v / MiB).toFixed(1)}`)
+        .join(", ")
+    } else process.stderr.write(d)
   })
   return c
 }
@@ -87,31 +115,41 @@ const detail = () => controller.detail
 try {
   await eventually(
     async () => {
-      const rt = expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get") as { status?: { conditions?: Array<{ type: string; reason: string }> } }
+      const rt = expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get") as {
+        status?: { conditions?: Array<{ type: string; reason: string }> }
+      }
       return rt.status?.conditions?.some((c) => c.type === "Mirrored" && c.reason === "AwaitingResolution")
     },
     { timeoutMs: 60_000, what: "Mirrored=False/AwaitingResolution" },
   )
   await new Promise((r) => setTimeout(r, 5_000))
-  console.log(`idle before any mirror (caches synced, first pass done): RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()})`)
+  console.log(
+    `idle before any mirror (caches synced, first pass done): RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()})`,
+  )
   await resolve()
   const t0 = Date.now()
   await eventually(
     async () => {
-      const rt = expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get") as { status?: { conditions?: Array<{ type: string; status: string }> } }
+      const rt = expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get") as {
+        status?: { conditions?: Array<{ type: string; status: string }> }
+      }
       return rt.status?.conditions?.some((c) => c.type === "Mirrored" && c.status === "True")
     },
     { timeoutMs: 60_000, what: "Mirrored=True" },
   )
   console.log(`Mirrored=True ${((Date.now() - t0) / 1000).toFixed(1)} s after the resolution`)
   await new Promise((r) => setTimeout(r, 10_000))
-  console.log(`idle 10 s after mirroring: RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()}; peak ${(hwm() / MiB).toFixed(1)} MiB)`)
+  console.log(
+    `idle 10 s after mirroring: RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()}; peak ${(hwm() / MiB).toFixed(1)} MiB)`,
+  )
   // A restart with the mirror recorded: the first pass checks the recorded tags (one HEAD each), which loads the OCI client.
   controller.child.kill("SIGTERM")
   await once(controller.child, "exit")
   controller = startController()
   await new Promise((r) => setTimeout(r, 10_000))
-  console.log(`idle 10 s after a restart with the mirror recorded (first check of the recorded tags done): RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()}; peak ${(hwm() / MiB).toFixed(1)} MiB)`)
+  console.log(
+    `idle 10 s after a restart with the mirror recorded (first check of the recorded tags done): RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()}; peak ${(hwm() / MiB).toFixed(1)} MiB)`,
+  )
 } finally {
   controller.child.kill("SIGTERM")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })

@@ -58,7 +58,12 @@ export const act = (decision: Decision): Effect.Effect<Outcome, never, Registry>
         const registry = yield* Registry
         yield* Effect.logInfo("Mirroring resolution", { inputDigest: decision.plan.inputDigest, artifacts: decision.plan.items.length + 1 })
         const result = yield* registry.mirror(decision.plan)
-        yield* Effect.logInfo("Mirrored resolution", { inputDigest: result.inputDigest, pushed: result.pushed, present: result.present, bytesUploaded: result.bytesUploaded })
+        yield* Effect.logInfo("Mirrored resolution", {
+          inputDigest: result.inputDigest,
+          pushed: result.pushed,
+          present: result.present,
+          bytesUploaded: result.bytesUploaded,
+        })
         return { _tag: "Mirrored", result } satisfies Outcome as Outcome
       }).pipe(
         Effect.catch((e: MirrorError) => Effect.succeed(toOutcome(e, `Mirroring input ${shortDigest(decision.plan.inputDigest)}`) as Outcome)),

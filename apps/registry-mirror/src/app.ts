@@ -22,13 +22,19 @@ export const registryMirrorApp: AppSpec<Error> = {
       const registry = yield* lazyRegistry(settings, ctx.fieldManager)
       const lastVerification = yield* LastVerification.make
       const { sources } = yield* informersFor(contract, (w) =>
-        kindKey(w.kind) === kindKey(Core.ConfigMap) ? { namespace: settings.namespace } : { fieldSelector: `metadata.name=${SINGLETON_NAME}` })
+        kindKey(w.kind) === kindKey(Core.ConfigMap) ? { namespace: settings.namespace } : { fieldSelector: `metadata.name=${SINGLETON_NAME}` },
+      )
       return [
         {
           name: contract.controller,
           kind: ClusterRuntimeKind,
           sources,
-          reconcile: (key: string) => reconcile(key).pipe(Effect.provideService(Registry, registry), Effect.provideService(MirrorConfig, settings), Effect.provideService(LastVerification, lastVerification)),
+          reconcile: (key: string) =>
+            reconcile(key).pipe(
+              Effect.provideService(Registry, registry),
+              Effect.provideService(MirrorConfig, settings),
+              Effect.provideService(LastVerification, lastVerification),
+            ),
         },
       ]
     }),

@@ -39,7 +39,7 @@ describe("determinism", () => {
 /** Every entry of a ustar archive as `[type, name, mode]` (names without a ustar prefix: the bundle's paths are short). */
 const entriesOf = (tar: Buffer): Array<[string, string, string]> => {
   const out: Array<[string, string, string]> = []
-  for (let off = 0; off + 512 <= tar.length; ) {
+  for (let off = 0; off + 512 <= tar.length;) {
     const h = tar.subarray(off, off + 512)
     if (h.every((b) => b === 0)) break
     const size = parseInt(h.subarray(124, 135).toString(), 8)
@@ -51,7 +51,13 @@ const entriesOf = (tar: Buffer): Array<[string, string, string]> => {
 
 describe("bundleArtifact", () => {
   it("lays the files out at the root with a directory entry before each directory's files, files 0644 or 0755, titled . for oras pull -o", () => {
-    const files = { "README.md": "r", "deploy.sh": "#!/bin/sh\n", "gpu-operator/values.yaml": "a: 1\n", "gpu-operator/manifests/dcgm.yaml": "kind: X\n", "cert-manager/values.yaml": "b: 2\n" }
+    const files = {
+      "README.md": "r",
+      "deploy.sh": "#!/bin/sh\n",
+      "gpu-operator/values.yaml": "a: 1\n",
+      "gpu-operator/manifests/dcgm.yaml": "kind: X\n",
+      "cert-manager/values.yaml": "b: 2\n",
+    }
     // AICR writes its bundle files 0600 and deploy.sh 0700 (or 0755).
     const a = bundleArtifact(files, { "README.md": 0o600, "deploy.sh": 0o700, "gpu-operator/values.yaml": 0o600 }, `sha256:${"1".repeat(64)}`)
     expect(a.layer.descriptor.annotations).toMatchObject({ "org.opencontainers.image.title": ".", "io.deis.oras.content.unpack": "true" })

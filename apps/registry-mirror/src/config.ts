@@ -56,7 +56,10 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
   return {
     prefix: parseRegistryPrefix(registry),
     registry,
-    plainHttp: all("plain-http").flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== ""),
+    plainHttp: all("plain-http")
+      .flatMap((v) => v.split(","))
+      .map((v) => v.trim())
+      .filter((v) => v !== ""),
     dockerConfig: one("docker-config"),
     namespace: one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system",
     rewrites: parseRewrites(all("upstream-rewrite")),

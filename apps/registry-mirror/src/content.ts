@@ -57,24 +57,31 @@ const parseJson = (key: string, text: string | undefined): { ok: true; value: un
 const byKey = <T>(entries: Array<readonly [string, T]>) => entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 
 /** Reads the resolution from a content ConfigMap's `data`; `{ ok: false, why }` names what is malformed. */
-export const readResolution = (data: Readonly<Record<string, string>> | undefined): { readonly ok: true; readonly resolution: Resolution } | { readonly ok: false; readonly why: string } => {
+export const readResolution = (
+  data: Readonly<Record<string, string>> | undefined,
+): { readonly ok: true; readonly resolution: Resolution } | { readonly ok: false; readonly why: string } => {
   const recipe = parseJson(RECIPE_KEY, data?.[RECIPE_KEY])
   if (!recipe.ok) return recipe
   const bundle = parseJson(BUNDLE_KEY, data?.[BUNDLE_KEY])
   if (!bundle.ok) return bundle
   const r = recipe.value
-  if (!isRecord(r) || !Array.isArray(r["componentRefs"]) || !Array.isArray(r["deploymentOrder"])) return { ok: false, why: `its ${RECIPE_KEY} is not a RecipeResult (componentRefs, deploymentOrder)` }
+  if (!isRecord(r) || !Array.isArray(r["componentRefs"]) || !Array.isArray(r["deploymentOrder"]))
+    return { ok: false, why: `its ${RECIPE_KEY} is not a RecipeResult (componentRefs, deploymentOrder)` }
   const b = bundle.value
-  if (!isRecord(b) || b["kind"] !== "Bundle" || !isRecord(b["files"])) return { ok: false, why: `its ${BUNDLE_KEY} is not a Bundle file tree (kind Bundle, files)` }
-  if (b["deployer"] !== undefined && b["deployer"] !== "helm") return { ok: false, why: `its bundle was rendered for deployer ${String(b["deployer"])}, not helm` }
+  if (!isRecord(b) || b["kind"] !== "Bundle" || !isRecord(b["files"]))
+    return { ok: false, why: `its ${BUNDLE_KEY} is not a Bundle file tree (kind Bundle, files)` }
+  if (b["deployer"] !== undefined && b["deployer"] !== "helm")
+    return { ok: false, why: `its bundle was rendered for deployer ${String(b["deployer"])}, not helm` }
   const files: Record<string, string> = {}
   for (const [p, t] of Object.entries(b["files"])) {
-    if (typeof t !== "string" || p.startsWith("/") || p.split("/").some((seg) => seg === ".." || seg === "." || seg === "")) return { ok: false, why: `its bundle file ${JSON.stringify(p)} is not a relative path to text` }
+    if (typeof t !== "string" || p.startsWith("/") || p.split("/").some((seg) => seg === ".." || seg === "." || seg === ""))
+      return { ok: false, why: `its bundle file ${JSON.stringify(p)} is not a relative path to text` }
     files[p] = t
   }
   const modes: Record<string, number> = {}
   for (const [p, m] of Object.entries(isRecord(b["modes"]) ? b["modes"] : {})) {
-    if (typeof m !== "number" || !Number.isInteger(m) || m < 0 || m > 0o777) return { ok: false, why: `its bundle mode of ${JSON.stringify(p)} is not a file mode` }
+    if (typeof m !== "number" || !Number.isInteger(m) || m < 0 || m > 0o777)
+      return { ok: false, why: `its bundle mode of ${JSON.stringify(p)} is not a file mode` }
     modes[p] = m
   }
   const refs = new Map<string, Record<string, unknown>>()

@@ -48,7 +48,13 @@ const checkedMirror = (o: Observed, inputDigest: string): Decision | undefined =
     case "Moved":
       return { _tag: "Fail", inputDigest, error: movedTagError(v.moved, inputDigest), recheck: Requeue.after(o.verifyIntervalMs) }
     case "Unanswered":
-      return { _tag: "Fail", inputDigest, error: v.error, what: `Checking the mirror of input ${shortDigest(inputDigest)}`, recheck: Requeue.after(o.verifyIntervalMs) }
+      return {
+        _tag: "Fail",
+        inputDigest,
+        error: v.error,
+        what: `Checking the mirror of input ${shortDigest(inputDigest)}`,
+        recheck: Requeue.after(o.verifyIntervalMs),
+      }
     case "Missing":
       return undefined
   }
@@ -56,7 +62,10 @@ const checkedMirror = (o: Observed, inputDigest: string): Decision | undefined =
 
 export const decide = (o: Observed): Decision => {
   if (o.resolved.status !== "True") {
-    return { _tag: "AwaitResolution", message: `Waiting for Resolved=True at generation ${o.generation ?? 0}: Resolved is ${o.resolved.status}/${o.resolved.reason}` }
+    return {
+      _tag: "AwaitResolution",
+      message: `Waiting for Resolved=True at generation ${o.generation ?? 0}: Resolved is ${o.resolved.status}/${o.resolved.reason}`,
+    }
   }
   const inputDigest = o.resolution?.inputDigest
   const name = o.resolution?.contentConfigMap
@@ -67,16 +76,35 @@ export const decide = (o: Observed): Decision => {
     const checked = checkedMirror(o, inputDigest)
     if (checked !== undefined) return checked
   }
-  if (o.runtime.spec.paused === true) return { _tag: "Paused", message: `spec.paused is set: input ${shortDigest(inputDigest)} is not mirrored until it is cleared` }
+  if (o.runtime.spec.paused === true)
+    return { _tag: "Paused", message: `spec.paused is set: input ${shortDigest(inputDigest)} is not mirrored until it is cleared` }
   if (o.content._tag !== "Found") {
-    return { _tag: "Fail", inputDigest, error: new ResolutionMissingError({ configMap: name, message: `Waiting for the content ConfigMap ${o.namespace}/${name} of input ${shortDigest(inputDigest)}` }) }
+    return {
+      _tag: "Fail",
+      inputDigest,
+      error: new ResolutionMissingError({
+        configMap: name,
+        message: `Waiting for the content ConfigMap ${o.namespace}/${name} of input ${shortDigest(inputDigest)}`,
+      }),
+    }
   }
   const read = readResolution(o.content.data)
-  if (!read.ok) return { _tag: "Fail", inputDigest, error: new ContentInvalidError({ configMap: name, message: `Content ConfigMap ${o.namespace}/${name} is malformed: ${read.why}` }) }
+  if (!read.ok)
+    return {
+      _tag: "Fail",
+      inputDigest,
+      error: new ContentInvalidError({ configMap: name, message: `Content ConfigMap ${o.namespace}/${name} is malformed: ${read.why}` }),
+    }
   const planned = planMirror(read.resolution, inputDigest, o.prefix, o.rewrites)
   if (!planned.ok) {
     const first = planned.unsupported[0]!
-    const more = planned.unsupported.length > 1 ? ` (and ${planned.unsupported.length - 1} more: ${planned.unsupported.slice(1).map((u) => u.release).join(", ")})` : ""
+    const more =
+      planned.unsupported.length > 1
+        ? ` (and ${planned.unsupported.length - 1} more: ${planned.unsupported
+            .slice(1)
+            .map((u) => u.release)
+            .join(", ")})`
+        : ""
     return {
       _tag: "Fail",
       inputDigest,

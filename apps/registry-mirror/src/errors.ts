@@ -101,7 +101,10 @@ export const RECHECK_AFTER = "10 minutes"
 const transient = (e: MirrorError, what: string): FailureOutcome => ({
   _tag: "Failed",
   class: "transient",
-  condition: Mirrored.false("Mirroring", `${what}: retrying after a transient failure: ${e._tag === "RegistryUnavailableError" ? `${e.registry} is unavailable (${e.cause})` : e.message}`),
+  condition: Mirrored.false(
+    "Mirroring",
+    `${what}: retrying after a transient failure: ${e._tag === "RegistryUnavailableError" ? `${e.registry} is unavailable (${e.cause})` : e.message}`,
+  ),
   requeue: Requeue.onChange,
   error: e,
 })
@@ -124,11 +127,18 @@ export const errorsToOutcome = (what: string) =>
     RegistryCredentialsUnavailableError: (e: RegistryCredentialsUnavailableError) =>
       terminal(e, Mirrored.false("RegistryCredentialsUnavailable", e.message), Requeue.after(RECHECK_AFTER)),
     ConflictError: (e: ConflictError) => terminal(e, Mirrored.false("Conflict", e.message), Requeue.after(RECHECK_AFTER)),
-    ChartSourceUnsupportedError: (e: ChartSourceUnsupportedError) => terminal(e, Mirrored.false("ChartSourceUnsupported", e.message), Requeue.after(RECHECK_AFTER)),
+    ChartSourceUnsupportedError: (e: ChartSourceUnsupportedError) =>
+      terminal(e, Mirrored.false("ChartSourceUnsupported", e.message), Requeue.after(RECHECK_AFTER)),
     ContentTooLargeError: (e: ContentTooLargeError) => terminal(e, Mirrored.false("ContentTooLarge", e.message), Requeue.onChange),
     ResolutionMissingError: (e: ResolutionMissingError) => terminal(e, Mirrored.false("AwaitingResolution", e.message), Requeue.onChange),
     ContentInvalidError: (e: ContentInvalidError) =>
-      ({ _tag: "Failed", class: "terminal", condition: Mirrored.unknown("InternalError", INTERNAL_ERROR_MESSAGE), requeue: Requeue.onChange, error: e }) satisfies FailureOutcome,
+      ({
+        _tag: "Failed",
+        class: "terminal",
+        condition: Mirrored.unknown("InternalError", INTERNAL_ERROR_MESSAGE),
+        requeue: Requeue.onChange,
+        error: e,
+      }) satisfies FailureOutcome,
   }) satisfies { readonly [K in MirrorError["_tag"]]: (e: Extract<MirrorError, { _tag: K }>) => FailureOutcome }
 
 /** A defect (a bug, or anything untyped): `InternalError`, detail to the log, driver backoff. */

@@ -16,7 +16,8 @@ import { type LastVerification, type Verification, verifyMirror } from "./verify
 export type MirrorStatus = NonNullable<ClusterRuntimeStatus["mirror"]>
 export type ResolutionStatus = NonNullable<ClusterRuntimeStatus["resolution"]>
 
-export type ContentRead = { readonly _tag: "NotRead" } | { readonly _tag: "Missing" } | { readonly _tag: "Found"; readonly data: Readonly<Record<string, string>> }
+export type ContentRead =
+  { readonly _tag: "NotRead" } | { readonly _tag: "Missing" } | { readonly _tag: "Found"; readonly data: Readonly<Record<string, string>> }
 
 export interface Observed {
   readonly runtime: ClusterRuntime
@@ -46,7 +47,18 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
     const resolved = current(runtime, Resolved)
     const resolution = runtime.status?.resolution
     const mirror = runtime.status?.mirror
-    const fields = { runtime, generation: runtime.metadata.generation, resolved, resolution, mirror, namespace: config.namespace, prefix: config.prefix, rewrites: config.rewrites, now, verifyIntervalMs: config.verifyIntervalMs }
+    const fields = {
+      runtime,
+      generation: runtime.metadata.generation,
+      resolved,
+      resolution,
+      mirror,
+      namespace: config.namespace,
+      prefix: config.prefix,
+      rewrites: config.rewrites,
+      now,
+      verifyIntervalMs: config.verifyIntervalMs,
+    }
     const resolvedNow = resolved.status === "True" && resolution?.inputDigest !== undefined && resolution.contentConfigMap !== undefined
     const isCurrent = resolvedNow && mirrorIsCurrent(fields, resolution.inputDigest!)
     const verification: Verification = isCurrent ? yield* verifyMirror(mirror!, resolution.inputDigest!, now, config.verifyIntervalMs) : { _tag: "NotChecked" }

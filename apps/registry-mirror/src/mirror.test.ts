@@ -30,7 +30,16 @@ const fakeClient = () => {
 
 const plan = (): MirrorPlan => ({
   inputDigest: `sha256:${"1".repeat(64)}`,
-  items: [{ _tag: "Chart", key: "cert-manager", release: "cert-manager", source: { _tag: "HelmRepo", repoUrl: REPO, chart: "cert-manager", version: cert.version, original: REPO }, repository: "r:1/p/charts/cert-manager", tag: cert.version }],
+  items: [
+    {
+      _tag: "Chart",
+      key: "cert-manager",
+      release: "cert-manager",
+      source: { _tag: "HelmRepo", repoUrl: REPO, chart: "cert-manager", version: cert.version, original: REPO },
+      repository: "r:1/p/charts/cert-manager",
+      tag: cert.version,
+    },
+  ],
   bundle: { repository: "r:1/p/bundles/cluster", tag: "input-1", files: { "README.md": "x" }, modes: {} },
 })
 
@@ -90,12 +99,23 @@ describe("runMirror over an HTTP Helm repository", () => {
   it("refuses a version the index does not list, naming the release and the version", async () => {
     const { client } = fakeClient()
     const f = scriptedFetch({ "/index.yaml": [ok(indexYaml([packageChart({ ...cert, version: "v1.0.0" })]))] })
-    await expect(runMirror(client, plan(), { fetch: f.fetch })).rejects.toMatchObject({ _tag: "ChartSourceUnsupportedError", release: "cert-manager", message: expect.stringContaining(cert.version) })
+    await expect(runMirror(client, plan(), { fetch: f.fetch })).rejects.toMatchObject({
+      _tag: "ChartSourceUnsupportedError",
+      release: "cert-manager",
+      message: expect.stringContaining(cert.version),
+    })
   })
 })
 
 describe("findIndexEntry", () => {
-  const index = { entries: { a: [{ version: "1.2.3", urls: ["a-1.2.3.tgz"] }, { version: "v2.0.0", urls: ["a-2.tgz"] }] } }
+  const index = {
+    entries: {
+      a: [
+        { version: "1.2.3", urls: ["a-1.2.3.tgz"] },
+        { version: "v2.0.0", urls: ["a-2.tgz"] },
+      ],
+    },
+  }
   it("matches exactly first", () => expect(findIndexEntry(index, "a", "1.2.3")?.urls).toEqual(["a-1.2.3.tgz"]))
   it("matches ignoring a leading v, as helm --version does", () => {
     expect(findIndexEntry(index, "a", "v1.2.3")?.version).toBe("1.2.3")
@@ -109,7 +129,8 @@ describe("findIndexEntry", () => {
 })
 
 describe("shortCause", () => {
-  const e = (reason: OciError["reason"], message: string, status?: number) => new OciError({ reason, registry: "r", message, ...(status !== undefined ? { status } : {}) })
+  const e = (reason: OciError["reason"], message: string, status?: number) =>
+    new OciError({ reason, registry: "r", message, ...(status !== undefined ? { status } : {}) })
   it.each([
     [e({ _tag: "Unavailable", attempts: 5 }, "Cannot reach registry r: connect ECONNREFUSED 127.0.0.1:1 (ECONNREFUSED)"), "ECONNREFUSED"],
     [e({ _tag: "Unavailable", attempts: 5 }, "Registry r answered 503", 503), "HTTP 503"],

@@ -75,7 +75,10 @@ const translate = (err: unknown, side: "registry" | "upstream", release: string,
     case "Denied":
       return new UnauthorizedError({
         registry: err.registry,
-        message: side === "registry" ? `The runtime registry ${err.registry} refused the push to ${where}: ${err.reason._tag === "Denied" ? "denied" : "unauthorized"}; check the registry credentials` : `The upstream ${where} of release ${release} refused the pull: ${err.reason._tag}`,
+        message:
+          side === "registry"
+            ? `The runtime registry ${err.registry} refused the push to ${where}: ${err.reason._tag === "Denied" ? "denied" : "unauthorized"}; check the registry credentials`
+            : `The upstream ${where} of release ${release} refused the pull: ${err.reason._tag}`,
       })
     case "TooLarge":
       return new ContentTooLargeError({ what, message: `${what}: ${err.message}` })
@@ -96,7 +99,12 @@ const guarded = async <A>(side: "registry" | "upstream", release: string, what: 
 }
 
 const conflict = (reference: string, existing: string, wanted: string, what: string) =>
-  new ConflictError({ reference, existing, wanted, message: `Tag ${reference} already holds ${existing}, not ${wanted} (${what}); the mirror never overwrites a tag` })
+  new ConflictError({
+    reference,
+    existing,
+    wanted,
+    message: `Tag ${reference} already holds ${existing}, not ${wanted} (${what}); the mirror never overwrites a tag`,
+  })
 
 // ---- HTTP Helm repositories --------------------------------------------------------------------------------
 
@@ -120,7 +128,10 @@ const httpGet = async (o: MirrorOptions, url: string, release: string, what: str
         await new Promise((r) => setTimeout(r, 200 * 4 ** (attempt - 1)))
         continue
       }
-      const why = cause instanceof Error ? ((cause.cause as { code?: string } | undefined)?.code ?? (cause.name === "TimeoutError" ? "timeout" : cause.message)) : String(cause)
+      const why =
+        cause instanceof Error
+          ? ((cause.cause as { code?: string } | undefined)?.code ?? (cause.name === "TimeoutError" ? "timeout" : cause.message))
+          : String(cause)
       throw new RegistryUnavailableError({ registry: new URL(url).host, cause: why, message: `${what}: GET ${url} failed (${why})` })
     }
     if (res.ok) {
@@ -134,7 +145,8 @@ const httpGet = async (o: MirrorOptions, url: string, release: string, what: str
       let size = 0
       for await (const chunk of res.body ?? []) {
         const c = chunk as Uint8Array
-        if (size + c.length > maxBytes) throw new ContentTooLargeError({ what, message: `${what}: ${url} is more than the ${maxBytes} bytes the mirror accepts` })
+        if (size + c.length > maxBytes)
+          throw new ContentTooLargeError({ what, message: `${what}: ${url} is more than the ${maxBytes} bytes the mirror accepts` })
         if (size + c.length > out.length) {
           const grown = Buffer.allocUnsafe(Math.min(maxBytes, Math.max(out.length * 2, size + c.length)))
           out.copy(grown, 0, 0, size)
@@ -150,8 +162,17 @@ const httpGet = async (o: MirrorOptions, url: string, release: string, what: str
       await new Promise((r) => setTimeout(r, 200 * 4 ** (attempt - 1)))
       continue
     }
-    if (transientStatus(res.status)) throw new RegistryUnavailableError({ registry: new URL(url).host, cause: `HTTP ${res.status}`, message: `${what}: GET ${url} answered HTTP ${res.status}` })
-    if (res.status === 401 || res.status === 403) throw new UnauthorizedError({ registry: new URL(url).host, message: `The upstream ${url} of release ${release} refused the download: HTTP ${res.status}` })
+    if (transientStatus(res.status))
+      throw new RegistryUnavailableError({
+        registry: new URL(url).host,
+        cause: `HTTP ${res.status}`,
+        message: `${what}: GET ${url} answered HTTP ${res.status}`,
+      })
+    if (res.status === 401 || res.status === 403)
+      throw new UnauthorizedError({
+        registry: new URL(url).host,
+        message: `The upstream ${url} of release ${release} refused the download: HTTP ${res.status}`,
+      })
     throw new ChartSourceUnsupportedError({ release, message: `Release ${release}: ${what}: GET ${url} answered HTTP ${res.status}` })
   }
 }
@@ -162,7 +183,9 @@ const stripV = (v: string) => v.replace(/^v/u, "")
 export const findIndexEntry = (index: unknown, chart: string, version: string): IndexEntry | undefined => {
   const entries = (index as { entries?: Record<string, unknown> } | null)?.entries?.[chart]
   if (!Array.isArray(entries)) return undefined
-  const list = entries.filter((e): e is IndexEntry => typeof e === "object" && e !== null && typeof (e as IndexEntry).version === "string" && Array.isArray((e as IndexEntry).urls))
+  const list = entries.filter(
+    (e): e is IndexEntry => typeof e === "object" && e !== null && typeof (e as IndexEntry).version === "string" && Array.isArray((e as IndexEntry).urls),
+  )
   return list.find((e) => e.version === version) ?? list.find((e) => stripV(e.version) === stripV(version))
 }
 
@@ -201,7 +224,12 @@ const existingChart = async (client: OciClient, ref: string, signal?: AbortSigna
   return layer === undefined ? { digest: found.digest } : { digest: found.digest, chartLayer: layer }
 }
 
-const artifact = (key: string, repository: string, tag: string, digest: string, action: "pushed" | "present"): MirroredArtifact => ({ key, ref: `${repository}:${tag}@${digest}`, digest, action })
+const artifact = (key: string, repository: string, tag: string, digest: string, action: "pushed" | "present"): MirroredArtifact => ({
+  key,
+  ref: `${repository}:${tag}@${digest}`,
+  digest,
+  action,
+})
 
 /** Pushes a chart archive under its version tag, unless the tag already holds this archive. */
 const putChart = async (client: OciClient, item: PlanItem, tgz: Buffer, what: string, signal?: AbortSignal, expectName?: string): Promise<MirroredArtifact> => {
@@ -209,19 +237,29 @@ const putChart = async (client: OciClient, item: PlanItem, tgz: Buffer, what: st
   try {
     a = chartArtifact(tgz)
   } catch (err) {
-    throw new ChartSourceUnsupportedError({ release: item.release, message: `Release ${item.release}: ${what}: ${err instanceof Error ? err.message : String(err)}` })
+    throw new ChartSourceUnsupportedError({
+      release: item.release,
+      message: `Release ${item.release}: ${what}: ${err instanceof Error ? err.message : String(err)}`,
+    })
   }
   if (expectName !== undefined && a.metadata.name !== expectName) {
-    throw new ChartSourceUnsupportedError({ release: item.release, message: `Release ${item.release}: ${what}: the archive holds chart ${a.metadata.name}, not ${expectName}` })
+    throw new ChartSourceUnsupportedError({
+      release: item.release,
+      message: `Release ${item.release}: ${what}: the archive holds chart ${a.metadata.name}, not ${expectName}`,
+    })
   }
   if (a.tag !== item.tag) {
-    throw new ChartSourceUnsupportedError({ release: item.release, message: `Release ${item.release}: ${what}: the archive is ${a.metadata.name} ${a.metadata.version}, not version tag ${item.tag}` })
+    throw new ChartSourceUnsupportedError({
+      release: item.release,
+      message: `Release ${item.release}: ${what}: the archive is ${a.metadata.name} ${a.metadata.version}, not version tag ${item.tag}`,
+    })
   }
   const ref = `${item.repository}:${item.tag}`
   return guarded("registry", item.release, what, async () => {
     const existing = await existingChart(client, ref, signal)
     if (existing !== undefined) {
-      if (existing.digest === a.manifest.descriptor.digest || existing.chartLayer === a.chart.digest) return artifact(item.key, item.repository, item.tag, existing.digest, "present")
+      if (existing.digest === a.manifest.descriptor.digest || existing.chartLayer === a.chart.digest)
+        return artifact(item.key, item.repository, item.tag, existing.digest, "present")
       throw conflict(ref, existing.digest, a.manifest.descriptor.digest, what)
     }
     await pushChartArtifact(client, item.repository, tgz, a, signal)
@@ -229,12 +267,21 @@ const putChart = async (client: OciClient, item: PlanItem, tgz: Buffer, what: st
   })
 }
 
-const mirrorHelmRepo = async (client: OciClient, o: MirrorOptions, cache: IndexCache, item: Extract<PlanItem, { _tag: "Chart" }>, s: Extract<ChartSource, { _tag: "HelmRepo" }>) => {
+const mirrorHelmRepo = async (
+  client: OciClient,
+  o: MirrorOptions,
+  cache: IndexCache,
+  item: Extract<PlanItem, { _tag: "Chart" }>,
+  s: Extract<ChartSource, { _tag: "HelmRepo" }>,
+) => {
   const what = `Mirroring chart ${s.chart} ${s.version} of release ${item.release}`
   const index = await fetchIndex(o, cache, s, item.release)
   const entry = findIndexEntry(index, s.chart, s.version)
   if (entry === undefined || entry.urls.length === 0) {
-    throw new ChartSourceUnsupportedError({ release: item.release, message: `Release ${item.release}: chart ${s.chart} version ${s.version} is not in the Helm repository ${s.original}` })
+    throw new ChartSourceUnsupportedError({
+      release: item.release,
+      message: `Release ${item.release}: chart ${s.chart} version ${s.version} is not in the Helm repository ${s.original}`,
+    })
   }
   const ref = `${item.repository}:${item.tag}`
   // The index names the archive's digest: a tag that already holds it needs no download at all.
@@ -247,7 +294,11 @@ const mirrorHelmRepo = async (client: OciClient, o: MirrorOptions, cache: IndexC
   const url = rewrite(new URL(entry.urls[0]!, base).toString(), o.rewrites ?? [])
   const tgz = await httpGet(o, url, item.release, what, o.maxChartBytes ?? 64 * 1024 * 1024)
   if (indexDigest !== undefined && digestOf(tgz) !== indexDigest) {
-    throw new RegistryUnavailableError({ registry: new URL(url).host, cause: "digest mismatch", message: `${what}: ${url} hashes to ${digestOf(tgz)}, the index says ${indexDigest}` })
+    throw new RegistryUnavailableError({
+      registry: new URL(url).host,
+      cause: "digest mismatch",
+      message: `${what}: ${url} hashes to ${digestOf(tgz)}, the index says ${indexDigest}`,
+    })
   }
   return putChart(client, item, tgz, what, o.signal, s.chart)
 }
@@ -258,11 +309,13 @@ const mirrorOci = async (client: OciClient, o: MirrorOptions, item: Extract<Plan
   const dst = `${item.repository}:${item.tag}`
   const found = await guarded("upstream", item.release, what, () => client.fetchManifest(src, { signal: o.signal }))
   const srcLayer = chartLayer(found.manifest)?.digest
-  if (srcLayer === undefined) throw new ChartSourceUnsupportedError({ release: item.release, message: `Release ${item.release}: ${s.original}/${s.chart}:${s.tag} is not a Helm chart` })
+  if (srcLayer === undefined)
+    throw new ChartSourceUnsupportedError({ release: item.release, message: `Release ${item.release}: ${s.original}/${s.chart}:${s.tag} is not a Helm chart` })
   return guarded("registry", item.release, what, async () => {
     const existing = await existingChart(client, dst, o.signal)
     if (existing !== undefined) {
-      if (existing.digest === found.descriptor.digest || existing.chartLayer === srcLayer) return artifact(item.key, item.repository, item.tag, existing.digest, "present")
+      if (existing.digest === found.descriptor.digest || existing.chartLayer === srcLayer)
+        return artifact(item.key, item.repository, item.tag, existing.digest, "present")
       throw conflict(dst, existing.digest, found.descriptor.digest, what)
     }
     try {
@@ -306,9 +359,17 @@ export const BUNDLE_KEY = "bundle"
  * of a recorded mirror (verify.ts). Failures are translated like a mirror's (registry down → transient, refused
  * credentials → `UnauthorizedError`).
  */
-export const checkTags = (client: OciClient, references: ReadonlyArray<string>, o: Pick<MirrorOptions, "concurrency" | "signal"> = {}): Promise<Array<{ reference: string; digest: string | undefined }>> =>
+export const checkTags = (
+  client: OciClient,
+  references: ReadonlyArray<string>,
+  o: Pick<MirrorOptions, "concurrency" | "signal"> = {},
+): Promise<Array<{ reference: string; digest: string | undefined }>> =>
   mapLimit(references, o.concurrency ?? 4, (reference) =>
-    guarded("registry", BUNDLE_KEY, `Checking tag ${reference}`, async () => ({ reference, digest: (await client.manifestExists(reference, { signal: o.signal }))?.digest })))
+    guarded("registry", BUNDLE_KEY, `Checking tag ${reference}`, async () => ({
+      reference,
+      digest: (await client.manifestExists(reference, { signal: o.signal }))?.digest,
+    })),
+  )
 
 /** Mirrors every artifact of `plan`, then the bundle. Rejects with the first failure (a tagged error, or a defect). */
 export const runMirror = async (client: OciClient, plan: MirrorPlan, o: MirrorOptions = {}): Promise<MirrorResult> => {

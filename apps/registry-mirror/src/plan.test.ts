@@ -32,9 +32,13 @@ describe("readResolution", () => {
   const broken: Array<[string, Record<string, string>, RegExp]> = [
     ["no recipe.json", { "values.json": contentData()["values.json"]! }, /no recipe\.json/],
     ["recipe.json that is not JSON", { ...contentData(), "recipe.json": "{" }, /not JSON/],
-    ["a recipe without deploymentOrder", { ...contentData(), "recipe.json": "{\"componentRefs\":[]}" }, /RecipeResult/],
-    ["values.json that is not a Bundle", { ...contentData(), "values.json": "{\"files\":{}}" }, /Bundle/],
-    ["a bundle path escaping the tree", { ...contentData(), "values.json": JSON.stringify({ kind: "Bundle", files: { "../etc/passwd": "x" } }) }, /relative path/],
+    ["a recipe without deploymentOrder", { ...contentData(), "recipe.json": '{"componentRefs":[]}' }, /RecipeResult/],
+    ["values.json that is not a Bundle", { ...contentData(), "values.json": '{"files":{}}' }, /Bundle/],
+    [
+      "a bundle path escaping the tree",
+      { ...contentData(), "values.json": JSON.stringify({ kind: "Bundle", files: { "../etc/passwd": "x" } }) },
+      /relative path/,
+    ],
     ["an argocd bundle", { ...contentData(), "values.json": JSON.stringify({ kind: "Bundle", deployer: "argocd", files: {} }) }, /argocd/],
     ["an order naming an unknown component", { ...contentData(), "recipe.json": JSON.stringify({ ...fixtureRecipe(), deploymentOrder: ["ghost"] }) }, /ghost/],
   ]
@@ -56,13 +60,26 @@ describe("planMirror", () => {
   })
 
   it("wraps a manifest-only release into <prefix>/wrappers/<release> under the release's own key", () => {
-    expect(byKey("skyhook-customizations")).toMatchObject({ _tag: "Wrapper", chart: "skyhook-customizations", repository: "127.0.0.1:5000/aicr/cluster/wrappers/skyhook-customizations" })
+    expect(byKey("skyhook-customizations")).toMatchObject({
+      _tag: "Wrapper",
+      chart: "skyhook-customizations",
+      repository: "127.0.0.1:5000/aicr/cluster/wrappers/skyhook-customizations",
+    })
   })
 
   it("wraps the extra manifests of a chart release under <release>-manifests", () => {
     const w = byKey("gpu-operator-manifests")
-    expect(w).toMatchObject({ _tag: "Wrapper", release: "gpu-operator", chart: "gpu-operator", repository: "127.0.0.1:5000/aicr/cluster/wrappers/gpu-operator" })
-    expect(w._tag === "Wrapper" && w.files.map((f) => f.path)).toEqual(["gpu-operator/Chart.yaml", "gpu-operator/templates/manifests.yaml", "gpu-operator/manifests/dcgm-exporter.yaml"])
+    expect(w).toMatchObject({
+      _tag: "Wrapper",
+      release: "gpu-operator",
+      chart: "gpu-operator",
+      repository: "127.0.0.1:5000/aicr/cluster/wrappers/gpu-operator",
+    })
+    expect(w._tag === "Wrapper" && w.files.map((f) => f.path)).toEqual([
+      "gpu-operator/Chart.yaml",
+      "gpu-operator/templates/manifests.yaml",
+      "gpu-operator/manifests/dcgm-exporter.yaml",
+    ])
     expect(byKey("gpu-operator")).toMatchObject({ _tag: "Chart" })
   })
 
@@ -85,15 +102,37 @@ describe("planMirror", () => {
 
   it("pushes a local chart from the bundle to <prefix>/wrappers/<chart> with its own version", () => {
     const bundle = fixtureBundle()
-    const files = { ...bundle.files, "aws-efa/chart/Chart.yaml": "apiVersion: v2\nname: efa-local\nversion: 1.2.3\n", "aws-efa/chart/templates/x.yaml": "kind: X\n" }
+    const files = {
+      ...bundle.files,
+      "aws-efa/chart/Chart.yaml": "apiVersion: v2\nname: efa-local\nversion: 1.2.3\n",
+      "aws-efa/chart/templates/x.yaml": "kind: X\n",
+    }
     const p = planMirror(resolutionOf(contentData(fixtureRecipe(), { files, modes: bundle.modes })), INPUT_DIGEST, prefix)
-    expect(p.ok && p.plan.items.find((i) => i.key === "aws-efa")).toMatchObject({ _tag: "Wrapper", chart: "efa-local", version: "1.2.3", repository: "127.0.0.1:5000/aicr/cluster/wrappers/efa-local", tag: "1.2.3" })
+    expect(p.ok && p.plan.items.find((i) => i.key === "aws-efa")).toMatchObject({
+      _tag: "Wrapper",
+      chart: "efa-local",
+      version: "1.2.3",
+      repository: "127.0.0.1:5000/aicr/cluster/wrappers/efa-local",
+      tag: "1.2.3",
+    })
   })
 
   const unsupported: Array<[string, (r: RecipeResult) => RecipeResult, RegExp]> = [
-    ["a Kustomize component", (r) => ({ ...r, componentRefs: r.componentRefs.map((c) => (c.name === "aws-efa" ? { ...c, type: "Kustomize" as const } : c)) }), /Kustomize/],
-    ["a git source", (r) => ({ ...r, componentRefs: r.componentRefs.map((c) => (c.name === "aws-efa" ? { ...c, source: "git://example/x" } : c)) }), /git:\/\//],
-    ["a release with neither chart nor manifests", (r) => ({ ...r, componentRefs: r.componentRefs.map((c) => (c.name === "aws-efa" ? { ...c, source: "", chart: undefined as never } : c)) }), /neither/],
+    [
+      "a Kustomize component",
+      (r) => ({ ...r, componentRefs: r.componentRefs.map((c) => (c.name === "aws-efa" ? { ...c, type: "Kustomize" as const } : c)) }),
+      /Kustomize/,
+    ],
+    [
+      "a git source",
+      (r) => ({ ...r, componentRefs: r.componentRefs.map((c) => (c.name === "aws-efa" ? { ...c, source: "git://example/x" } : c)) }),
+      /git:\/\//,
+    ],
+    [
+      "a release with neither chart nor manifests",
+      (r) => ({ ...r, componentRefs: r.componentRefs.map((c) => (c.name === "aws-efa" ? { ...c, source: "", chart: undefined as never } : c)) }),
+      /neither/,
+    ],
   ]
   it.each(unsupported)("reports %s as unsupported, naming the release", (_name, edit, why) => {
     const p = planMirror(resolutionOf(contentData(edit(fixtureRecipe()))), INPUT_DIGEST, prefix)

@@ -150,7 +150,12 @@ export const planMirror = (resolution: Resolution, inputDigest: string, p: Regis
     plan: {
       inputDigest,
       items,
-      bundle: { repository: repositoryIn(p, "bundles", BUNDLE_NAME), tag: bundleTag(inputDigest), files: resolution.bundle.files, modes: resolution.bundle.modes },
+      bundle: {
+        repository: repositoryIn(p, "bundles", BUNDLE_NAME),
+        tag: bundleTag(inputDigest),
+        files: resolution.bundle.files,
+        modes: resolution.bundle.modes,
+      },
     },
   }
 }

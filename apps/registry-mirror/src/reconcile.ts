@@ -29,7 +29,9 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
 }> {}
 
 /** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
-const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig | LastVerification> =>
+const pass = (
+  runtime: ClusterRuntime,
+): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig | LastVerification> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const observed = yield* gather(runtime)
@@ -43,7 +45,8 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     if (outcome._tag === "Mirrored") yield* remember(outcome.result.inputDigest, observed.now, true)
     if (outcome._tag === "Mirrored" || outcome._tag === "UpToDate") return Requeue.after(observed.verifyIntervalMs)
     if (outcome._tag !== "Failed") return Requeue.onChange
-    if (outcome.class === "defect") yield* Effect.logError("Mirroring failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
+    if (outcome.class === "defect")
+      yield* Effect.logError("Mirroring failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
     if (outcome.class === "terminal") {
       yield* Effect.logInfo("Mirroring stopped", { reason: outcome.condition.reason, message: outcome.condition.message })
       // One Warning per transition into a failure (a pass that changes nothing emits nothing); waiting is no failure.
@@ -52,8 +55,17 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
       }
       return outcome.requeue
     }
-    return yield* Effect.fail(new RetryAfterTransientFailure({ reason: outcome.condition.reason, message: (outcome.error as { message?: string }).message ?? outcome.condition.message }))
+    return yield* Effect.fail(
+      new RetryAfterTransientFailure({
+        reason: outcome.condition.reason,
+        message: (outcome.error as { message?: string }).message ?? outcome.condition.message,
+      }),
+    )
   })
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig | LastVerification> =>
-  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("registry-mirror.reconcile"))
+export const reconcile = (
+  key: ObjectKey,
+): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Registry | MirrorConfig | LastVerification> =>
+  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(
+    Effect.withSpan("registry-mirror.reconcile"),
+  )

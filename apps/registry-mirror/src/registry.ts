@@ -21,7 +21,10 @@ export const credentialsFrom = (path: string | undefined): CredentialProvider | 
         try {
           text = await readFile(path, "utf8")
         } catch (e) {
-          throw new RegistryCredentialsUnavailableError({ path, message: `Registry credentials ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` })
+          throw new RegistryCredentialsUnavailableError({
+            path,
+            message: `Registry credentials ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+          })
         }
         let config: unknown
         try {

@@ -19,9 +19,13 @@ describe("parseSource", () => {
       want: { ok: true, source: { _tag: "Oci", tag: "1.1.0_build.3", version: "1.1.0+build.3" } },
     },
     { name: "refuses an empty source", given: { source: "" }, want: { ok: false, why: "it names no chart source" } },
-    { name: "refuses a source without a chart name", given: { source: "https://x.example" , version: "1" }, want: { ok: false } },
+    { name: "refuses a source without a chart name", given: { source: "https://x.example", version: "1" }, want: { ok: false } },
     { name: "refuses a chart without a version (a mirror pins exact versions)", given: { source: "https://x.example", chart: "a" }, want: { ok: false } },
-    { name: "refuses a git source", given: { source: "git://github.com/x/y", chart: "a", version: "1" }, want: { ok: false, why: expect.stringContaining("git://") } },
+    {
+      name: "refuses a git source",
+      given: { source: "git://github.com/x/y", chart: "a", version: "1" },
+      want: { ok: false, why: expect.stringContaining("git://") },
+    },
     { name: "refuses a bare path", given: { source: "charts/local", chart: "a", version: "1" }, want: { ok: false, why: expect.stringContaining("neither") } },
   ]
   it.each(cases)("$name", ({ given, want }) => {
@@ -35,7 +39,10 @@ describe("parseSource", () => {
 })
 
 describe("rewrite", () => {
-  const rules = parseRewrites(["https://helm.ngc.nvidia.com/nvidia=http://127.0.0.1:1/a", "https://helm.ngc.nvidia.com/nvidia/skyhook=http://127.0.0.1:1/b,oci://ghcr.io/=oci://h:2/ghcr.io/"])
+  const rules = parseRewrites([
+    "https://helm.ngc.nvidia.com/nvidia=http://127.0.0.1:1/a",
+    "https://helm.ngc.nvidia.com/nvidia/skyhook=http://127.0.0.1:1/b,oci://ghcr.io/=oci://h:2/ghcr.io/",
+  ])
   it.each([
     ["the longest matching prefix wins", "https://helm.ngc.nvidia.com/nvidia/skyhook", "http://127.0.0.1:1/b"],
     ["a prefix matches only at a path boundary", "https://helm.ngc.nvidia.com/nvidiax", "https://helm.ngc.nvidia.com/nvidiax"],
@@ -48,7 +55,8 @@ describe("rewrite", () => {
 })
 
 describe("parseRegistryPrefix", () => {
-  it("splits oci://host:port/prefix", () => expect(parseRegistryPrefix("oci://127.0.0.1:5000/aicr/cluster-1")).toEqual({ registry: "127.0.0.1:5000", prefix: "aicr/cluster-1" }))
+  it("splits oci://host:port/prefix", () =>
+    expect(parseRegistryPrefix("oci://127.0.0.1:5000/aicr/cluster-1")).toEqual({ registry: "127.0.0.1:5000", prefix: "aicr/cluster-1" }))
   it("allows an empty prefix", () => expect(parseRegistryPrefix("oci://registry.example/")).toEqual({ registry: "registry.example", prefix: "" }))
   it("refuses a value without oci://", () => expect(() => parseRegistryPrefix("registry.example/aicr")).toThrow(/oci:\/\//))
   it("refuses upper-case repository paths", () => expect(() => parseRegistryPrefix("oci://registry.example/AICR")).toThrow(/repository path/))

@@ -16,7 +16,8 @@ export const parseRegistryPrefix = (value: string): RegistryPrefix => {
   if (m === null) throw new Error(`registry prefix ${JSON.stringify(value)} must be oci://<host>[:port][/<path>]`)
   const registry = m[1]!
   const prefix = m[2] ?? ""
-  if (prefix !== "" && !isRepository(prefix)) throw new Error(`registry prefix path ${JSON.stringify(prefix)} is not a valid repository path (lower-case, / separated)`)
+  if (prefix !== "" && !isRepository(prefix))
+    throw new Error(`registry prefix path ${JSON.stringify(prefix)} is not a valid repository path (lower-case, / separated)`)
   // Validates the host the way references are validated.
   parseReference(`${registry}/x`)
   return { registry, prefix }
@@ -64,7 +65,10 @@ export type SourceParse = { readonly ok: true; readonly source: ChartSource } | 
  * repository `host/path/<chart>` tagged with the version (`+` → `_`, as Helm pushes it), exactly what deploy.sh
  * would install. Anything else is unsupported, with the reason.
  */
-export const parseSource = (ref: { readonly source: string; readonly chart?: string | undefined; readonly version?: string | undefined }, rewrites: Rewrites = []): SourceParse => {
+export const parseSource = (
+  ref: { readonly source: string; readonly chart?: string | undefined; readonly version?: string | undefined },
+  rewrites: Rewrites = [],
+): SourceParse => {
   const original = ref.source.trim()
   if (original === "") return { ok: false, why: "it names no chart source" }
   const chart = ref.chart ?? ""
@@ -92,5 +96,11 @@ export const parseSource = (ref: { readonly source: string; readonly chart?: str
     }
   }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//iu.exec(url)?.[1]
-  return { ok: false, why: scheme !== undefined ? `its source scheme ${scheme}:// is not supported (only https://, http:// and oci://)` : `its source ${original} is neither an https:// Helm repository nor an oci:// registry` }
+  return {
+    ok: false,
+    why:
+      scheme !== undefined
+        ? `its source scheme ${scheme}:// is not supported (only https://, http:// and oci://)`
+        : `its source ${original} is neither an https:// Helm repository nor an oci:// registry`,
+  }
 }

@@ -56,4 +56,3 @@ export const report = (o: Observed, outcome: Outcome): StatusWrite => {
   })
   return room === undefined ? { conditions } : { conditions, mirror: room }
 }
-

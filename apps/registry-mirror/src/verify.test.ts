@@ -24,11 +24,13 @@ describe("recordedTags", () => {
 
 describe("verdictOf", () => {
   const recorded = recordedTags(mirror)
-  const found = (over: Record<string, string | undefined> = {}) => recorded.map((r) => ({ reference: r.reference, digest: r.reference in over ? over[r.reference] : r.digest }))
+  const found = (over: Record<string, string | undefined> = {}) =>
+    recorded.map((r) => ({ reference: r.reference, digest: r.reference in over ? over[r.reference] : r.digest }))
   it("intact when every tag holds its recorded digest", () => expect(verdictOf(recorded, found())).toEqual({ _tag: "Intact", checked: 3 }))
   it("moved when a tag holds another digest, with both", () =>
     expect(verdictOf(recorded, found({ [recorded[1]!.reference]: d("e") }))).toEqual({ _tag: "Moved", moved: [{ ...recorded[1]!, found: d("e") }] }))
-  it("missing when a tag is gone", () => expect(verdictOf(recorded, found({ [recorded[2]!.reference]: undefined }))).toEqual({ _tag: "Missing", missing: [recorded[2]] }))
+  it("missing when a tag is gone", () =>
+    expect(verdictOf(recorded, found({ [recorded[2]!.reference]: undefined }))).toEqual({ _tag: "Missing", missing: [recorded[2]] }))
   it("a moved tag outranks a gone one (it needs a human)", () =>
     expect(verdictOf(recorded, found({ [recorded[0]!.reference]: undefined, [recorded[2]!.reference]: d("f") }))._tag).toBe("Moved"))
 })

@@ -79,7 +79,13 @@ const repositoryOf = (reference: string) => reference.slice(0, reference.lastInd
 export const movedTagError = (moved: Extract<Verification, { _tag: "Moved" }>["moved"], inputDigest: string): ConflictError => {
   const first = moved[0]!
   const what = first.key === "bundle" ? "The bundle's tag" : `Release ${first.key}: tag`
-  const more = moved.length > 1 ? ` (and ${moved.length - 1} more: ${moved.slice(1).map((m) => m.key).join(", ")})` : ""
+  const more =
+    moved.length > 1
+      ? ` (and ${moved.length - 1} more: ${moved
+          .slice(1)
+          .map((m) => m.key)
+          .join(", ")})`
+      : ""
   return new ConflictError({
     reference: first.reference,
     existing: first.found,
@@ -115,7 +121,12 @@ export const remember = (inputDigest: string, now: number, intact: boolean): Eff
  * Checks the recorded mirror of `inputDigest` when due (else `NotChecked`), and remembers the answer. A check the
  * registry did not answer is not remembered: the next pass checks again.
  */
-export const verifyMirror = (mirror: MirrorStatus, inputDigest: string, now: number, intervalMs: number): Effect.Effect<Verification, never, Registry | LastVerification> =>
+export const verifyMirror = (
+  mirror: MirrorStatus,
+  inputDigest: string,
+  now: number,
+  intervalMs: number,
+): Effect.Effect<Verification, never, Registry | LastVerification> =>
   Effect.gen(function* () {
     const last = yield* Ref.get(yield* LastVerification)
     if (!verificationDue(last, inputDigest, now, intervalMs)) return { _tag: "NotChecked" } satisfies Verification as Verification

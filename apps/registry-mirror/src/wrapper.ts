@@ -19,7 +19,12 @@ export const wrapperVersion = (files: ReadonlyArray<readonly [string, string]>):
  * A wrapper chart around manifests: `Chart.yaml`, one template that emits every `manifests/*` file verbatim
  * (`.Files.Get`, so text that looks like a Go template is never rendered), and the files themselves.
  */
-export const manifestWrapperFiles = (name: string, version: string, manifests: ReadonlyArray<readonly [string, string]>, annotations: Readonly<Record<string, string>>): TarEntry[] => {
+export const manifestWrapperFiles = (
+  name: string,
+  version: string,
+  manifests: ReadonlyArray<readonly [string, string]>,
+  annotations: Readonly<Record<string, string>>,
+): TarEntry[] => {
   const chartYaml = [
     "apiVersion: v2",
     `name: ${name}`,

@@ -13,5 +13,6 @@ describe("registry-mirror app", () => {
       const informers = yield* informersOfApp(registryMirrorApp, ["--registry", "oci://registry.example/aicr"])
       expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
       expect(contractMismatch(contract, informers)).toEqual([])
-    }))
+    }),
+  )
 })

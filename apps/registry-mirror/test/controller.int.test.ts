@@ -9,7 +9,17 @@ import { tmpdir } from "node:os"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, readAuditEvents, type Registry, startRegistry } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  createNamespace,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  kubeRequest,
+  readAuditEvents,
+  type Registry,
+  startRegistry,
+} from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
@@ -26,17 +36,39 @@ let ns: string
 let fiber: Fiber.Fiber<never, unknown>
 
 const start = (registryAddress: string, extra: string[] = []) => {
-  const config = parseConfig("registry-mirror", [
-    "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-    "--registry", `oci://${registryAddress}/aicr/it`, "--operator-namespace", ns,
-    ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
-    ...extra,
-  ], {})
+  const config = parseConfig(
+    "registry-mirror",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--registry",
+      `oci://${registryAddress}/aicr/it`,
+      "--operator-namespace",
+      ns,
+      ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+      ...extra,
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(registryMirrorApp, config))
 }
 
-interface Cond { type: string; status: string; reason: string; message: string; observedGeneration?: number }
-const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { metadata: { generation: number }; status?: { conditions?: Cond[]; mirror?: { inputDigest?: string; bundle?: string; charts?: Array<{ release: string; ref: string }> } } }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+  observedGeneration?: number
+}
+const getRuntime = async () =>
+  expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as {
+    metadata: { generation: number }
+    status?: { conditions?: Cond[]; mirror?: { inputDigest?: string; bundle?: string; charts?: Array<{ release: string; ref: string }> } }
+  }
 const mirrored = async () => (await getRuntime()).status?.conditions?.find((c) => c.type === "Mirrored")
 const touch = async (value: string) =>
   expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { annotations: { "test/touch": value } } } }), "touch")
@@ -50,7 +82,12 @@ beforeAll(async () => {
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
   await applyManifests(info, [
-    { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } } },
+    {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster" },
+      spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } },
+    },
     { ...contentConfigMap(INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(INPUT_DIGEST).metadata, namespace: ns } },
     { ...contentConfigMap(OTHER_INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(OTHER_INPUT_DIGEST).metadata, namespace: ns } },
   ])
@@ -68,7 +105,13 @@ describe("registry-mirror controller on the local control plane", () => {
   it("waits for Resolved, then mirrors the resolution and records every artifact", async () => {
     await eventually(async () => (await mirrored())?.reason === "AwaitingResolution", { what: "Mirrored=False/AwaitingResolution" })
     await resolve(INPUT_DIGEST)
-    const c = await eventually(async () => { const m = await mirrored(); return m?.status === "True" ? m : undefined }, { timeoutMs: 60_000, what: "Mirrored=True" })
+    const c = await eventually(
+      async () => {
+        const m = await mirrored()
+        return m?.status === "True" ? m : undefined
+      },
+      { timeoutMs: 60_000, what: "Mirrored=True" },
+    )
     expect(c).toMatchObject({ reason: "ContentMirrored", observedGeneration: 1, message: expect.stringContaining(INPUT_DIGEST.slice(7, 19)) })
     const mirror = (await getRuntime()).status!.mirror!
     expect(mirror.inputDigest).toBe(INPUT_DIGEST)
@@ -85,7 +128,8 @@ describe("registry-mirror controller on the local control plane", () => {
   })
 
   it("writes nothing more while nothing changes, even when the runtime is touched", async () => {
-    const ours = () => readAuditEvents(info, { resource: "clusterruntimes", name: "cluster" }).filter((e) => e.requestURI.includes("fieldManager=aicr-registry-mirror")).length
+    const ours = () =>
+      readAuditEvents(info, { resource: "clusterruntimes", name: "cluster" }).filter((e) => e.requestURI.includes("fieldManager=aicr-registry-mirror")).length
     const before = ours()
     expect(before).toBeGreaterThanOrEqual(2) // AwaitingResolution, then ContentMirrored
     await touch("1")
@@ -97,11 +141,23 @@ describe("registry-mirror controller on the local control plane", () => {
     const port = Number(registry.address.split(":")[1])
     await registry.stop()
     await resolve(OTHER_INPUT_DIGEST)
-    const down = await eventually(async () => { const m = await mirrored(); return m?.reason === "Mirroring" ? m : undefined }, { timeoutMs: 60_000, what: "Mirrored=False/Mirroring" })
+    const down = await eventually(
+      async () => {
+        const m = await mirrored()
+        return m?.reason === "Mirroring" ? m : undefined
+      },
+      { timeoutMs: 60_000, what: "Mirrored=False/Mirroring" },
+    )
     expect(down).toMatchObject({ status: "False", message: expect.stringContaining("retrying after a transient failure") })
     expect(down.message).toContain(registry.address)
     registry = await startRegistry({ name: "mirror-ctl", dir: registryDir, port })
-    const up = await eventually(async () => { const m = await mirrored(); return m?.status === "True" ? m : undefined }, { timeoutMs: 90_000, what: "Mirrored=True after recovery" })
+    const up = await eventually(
+      async () => {
+        const m = await mirrored()
+        return m?.status === "True" ? m : undefined
+      },
+      { timeoutMs: 90_000, what: "Mirrored=True after recovery" },
+    )
     expect(up.message).toContain(OTHER_INPUT_DIGEST.slice(7, 19))
     expect((await getRuntime()).status!.mirror!.inputDigest).toBe(OTHER_INPUT_DIGEST)
   })
@@ -114,11 +170,23 @@ describe("registry-mirror controller on the local control plane", () => {
     try {
       await writeFile(dockerConfig, auth("wrong"))
       start(secured.address, ["--docker-config", dockerConfig])
-      const refused = await eventually(async () => { const m = await mirrored(); return m?.reason === "Unauthorized" ? m : undefined }, { timeoutMs: 60_000, what: "Mirrored=False/Unauthorized" })
+      const refused = await eventually(
+        async () => {
+          const m = await mirrored()
+          return m?.reason === "Unauthorized" ? m : undefined
+        },
+        { timeoutMs: 60_000, what: "Mirrored=False/Unauthorized" },
+      )
       expect(refused).toMatchObject({ status: "False", message: expect.stringContaining(secured.address) })
       await writeFile(dockerConfig, auth("right"))
       await touch("2") // any event: the credentials file is read again at the next handshake
-      const ok = await eventually(async () => { const m = await mirrored(); return m?.status === "True" ? m : undefined }, { timeoutMs: 60_000, what: "Mirrored=True with fixed credentials" })
+      const ok = await eventually(
+        async () => {
+          const m = await mirrored()
+          return m?.status === "True" ? m : undefined
+        },
+        { timeoutMs: 60_000, what: "Mirrored=True with fixed credentials" },
+      )
       expect(ok.reason).toBe("ContentMirrored")
       expect((await getRuntime()).status!.mirror!.bundle).toContain(`${secured.address}/aicr/it/bundles/cluster:`)
     } finally {
@@ -130,16 +198,35 @@ describe("registry-mirror controller on the local control plane", () => {
   it("runs as the bundle that ships (esbuild --splitting): starts on the YAML kubeconfig, loads the OCI client on demand and mirrors", async () => {
     const out = await mkdtemp(join(tmpdir(), "mirror-bundle-"))
     const built = await buildApp("registry-mirror", out)
-    const child = spawn(process.execPath, [
-      built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-      "--registry", `oci://${registry.address}/aicr/bundle`, "--operator-namespace", ns,
-      ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
-    ], { stdio: ["ignore", "ignore", "pipe"] })
+    const child = spawn(
+      process.execPath,
+      [
+        built.entry,
+        "--kubeconfig",
+        info.kubeconfig,
+        "--leader-elect=false",
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+        "--log-level=warn",
+        "--registry",
+        `oci://${registry.address}/aicr/bundle`,
+        "--operator-namespace",
+        ns,
+        ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    )
     let stderr = ""
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
     try {
       await resolve(INPUT_DIGEST) // the status holds OTHER_INPUT_DIGEST: a new mirror, into a new prefix
-      const ok = await eventually(async () => { const m = await mirrored(); return m?.status === "True" && m.message.includes(INPUT_DIGEST.slice(7, 19)) ? m : undefined }, { timeoutMs: 60_000, what: `Mirrored=True from the bundle (stderr: ${stderr})` })
+      const ok = await eventually(
+        async () => {
+          const m = await mirrored()
+          return m?.status === "True" && m.message.includes(INPUT_DIGEST.slice(7, 19)) ? m : undefined
+        },
+        { timeoutMs: 60_000, what: `Mirrored=True from the bundle (stderr: ${stderr})` },
+      )
       expect(ok.reason).toBe("ContentMirrored")
       expect((await getRuntime()).status!.mirror!.bundle).toContain(`${registry.address}/aicr/bundle/bundles/cluster:`)
       expect(child.exitCode).toBeNull()

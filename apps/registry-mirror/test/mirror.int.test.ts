@@ -27,7 +27,12 @@ const fast = { maxAttempts: 2, baseDelayMs: 50, maxDelayMs: 200 }
 const planFor = (registryAddress: string, prefix: string, inputDigest = INPUT_DIGEST): MirrorPlan => {
   const r = readResolution(contentData())
   if (!r.ok) throw new Error(r.why)
-  const p = planMirror(r.resolution, inputDigest, { registry: registryAddress, prefix }, parseRewrites(Object.entries(upstream.rewrites).map(([a, b]) => `${a}=${b}`)))
+  const p = planMirror(
+    r.resolution,
+    inputDigest,
+    { registry: registryAddress, prefix },
+    parseRewrites(Object.entries(upstream.rewrites).map(([a, b]) => `${a}=${b}`)),
+  )
   if (!p.ok) throw new Error(JSON.stringify(p.unsupported))
   return p.plan
 }
@@ -54,7 +59,9 @@ describe("mirroring the fixture recipe", () => {
   })
 
   it("pushes every chart, wrapper and the bundle, each digest-pinned", () => {
-    expect(first.charts.map((c) => c.key).sort()).toEqual([...FIXTURE_CHARTS.map((c) => c.name), "gpu-operator-manifests", "kubeflow-trainer-manifests", "skyhook-customizations"].sort())
+    expect(first.charts.map((c) => c.key).sort()).toEqual(
+      [...FIXTURE_CHARTS.map((c) => c.name), "gpu-operator-manifests", "kubeflow-trainer-manifests", "skyhook-customizations"].sort(),
+    )
     for (const c of [...first.charts, first.bundle]) {
       expect(c.action).toBe("pushed")
       expect(c.ref).toMatch(new RegExp(`^${registry.address}/${prefix}/(charts|wrappers|bundles)/[a-z0-9-]+:[\\w.-]+@sha256:[a-f0-9]{64}$`))
@@ -105,7 +112,9 @@ describe("mirroring the fixture recipe", () => {
       const repo = `${r.registry}/${r.repository}`
       const version = r.tag!
       const text = await helm.helm("template", "x", `oci://${repo}`, "--version", version, "--plain-http")
-      const docs = parseAllDocuments(text).map((d) => d.toJS() as { kind?: string; metadata?: { name: string } }).filter((d) => d?.kind !== undefined)
+      const docs = parseAllDocuments(text)
+        .map((d) => d.toJS() as { kind?: string; metadata?: { name: string } })
+        .filter((d) => d?.kind !== undefined)
       const release = key.replace(/-manifests$/, "")
       const manifests = Object.entries(fixtureBundle().files).filter(([p]) => p.startsWith(`${release}/manifests/`))
       expect(docs.map((d) => `${d.kind}/${d.metadata!.name}`)).toEqual(
@@ -122,7 +131,7 @@ describe("mirroring the fixture recipe", () => {
     expect(layer.annotations).toMatchObject({ "org.opencontainers.image.title": ".", "io.deis.oras.content.unpack": "true" })
     const tar = gunzipSync(await client.fetchBlob(first.bundle.ref, layer, { maxBytes: 16 * 1024 * 1024 }))
     const files: Record<string, string> = {}
-    for (let off = 0; off + 512 <= tar.length; ) {
+    for (let off = 0; off + 512 <= tar.length;) {
       const h = tar.subarray(off, off + 512)
       if (h.every((b) => b === 0)) break
       const name = h.subarray(0, 100).toString("utf8").replace(/\0.*$/su, "")
@@ -169,7 +178,11 @@ describe("never overwriting", () => {
     const other = packageChart({ ...FIXTURE_CHARTS.find((c) => c.chart === "cert-manager")!, fillerBytes: 1 })
     const pushed = await client.pushChart(`${registry.address}/${prefix}/charts/cert-manager`, other.tgz)
     const err = await runMirror(client, planFor(registry.address, prefix), { rewrites: rewrites() }).catch((e: unknown) => e)
-    expect(err).toMatchObject({ _tag: "ConflictError", reference: `${registry.address}/${prefix}/charts/cert-manager:${cert.version}`, existing: pushed.manifest.digest })
+    expect(err).toMatchObject({
+      _tag: "ConflictError",
+      reference: `${registry.address}/${prefix}/charts/cert-manager:${cert.version}`,
+      existing: pushed.manifest.digest,
+    })
     const e = err as { wanted: string; message: string }
     expect(e.wanted).toMatch(/^sha256:[a-f0-9]{64}$/)
     expect(e.wanted).not.toBe(pushed.manifest.digest)
@@ -185,7 +198,10 @@ describe("never overwriting", () => {
     await runMirror(client, plan, { rewrites: rewrites() })
     // A different bundle rendered for the same input (it cannot be, unless the content changed under the tag).
     const changed = { ...plan, bundle: { ...plan.bundle, files: { ...plan.bundle.files, "README.md": "changed\n" } } }
-    await expect(runMirror(client, changed, { rewrites: rewrites() })).rejects.toMatchObject({ _tag: "ConflictError", reference: `${plan.bundle.repository}:${plan.bundle.tag}` })
+    await expect(runMirror(client, changed, { rewrites: rewrites() })).rejects.toMatchObject({
+      _tag: "ConflictError",
+      reference: `${plan.bundle.repository}:${plan.bundle.tag}`,
+    })
   })
 
   it("pushes a second resolution beside the first one, deleting nothing", async () => {
@@ -194,7 +210,9 @@ describe("never overwriting", () => {
     const b = await runMirror(client, planFor(registry.address, prefix, OTHER_INPUT_DIGEST), { rewrites: rewrites() })
     expect(b.bundle.ref).not.toBe(a.bundle.ref)
     expect(b.pushed).toBe(1) // only the new bundle tag: every chart is already there
-    expect((await client.tags(`${registry.address}/${prefix}/bundles/cluster`)).sort()).toEqual([a.bundle.ref, b.bundle.ref].map((r) => parseReference(r).tag).sort())
+    expect((await client.tags(`${registry.address}/${prefix}/bundles/cluster`)).sort()).toEqual(
+      [a.bundle.ref, b.bundle.ref].map((r) => parseReference(r).tag).sort(),
+    )
   })
 })
 
@@ -225,7 +243,9 @@ describe("registry failures", () => {
   it("reports an upstream outage as transient too", async () => {
     upstream.fail(503)
     try {
-      await expect(runMirror(client, planFor(registry.address, "aicr/upstream-down"), { rewrites: rewrites() })).rejects.toMatchObject({ _tag: "RegistryUnavailableError" })
+      await expect(runMirror(client, planFor(registry.address, "aicr/upstream-down"), { rewrites: rewrites() })).rejects.toMatchObject({
+        _tag: "RegistryUnavailableError",
+      })
     } finally {
       upstream.fail(undefined)
     }
@@ -236,7 +256,10 @@ describe("registry failures", () => {
     const wrong = new OciClient({ credentials: staticCredentials({ [secured.address]: { username: "mirror", password: "wrong" } }), retry: fast })
     const right = new OciClient({ credentials: staticCredentials({ [secured.address]: { username: "mirror", password: "right" } }), retry: fast })
     try {
-      await expect(runMirror(wrong, planFor(secured.address, "aicr/secured"), { rewrites: rewrites() })).rejects.toMatchObject({ _tag: "UnauthorizedError", registry: secured.address })
+      await expect(runMirror(wrong, planFor(secured.address, "aicr/secured"), { rewrites: rewrites() })).rejects.toMatchObject({
+        _tag: "UnauthorizedError",
+        registry: secured.address,
+      })
       const ok = await runMirror(right, planFor(secured.address, "aicr/secured"), { rewrites: rewrites() })
       expect(ok.pushed).toBe(ok.charts.length + 1)
     } finally {
@@ -253,6 +276,10 @@ describe("registry failures", () => {
     if (!r.ok) throw new Error(r.why)
     const p = planMirror(r.resolution, INPUT_DIGEST, { registry: registry.address, prefix: "aicr/missing" }, rewrites())
     if (!p.ok) throw new Error("unplannable")
-    await expect(runMirror(client, p.plan, { rewrites: rewrites() })).rejects.toMatchObject({ _tag: "ChartSourceUnsupportedError", release: "cert-manager", message: expect.stringContaining("v9.9.9") })
+    await expect(runMirror(client, p.plan, { rewrites: rewrites() })).rejects.toMatchObject({
+      _tag: "ChartSourceUnsupportedError",
+      release: "cert-manager",
+      message: expect.stringContaining("v9.9.9"),
+    })
   })
 })

@@ -11,7 +11,17 @@ import { promisify } from "node:util"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { applyManifests, createNamespace, eventually, type HarnessInfo, kubeRequest, type Proc, type Registry, spawnProc, startRegistry } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  createNamespace,
+  eventually,
+  type HarnessInfo,
+  kubeRequest,
+  type Proc,
+  type Registry,
+  spawnProc,
+  startRegistry,
+} from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
@@ -32,7 +42,8 @@ let planner: Proc | undefined
 
 /** The real kubectl, as a user runs it (the admin's kubeconfig). */
 const kubectl = async (...args: string[]) =>
-  (await run(info.bin.kubectl!, args, { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: work } })).stdout
+  (await run(info.bin.kubectl!, args, { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: work } }))
+    .stdout
 /** `kubectl get clusterruntime -o wide` as a header → value map of its one row. */
 const wide = async (): Promise<Record<string, string>> => {
   const [header, row, ...rest] = (await kubectl("get", "clusterruntime", "-o", "wide")).trimEnd().split("\n")
@@ -55,16 +66,48 @@ beforeAll(async () => {
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
   await applyManifests(info, [
-    { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } } },
+    {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster" },
+      spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } },
+    },
     { ...contentConfigMap(INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(INPUT_DIGEST).metadata, namespace: ns } },
   ])
-  const common = ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns]
-  fiber = Effect.runFork(runApp(registryMirrorApp, parseConfig("registry-mirror", [
-    ...common, "--registry", `oci://${registry.address}/aicr/moved`, "--verify-interval", "1s",
-    ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
-  ], {})))
+  const common = [
+    "--kubeconfig",
+    info.kubeconfig,
+    "--leader-elect=false",
+    "--metrics-bind-address=0",
+    "--health-probe-bind-address=0",
+    "--log-level=warn",
+    "--operator-namespace",
+    ns,
+  ]
+  fiber = Effect.runFork(
+    runApp(
+      registryMirrorApp,
+      parseConfig(
+        "registry-mirror",
+        [
+          ...common,
+          "--registry",
+          `oci://${registry.address}/aicr/moved`,
+          "--verify-interval",
+          "1s",
+          ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+        ],
+        {},
+      ),
+    ),
+  )
   const bundle = await buildApp("planner", join(work, "planner"))
-  planner = await spawnProc({ name: "planner", bin: process.execPath, args: [bundle.entry, ...common, "--stabilization-window", "10m"], logDir: join(info.dir, "logs", "moved-tag-kubectl") })
+  planner = await spawnProc({
+    name: "planner",
+    bin: process.execPath,
+    args: [bundle.entry, ...common, "--stabilization-window", "10m"],
+    logDir: join(info.dir, "logs", "moved-tag-kubectl"),
+  })
 }, 120_000)
 
 afterAll(async () => {
@@ -84,10 +127,17 @@ describe("a moved tag in kubectl get clusterruntime", () => {
 
   it("mirrored: STALLED False in -o wide; the default columns stay the guide's", async () => {
     await resolveAsResolver(info, INPUT_DIGEST)
-    const ref = await eventually(async () => {
-      const r = (await kubeRequest(info, { method: "GET", path: RUNTIME })).body as { status?: { conditions?: Array<{ type: string; status: string }>; mirror?: { charts?: Array<{ release: string; ref: string }> } } }
-      return r.status?.conditions?.find((c) => c.type === "Mirrored")?.status === "True" ? r.status.mirror?.charts?.find((c) => c.release === "gpu-operator")?.ref : undefined
-    }, { timeoutMs: 60_000, what: "Mirrored=True" })
+    const ref = await eventually(
+      async () => {
+        const r = (await kubeRequest(info, { method: "GET", path: RUNTIME })).body as {
+          status?: { conditions?: Array<{ type: string; status: string }>; mirror?: { charts?: Array<{ release: string; ref: string }> } }
+        }
+        return r.status?.conditions?.find((c) => c.type === "Mirrored")?.status === "True"
+          ? r.status.mirror?.charts?.find((c) => c.release === "gpu-operator")?.ref
+          : undefined
+      },
+      { timeoutMs: 60_000, what: "Mirrored=True" },
+    )
     const at = ref.indexOf("@")
     recorded = { repository: ref.slice(0, ref.lastIndexOf(":", at)), tag: ref.slice(ref.lastIndexOf(":", at) + 1, at), digest: ref.slice(at + 1) }
     await eventually(async () => ((await wide()).STALLED === "False" ? true : undefined), { timeoutMs: 30_000, what: "STALLED False" })
@@ -97,14 +147,21 @@ describe("a moved tag in kubectl get clusterruntime", () => {
   it("a tag moved with oras push: STALLED True, and the Stalled reason is Conflict naming the release, the tag and both digests", async () => {
     const other = join(work, "other.txt")
     await writeFile(other, "not the chart the mirror recorded\n")
-    await run(info.bin.oras, ["push", `${recorded.repository}:${recorded.tag}`, "--artifact-type", "application/vnd.example.moved", "other.txt", "--plain-http"], { cwd: work })
+    await run(
+      info.bin.oras,
+      ["push", `${recorded.repository}:${recorded.tag}`, "--artifact-type", "application/vnd.example.moved", "other.txt", "--plain-http"],
+      { cwd: work },
+    )
     const found = (await client.resolve(`${recorded.repository}:${recorded.tag}`)).digest
     expect(found).not.toBe(recorded.digest)
 
-    const row = await eventually(async () => {
-      const r = await wide()
-      return r.STALLED === "True" ? r : undefined
-    }, { timeoutMs: 60_000, what: "STALLED True" })
+    const row = await eventually(
+      async () => {
+        const r = await wide()
+        return r.STALLED === "True" ? r : undefined
+      },
+      { timeoutMs: 60_000, what: "STALLED True" },
+    )
     expect(row.NAME).toBe("cluster")
     const s = await stalled()
     expect(s.reason).toBe("Conflict")

@@ -13,7 +13,17 @@ import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
 import { parseConfig, runApp } from "@aicr/runtime"
 import {
-  applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, packageDemoChart, type Registry, startRegistry,
+  applyManifests,
+  createNamespace,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  packageDemoChart,
+  type Registry,
+  startRegistry,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -32,29 +42,65 @@ let client: OciClient
 let ns: string
 let fiber: Fiber.Fiber<never, unknown> | undefined
 
-interface Cond { type: string; status: string; reason: string; message: string }
-interface Mirror { inputDigest?: string; bundle?: string; charts?: Array<{ release: string; ref: string }> }
-const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { metadata: { generation: number }; status?: { conditions?: Cond[]; mirror?: Mirror } }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+}
+interface Mirror {
+  inputDigest?: string
+  bundle?: string
+  charts?: Array<{ release: string; ref: string }>
+}
+const getRuntime = async () =>
+  expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as {
+    metadata: { generation: number }
+    status?: { conditions?: Cond[]; mirror?: Mirror }
+  }
 const mirrored = async () => (await getRuntime()).status?.conditions?.find((c) => c.type === "Mirrored")
 
 const resolve = (inputDigest: string) => resolveAsResolver(info, inputDigest)
 
 beforeAll(async () => {
   registryDir = await mkdtemp(join(tmpdir(), "mirror-moved-registry-"))
-  ;[upstream, registry, helm] = await Promise.all([startChartUpstream(), startRegistry({ name: "mirror-moved", dir: registryDir, deletes: true }), isolatedHelm("aicr-moved-")])
+  ;[upstream, registry, helm] = await Promise.all([
+    startChartUpstream(),
+    startRegistry({ name: "mirror-moved", dir: registryDir, deletes: true }),
+    isolatedHelm("aicr-moved-"),
+  ])
   client = new OciClient()
   ns = await createNamespace(info, "aicr-moved")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
   await applyManifests(info, [
-    { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } } },
+    {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster" },
+      spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } },
+    },
     { ...contentConfigMap(INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(INPUT_DIGEST).metadata, namespace: ns } },
   ])
-  const config = parseConfig("registry-mirror", [
-    "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-    "--registry", `oci://${registry.address}/aicr/moved`, "--operator-namespace", ns, "--verify-interval", "1s",
-    ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
-  ], {})
+  const config = parseConfig(
+    "registry-mirror",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--registry",
+      `oci://${registry.address}/aicr/moved`,
+      "--operator-namespace",
+      ns,
+      "--verify-interval",
+      "1s",
+      ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(registryMirrorApp, config))
 })
 
@@ -90,7 +136,13 @@ describe("a tag moved under the registry-mirror, on the real registry", () => {
     const found = (await client.resolve(recorded.reference)).digest
     expect(found).not.toBe(recorded.digest)
 
-    const c = await eventually(async () => { const m = await mirrored(); return m?.reason === "Conflict" ? m : undefined }, { timeoutMs: 30_000, what: "Mirrored=False/Conflict" })
+    const c = await eventually(
+      async () => {
+        const m = await mirrored()
+        return m?.reason === "Conflict" ? m : undefined
+      },
+      { timeoutMs: 30_000, what: "Mirrored=False/Conflict" },
+    )
     expect(c.status).toBe("False")
     expect(c.message).toContain(`Release gpu-operator: tag ${recorded.reference} now holds ${found}, not ${recorded.digest}`)
     // The mirror leaves the tag as it found it, and its record as it was.
@@ -107,7 +159,13 @@ describe("a tag moved under the registry-mirror, on the real registry", () => {
     // The local registry speaks plain HTTP: the one flag the command needs here and not on ECR.
     await run(info.bin.oras, [...command!.split(" ").slice(1), "--plain-http"])
     expect((await client.resolve(recorded.reference)).digest).toBe(recorded.digest)
-    const ok = await eventually(async () => { const m = await mirrored(); return m?.status === "True" ? m : undefined }, { timeoutMs: 30_000, what: "Mirrored=True after the restore" })
+    const ok = await eventually(
+      async () => {
+        const m = await mirrored()
+        return m?.status === "True" ? m : undefined
+      },
+      { timeoutMs: 30_000, what: "Mirrored=True after the restore" },
+    )
     expect(ok.reason).toBe("ContentMirrored")
     expect((await getRuntime()).status!.mirror).toEqual(mirror)
   })
@@ -116,7 +174,10 @@ describe("a tag moved under the registry-mirror, on the real registry", () => {
     const repository = recorded.reference.slice(0, recorded.reference.lastIndexOf(":"))
     await run(info.bin.oras, ["manifest", "delete", `${repository}@${recorded.digest}`, "--force", "--plain-http"])
     expect(await client.manifestExists(recorded.reference)).toBeUndefined()
-    await eventually(async () => (await client.manifestExists(recorded.reference))?.digest === recorded.digest, { timeoutMs: 30_000, what: `${recorded.reference} pushed again at ${recorded.digest}` })
+    await eventually(async () => (await client.manifestExists(recorded.reference))?.digest === recorded.digest, {
+      timeoutMs: 30_000,
+      what: `${recorded.reference} pushed again at ${recorded.digest}`,
+    })
     expect(await mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
     expect((await getRuntime()).status!.mirror).toEqual(mirror)
   })

@@ -22,8 +22,18 @@ let registry: Registry
 let ns: string
 let fiber: Fiber.Fiber<never, unknown> | undefined
 
-interface Cond { type: string; status: string; reason: string; message: string; observedGeneration?: number }
-const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as { metadata: { generation: number }; status?: { conditions?: Cond[]; mirror?: { inputDigest?: string } } }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+  observedGeneration?: number
+}
+const getRuntime = async () =>
+  expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as {
+    metadata: { generation: number }
+    status?: { conditions?: Cond[]; mirror?: { inputDigest?: string } }
+  }
 const mirrored = async () => {
   const r = await getRuntime()
   const c = r.status?.conditions?.find((x) => x.type === "Mirrored")
@@ -42,7 +52,10 @@ const bundleTags = async (): Promise<string[]> => {
 }
 
 beforeAll(async () => {
-  ;[upstream, registry] = await Promise.all([startChartUpstream(), startRegistry({ name: "mirror-paused", dir: await mkdtemp(join(tmpdir(), "mirror-paused-registry-")) })])
+  ;[upstream, registry] = await Promise.all([
+    startChartUpstream(),
+    startRegistry({ name: "mirror-paused", dir: await mkdtemp(join(tmpdir(), "mirror-paused-registry-")) }),
+  ])
   ns = await createNamespace(info, "aicr-mirror-paused")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
@@ -50,11 +63,23 @@ beforeAll(async () => {
     { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { ...SPEC, paused: true } },
     { ...contentConfigMap(INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(INPUT_DIGEST).metadata, namespace: ns } },
   ])
-  const config = parseConfig("registry-mirror", [
-    "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-    "--registry", `oci://${registry.address}/aicr/paused`, "--operator-namespace", ns,
-    ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
-  ], {})
+  const config = parseConfig(
+    "registry-mirror",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--registry",
+      `oci://${registry.address}/aicr/paused`,
+      "--operator-namespace",
+      ns,
+      ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(registryMirrorApp, config))
 })
 
@@ -68,17 +93,41 @@ afterAll(async () => {
 describe("registry-mirror and spec.paused on the local control plane", () => {
   it("starts no mirror while the runtime is paused, and mirrors once it is cleared", async () => {
     await resolve(INPUT_DIGEST)
-    const waiting = await eventually(async () => { const m = await mirrored(); return m?.message.startsWith("spec.paused") ? m : undefined }, { timeoutMs: 60_000, what: "Mirrored=False saying paused" })
-    expect(waiting).toMatchObject({ status: "False", reason: "Mirroring", message: `spec.paused is set: input ${INPUT_DIGEST.slice(7, 19)} is not mirrored until it is cleared` })
+    const waiting = await eventually(
+      async () => {
+        const m = await mirrored()
+        return m?.message.startsWith("spec.paused") ? m : undefined
+      },
+      { timeoutMs: 60_000, what: "Mirrored=False saying paused" },
+    )
+    expect(waiting).toMatchObject({
+      status: "False",
+      reason: "Mirroring",
+      message: `spec.paused is set: input ${INPUT_DIGEST.slice(7, 19)} is not mirrored until it is cleared`,
+    })
     // A later event (the runtime touched) still starts nothing.
-    expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { annotations: { "test/touch": "1" } } }, contentType: "application/merge-patch+json" }), "touch")
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: RUNTIME,
+        body: { metadata: { annotations: { "test/touch": "1" } } },
+        contentType: "application/merge-patch+json",
+      }),
+      "touch",
+    )
     await new Promise((r) => setTimeout(r, 3_000))
     expect(await bundleTags()).toEqual([])
     expect((await getRuntime()).status?.mirror).toBeUndefined()
 
     await setPaused(false)
     await resolve(INPUT_DIGEST) // the resolver's Resolved=True for the new generation (inputs unchanged)
-    const done = await eventually(async () => { const m = await mirrored(); return m?.status === "True" ? m : undefined }, { timeoutMs: 90_000, what: "Mirrored=True after unpausing" })
+    const done = await eventually(
+      async () => {
+        const m = await mirrored()
+        return m?.status === "True" ? m : undefined
+      },
+      { timeoutMs: 90_000, what: "Mirrored=True after unpausing" },
+    )
     expect(done.reason).toBe("ContentMirrored")
     expect((await getRuntime()).status?.mirror?.inputDigest).toBe(INPUT_DIGEST)
     expect(await bundleTags()).toHaveLength(1)

@@ -12,8 +12,15 @@ import { Registry } from "../src/act"
 import { MirrorConfig, type MirrorSettings } from "../src/config"
 import { contract } from "../src/contract"
 import {
-  ChartSourceUnsupportedError, ConflictError, ContentInvalidError, ContentTooLargeError, type MirrorError, RegistryCredentialsUnavailableError,
-  RegistryUnavailableError, ResolutionMissingError, UnauthorizedError,
+  ChartSourceUnsupportedError,
+  ConflictError,
+  ContentInvalidError,
+  ContentTooLargeError,
+  type MirrorError,
+  RegistryCredentialsUnavailableError,
+  RegistryUnavailableError,
+  ResolutionMissingError,
+  UnauthorizedError,
 } from "../src/errors"
 import { reconcile } from "../src/reconcile"
 import { LastVerification } from "../src/verify"
@@ -49,12 +56,13 @@ const setup = (state: RuntimeState = {}, options: { content?: boolean } = {}) =>
       Effect.provideService(MirrorConfig, settings),
       Effect.provideService(LastVerification, last),
       Effect.exit,
-    ))
+    ),
+  )
   const restart = () => void (last = Effect.runSync(LastVerification.make))
   const statusWrites = () => fake.writesTo(ClusterRuntimeKind, "cluster").filter((w) => w.subresource === "status")
   const runtime = () => fake.peek<ClusterRuntime>(ClusterRuntimeKind, "cluster")!
   const mirrored = () => runtime().status?.conditions?.find((c) => c.type === "Mirrored")
-  const warnings = () => fake.writes.filter((w) => w.kind === "Event" && w.verb === "create").map((w) => (w.body as { reason: string; type: string }))
+  const warnings = () => fake.writes.filter((w) => w.kind === "Event" && w.verb === "create").map((w) => w.body as { reason: string; type: string })
   return { fake, registry, run, restart, statusWrites, runtime, mirrored, warnings, events }
 }
 
@@ -70,12 +78,17 @@ describe("registry-mirror reconcile", () => {
         expect(exit).toEqual(Exit.succeed({ _tag: "OnChange" }))
         expect(t.statusWrites()).toHaveLength(1)
         expect(t.mirrored()).toEqual({
-          type: "Mirrored", status: "False", observedGeneration: 1, lastTransitionTime: "2026-12-02T10:00:00Z", reason: "AwaitingResolution",
+          type: "Mirrored",
+          status: "False",
+          observedGeneration: 1,
+          lastTransitionTime: "2026-12-02T10:00:00Z",
+          reason: "AwaitingResolution",
           message: "Waiting for Resolved=True at generation 1: Resolved is Unknown/NotYetReported",
         })
         expect(t.registry.calls()).toBe(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("mirrors a current resolution: Mirrored=True and status.mirror with every artifact digest-pinned", () =>
     at(
@@ -83,15 +96,23 @@ describe("registry-mirror reconcile", () => {
         const t = setup()
         expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
         expect(t.registry.calls()).toBe(1)
-        expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored", observedGeneration: 1, message: `Mirrored 13 charts, 3 wrapper charts and the bundle of input ${INPUT_DIGEST.slice(7, 19)}` })
+        expect(t.mirrored()).toMatchObject({
+          status: "True",
+          reason: "ContentMirrored",
+          observedGeneration: 1,
+          message: `Mirrored 13 charts, 3 wrapper charts and the bundle of input ${INPUT_DIGEST.slice(7, 19)}`,
+        })
         const mirror = t.runtime().status!.mirror!
         expect(mirror.inputDigest).toBe(INPUT_DIGEST)
         expect(mirror.bundle).toMatch(/^registry\.example\/aicr\/cluster\/bundles\/cluster:input-[a-f0-9]{32}@sha256:[a-f0-9]{64}$/)
         expect(mirror.charts!.map((c) => c.release)).toEqual([...mirror.charts!.map((c) => c.release)].sort())
-        expect(mirror.charts!.find((c) => c.release === "cert-manager")!.ref).toMatch(/^registry\.example\/aicr\/cluster\/charts\/cert-manager:v1\.17\.2@sha256:/)
+        expect(mirror.charts!.find((c) => c.release === "cert-manager")!.ref).toMatch(
+          /^registry\.example\/aicr\/cluster\/charts\/cert-manager:v1\.17\.2@sha256:/,
+        )
         expect(mirror.charts!.find((c) => c.release === "gpu-operator-manifests")!.ref).toContain("/wrappers/gpu-operator:0.0.0-aicr-")
       }),
-    ))
+    ),
+  )
 
   it.effect("idempotence: a second pass with nothing changed writes nothing and copies nothing", () =>
     at(
@@ -105,7 +126,8 @@ describe("registry-mirror reconcile", () => {
         expect(t.registry.calls()).toBe(1)
         expect(t.registry.checks()).toBe(1) // the interval passed: the recorded tags were checked, and found intact
       }),
-    ))
+    ),
+  )
 
   it.effect("spec.paused: no new mirror starts (Mirrored=False/Mirroring, not a stall, no Warning); a current mirror stays True; clearing it mirrors", () =>
     at(
@@ -115,13 +137,24 @@ describe("registry-mirror reconcile", () => {
         const paused = (p: boolean) => {
           const generation = t.runtime().metadata.generation! + 1
           const next = aRuntime({ generation, mirror: t.runtime().status?.mirror })
-          t.fake.seed(ClusterRuntimeKind, { ...next, spec: { ...next.spec, paused: p }, status: { ...next.status, conditions: [...(t.runtime().status?.conditions ?? []).filter((c) => c.type !== "Resolved"), ...next.status!.conditions!] } })
+          t.fake.seed(ClusterRuntimeKind, {
+            ...next,
+            spec: { ...next.spec, paused: p },
+            status: {
+              ...next.status,
+              conditions: [...(t.runtime().status?.conditions ?? []).filter((c) => c.type !== "Resolved"), ...next.status!.conditions!],
+            },
+          })
           expect(t.runtime().metadata.generation).toBe(generation)
         }
         paused(true)
         expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
         expect(t.registry.calls()).toBe(0)
-        expect(t.mirrored()).toMatchObject({ status: "False", reason: "Mirroring", message: `spec.paused is set: input ${INPUT_DIGEST.slice(7, 19)} is not mirrored until it is cleared` })
+        expect(t.mirrored()).toMatchObject({
+          status: "False",
+          reason: "Mirroring",
+          message: `spec.paused is set: input ${INPUT_DIGEST.slice(7, 19)} is not mirrored until it is cleared`,
+        })
         expect(t.runtime().status?.mirror).toBeUndefined()
         expect(t.warnings()).toEqual([])
         paused(false)
@@ -134,7 +167,8 @@ describe("registry-mirror reconcile", () => {
         expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
         expect(t.registry.calls()).toBe(1)
       }),
-    ))
+    ),
+  )
 
   it.effect("idempotence while waiting: a repeated wait writes nothing", () =>
     at(
@@ -145,7 +179,8 @@ describe("registry-mirror reconcile", () => {
         yield* t.run
         expect(t.fake.writes).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("staleness: a True Resolved written for an older generation is treated as Unknown", () =>
     at(
@@ -156,14 +191,24 @@ describe("registry-mirror reconcile", () => {
         expect(t.runtime().metadata.generation).toBe(2)
         yield* t.run
         expect(t.registry.calls()).toBe(0)
-        expect(t.mirrored()).toMatchObject({ status: "False", reason: "AwaitingResolution", observedGeneration: 2, message: "Waiting for Resolved=True at generation 2: Resolved is Unknown/Stale" })
+        expect(t.mirrored()).toMatchObject({
+          status: "False",
+          reason: "AwaitingResolution",
+          observedGeneration: 2,
+          message: "Waiting for Resolved=True at generation 2: Resolved is Unknown/Stale",
+        })
       }),
-    ))
+    ),
+  )
 
   it.effect("room: the apply carries only Mirrored and status.mirror, as aicr-registry-mirror, without force", () =>
     at(
       Effect.gen(function* () {
-        const t = setup({ extraConditions: [{ type: "Ready", status: "False", observedGeneration: 1, lastTransitionTime: "2026-12-01T00:00:00Z", reason: "NoActivePlan", message: "" }] })
+        const t = setup({
+          extraConditions: [
+            { type: "Ready", status: "False", observedGeneration: 1, lastTransitionTime: "2026-12-01T00:00:00Z", reason: "NoActivePlan", message: "" },
+          ],
+        })
         yield* t.run
         const [w] = t.statusWrites()
         expect(w).toMatchObject({ verb: "apply", manager: contract.fieldManager, force: false, result: "ok" })
@@ -173,10 +218,16 @@ describe("registry-mirror reconcile", () => {
         expect(Object.keys(body.status).sort()).toEqual(["conditions", "mirror"])
         expect((body.status["conditions"] as Array<{ type: string }>).map((c) => c.type)).toEqual(["Mirrored"])
         // Other writers' conditions stay on the object, untouched.
-        expect(t.runtime().status!.conditions!.map((c) => c.type).sort()).toEqual(["Mirrored", "Ready", "Resolved"])
+        expect(
+          t
+            .runtime()
+            .status!.conditions!.map((c) => c.type)
+            .sort(),
+        ).toEqual(["Mirrored", "Ready", "Resolved"])
         expect(t.fake.writes.every((x) => x.kind === "ClusterRuntime" && x.subresource === "status")).toBe(true)
       }),
-    ))
+    ),
+  )
 
   it.effect("mirrors again when the resolution changes, keeping Mirrored's transition time while it stays True", () =>
     at(
@@ -186,14 +237,25 @@ describe("registry-mirror reconcile", () => {
         const before = t.mirrored()!
         t.fake.seed(Core.ConfigMap, contentConfigMap(OTHER_INPUT_DIGEST, contentData()))
         const rt = t.runtime()
-        t.fake.seed(ClusterRuntimeKind, { ...rt, status: { ...rt.status, resolution: { ...rt.status!.resolution!, inputDigest: OTHER_INPUT_DIGEST, contentConfigMap: contentConfigMap(OTHER_INPUT_DIGEST).metadata.name } } })
+        t.fake.seed(ClusterRuntimeKind, {
+          ...rt,
+          status: {
+            ...rt.status,
+            resolution: { ...rt.status!.resolution!, inputDigest: OTHER_INPUT_DIGEST, contentConfigMap: contentConfigMap(OTHER_INPUT_DIGEST).metadata.name },
+          },
+        })
         yield* TestClock.adjust("1 minute")
         yield* t.run
         expect(t.registry.calls()).toBe(2)
         expect(t.runtime().status!.mirror!.inputDigest).toBe(OTHER_INPUT_DIGEST)
-        expect(t.mirrored()).toMatchObject({ status: "True", lastTransitionTime: before.lastTransitionTime, message: expect.stringContaining(OTHER_INPUT_DIGEST.slice(7, 19)) })
+        expect(t.mirrored()).toMatchObject({
+          status: "True",
+          lastTransitionTime: before.lastTransitionTime,
+          message: expect.stringContaining(OTHER_INPUT_DIGEST.slice(7, 19)),
+        })
       }),
-    ))
+    ),
+  )
 
   it.effect("rebuilds status.mirror after it was lost, by mirroring again (the registry already has everything)", () =>
     at(
@@ -207,7 +269,8 @@ describe("registry-mirror reconcile", () => {
         expect(t.registry.calls()).toBe(2)
         expect(t.runtime().status!.mirror).toEqual(first)
       }),
-    ))
+    ),
+  )
 
   describe("the recorded tags, checked in the registry (a registry has no watch)", () => {
     const chartTag = (t: ReturnType<typeof setup>, release: string) => {
@@ -235,41 +298,45 @@ describe("registry-mirror reconcile", () => {
           expect(t.registry.checks()).toBe(2)
           expect(t.registry.calls()).toBe(1)
         }),
-      ))
+      ),
+    )
 
-    it.effect("a tag moved under a recorded release: Mirrored=False/Conflict names the release, the tag and both digests, pushes nothing back; restored, it clears", () =>
-      at(
-        Effect.gen(function* () {
-          const t = setup()
-          yield* t.run
-          const mirror = t.runtime().status!.mirror
-          const gpu = chartTag(t, "gpu-operator")
-          t.registry.tags.set(gpu.reference, MOVED)
-          t.restart()
-          const exit = yield* t.run
-          expect(exit).toEqual(Exit.succeed(RECHECK))
-          expect(t.mirrored()).toMatchObject({ status: "False", reason: "Conflict" })
-          expect(t.mirrored()!.message).toBe(
-            `Release gpu-operator: tag ${gpu.reference} now holds ${MOVED}, not ${gpu.digest} as mirrored for input ${INPUT_DIGEST.slice(7, 19)}; ` +
-              "deployed releases stay at the recorded digest, but no new plan is composed until the tag holds it again; " +
-              `the mirror never overwrites a tag: find who pushed it, then restore it with oras tag ${gpu.reference.slice(0, gpu.reference.lastIndexOf(":"))}@${gpu.digest} ${gpu.reference.slice(gpu.reference.lastIndexOf(":") + 1)}`,
-          )
-          expect(t.registry.tags.get(gpu.reference)).toBe(MOVED)
-          expect(t.registry.calls()).toBe(1)
-          expect(t.runtime().status!.mirror).toEqual(mirror)
-          expect(t.warnings()).toEqual([expect.objectContaining({ type: "Warning", reason: "Conflict", action: "Mirror" })])
-          // Still moved: checked again on the next pass, nothing written.
-          t.fake.clearWrites()
-          yield* t.run
-          expect(t.registry.checks()).toBe(2)
-          expect(t.fake.writes).toHaveLength(0)
-          // Restored by hand (oras tag): the next check finds it; Mirrored is True again.
-          t.registry.tags.set(gpu.reference, gpu.digest)
-          expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
-          expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
-          expect(t.registry.calls()).toBe(1)
-        }),
-      ))
+    it.effect(
+      "a tag moved under a recorded release: Mirrored=False/Conflict names the release, the tag and both digests, pushes nothing back; restored, it clears",
+      () =>
+        at(
+          Effect.gen(function* () {
+            const t = setup()
+            yield* t.run
+            const mirror = t.runtime().status!.mirror
+            const gpu = chartTag(t, "gpu-operator")
+            t.registry.tags.set(gpu.reference, MOVED)
+            t.restart()
+            const exit = yield* t.run
+            expect(exit).toEqual(Exit.succeed(RECHECK))
+            expect(t.mirrored()).toMatchObject({ status: "False", reason: "Conflict" })
+            expect(t.mirrored()!.message).toBe(
+              `Release gpu-operator: tag ${gpu.reference} now holds ${MOVED}, not ${gpu.digest} as mirrored for input ${INPUT_DIGEST.slice(7, 19)}; ` +
+                "deployed releases stay at the recorded digest, but no new plan is composed until the tag holds it again; " +
+                `the mirror never overwrites a tag: find who pushed it, then restore it with oras tag ${gpu.reference.slice(0, gpu.reference.lastIndexOf(":"))}@${gpu.digest} ${gpu.reference.slice(gpu.reference.lastIndexOf(":") + 1)}`,
+            )
+            expect(t.registry.tags.get(gpu.reference)).toBe(MOVED)
+            expect(t.registry.calls()).toBe(1)
+            expect(t.runtime().status!.mirror).toEqual(mirror)
+            expect(t.warnings()).toEqual([expect.objectContaining({ type: "Warning", reason: "Conflict", action: "Mirror" })])
+            // Still moved: checked again on the next pass, nothing written.
+            t.fake.clearWrites()
+            yield* t.run
+            expect(t.registry.checks()).toBe(2)
+            expect(t.fake.writes).toHaveLength(0)
+            // Restored by hand (oras tag): the next check finds it; Mirrored is True again.
+            t.registry.tags.set(gpu.reference, gpu.digest)
+            expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
+            expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
+            expect(t.registry.calls()).toBe(1)
+          }),
+        ),
+    )
 
     it.effect("several moved tags: the first is named with both digests, the others listed", () =>
       at(
@@ -279,9 +346,13 @@ describe("registry-mirror reconcile", () => {
           for (const r of ["gpu-operator", "cert-manager"]) t.registry.tags.set(chartTag(t, r).reference, MOVED)
           t.restart()
           yield* t.run
-          expect(t.mirrored()).toMatchObject({ reason: "Conflict", message: expect.stringMatching(/^Release cert-manager: tag .*\(and 1 more: gpu-operator\)/) })
+          expect(t.mirrored()).toMatchObject({
+            reason: "Conflict",
+            message: expect.stringMatching(/^Release cert-manager: tag .*\(and 1 more: gpu-operator\)/),
+          })
         }),
-      ))
+      ),
+    )
 
     it.effect("a recorded tag that is gone is pushed again from the resolution (no overwrite); Mirrored stays True", () =>
       at(
@@ -297,7 +368,8 @@ describe("registry-mirror reconcile", () => {
           expect(t.registry.tags.get(gpu.reference)).toBeDefined()
           expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
         }),
-      ))
+      ),
+    )
 
     it.effect("a check the registry does not answer is shown like a failed mirror, and checked again", () =>
       at(
@@ -308,8 +380,14 @@ describe("registry-mirror reconcile", () => {
           t.registry.failNextCheck(new RegistryUnavailableError({ registry: "registry.example", cause: "HTTP 503", message: "HEAD answered 503" }))
           const exit = yield* t.run
           expect(Exit.isFailure(exit) && exit.cause.toString()).toContain("RetryAfterTransientFailure")
-          expect(t.mirrored()).toMatchObject({ status: "False", reason: "Mirroring", message: `Checking the mirror of input ${INPUT_DIGEST.slice(7, 19)}: retrying after a transient failure: registry.example is unavailable (HTTP 503)` })
-          t.registry.failNextCheck(new UnauthorizedError({ registry: "registry.example", message: "The runtime registry registry.example refused the check: unauthorized" }))
+          expect(t.mirrored()).toMatchObject({
+            status: "False",
+            reason: "Mirroring",
+            message: `Checking the mirror of input ${INPUT_DIGEST.slice(7, 19)}: retrying after a transient failure: registry.example is unavailable (HTTP 503)`,
+          })
+          t.registry.failNextCheck(
+            new UnauthorizedError({ registry: "registry.example", message: "The runtime registry registry.example refused the check: unauthorized" }),
+          )
           expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
           expect(t.mirrored()).toMatchObject({ status: "False", reason: "Unauthorized" })
           yield* t.run
@@ -317,48 +395,100 @@ describe("registry-mirror reconcile", () => {
           expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
           expect(t.registry.calls()).toBe(1)
         }),
-      ))
+      ),
+    )
   })
 
   describe("error mapping", () => {
     const terminal: Array<{ error: MirrorError; status: string; reason: string; requeue: object }> = [
-      { error: new UnauthorizedError({ registry: "registry.example", message: "The runtime registry registry.example refused the push" }), status: "False", reason: "Unauthorized", requeue: { _tag: "After" } },
-      { error: new RegistryCredentialsUnavailableError({ path: "/x", message: "Registry credentials /x cannot be read: ENOENT" }), status: "False", reason: "RegistryCredentialsUnavailable", requeue: { _tag: "After" } },
-      { error: new ConflictError({ reference: "r/a:1", existing: "sha256:a", wanted: "sha256:b", message: "Tag r/a:1 already holds sha256:a, not sha256:b" }), status: "False", reason: "Conflict", requeue: { _tag: "After" } },
-      { error: new ChartSourceUnsupportedError({ release: "cert-manager", message: "Release cert-manager: chart not found" }), status: "False", reason: "ChartSourceUnsupported", requeue: { _tag: "After" } },
+      {
+        error: new UnauthorizedError({ registry: "registry.example", message: "The runtime registry registry.example refused the push" }),
+        status: "False",
+        reason: "Unauthorized",
+        requeue: { _tag: "After" },
+      },
+      {
+        error: new RegistryCredentialsUnavailableError({ path: "/x", message: "Registry credentials /x cannot be read: ENOENT" }),
+        status: "False",
+        reason: "RegistryCredentialsUnavailable",
+        requeue: { _tag: "After" },
+      },
+      {
+        error: new ConflictError({ reference: "r/a:1", existing: "sha256:a", wanted: "sha256:b", message: "Tag r/a:1 already holds sha256:a, not sha256:b" }),
+        status: "False",
+        reason: "Conflict",
+        requeue: { _tag: "After" },
+      },
+      {
+        error: new ChartSourceUnsupportedError({ release: "cert-manager", message: "Release cert-manager: chart not found" }),
+        status: "False",
+        reason: "ChartSourceUnsupported",
+        requeue: { _tag: "After" },
+      },
       { error: new ContentTooLargeError({ what: "x", message: "too large" }), status: "False", reason: "ContentTooLarge", requeue: { _tag: "OnChange" } },
-      { error: new ResolutionMissingError({ configMap: "c", message: "Waiting for c" }), status: "False", reason: "AwaitingResolution", requeue: { _tag: "OnChange" } },
-      { error: new ContentInvalidError({ configMap: "c", message: "secret detail" }), status: "Unknown", reason: "InternalError", requeue: { _tag: "OnChange" } },
+      {
+        error: new ResolutionMissingError({ configMap: "c", message: "Waiting for c" }),
+        status: "False",
+        reason: "AwaitingResolution",
+        requeue: { _tag: "OnChange" },
+      },
+      {
+        error: new ContentInvalidError({ configMap: "c", message: "secret detail" }),
+        status: "Unknown",
+        reason: "InternalError",
+        requeue: { _tag: "OnChange" },
+      },
     ]
     it.effect.each(terminal)("$error._tag: Mirrored=$status/$reason, status.mirror kept, requeue $requeue._tag", ({ error, status, reason, requeue }) =>
       at(
         Effect.gen(function* () {
-          const t = setup({ mirror: { inputDigest: OTHER_INPUT_DIGEST, bundle: "registry.example/aicr/cluster/bundles/cluster:input-old@sha256:0", charts: [] } })
+          const t = setup({
+            mirror: { inputDigest: OTHER_INPUT_DIGEST, bundle: "registry.example/aicr/cluster/bundles/cluster:input-old@sha256:0", charts: [] },
+          })
           t.registry.failNext(error)
           const exit = yield* t.run
           expect(exit).toMatchObject(Exit.succeed(requeue))
           expect(t.mirrored()).toMatchObject({ type: "Mirrored", status, reason })
           if (reason === "InternalError") expect(t.mirrored()!.message).toBe("Please check controller logs for errors")
           expect(t.runtime().status!.mirror!.inputDigest).toBe(OTHER_INPUT_DIGEST)
-          expect(t.warnings()).toEqual(status === "False" && reason !== "AwaitingResolution" ? [expect.objectContaining({ type: "Warning", reason, action: "Mirror" })] : [])
+          expect(t.warnings()).toEqual(
+            status === "False" && reason !== "AwaitingResolution" ? [expect.objectContaining({ type: "Warning", reason, action: "Mirror" })] : [],
+          )
           // The same failure again: no status write, no second Event.
           t.registry.failNext(error)
           const writes = t.fake.writes.length
           yield* t.run
           expect(t.fake.writes.length).toBe(writes)
         }),
-      ))
+      ),
+    )
 
     it.effect("a registry outage: Mirrored=False/Mirroring naming the cause, the reconcile fails for the driver's backoff, and recovery clears it", () =>
       at(
         Effect.gen(function* () {
           const t = setup()
-          t.registry.failNext(new RegistryUnavailableError({ registry: "registry.example", cause: "ECONNREFUSED", message: "GET http://registry.example/v2/ failed (ECONNREFUSED)" }))
+          t.registry.failNext(
+            new RegistryUnavailableError({
+              registry: "registry.example",
+              cause: "ECONNREFUSED",
+              message: "GET http://registry.example/v2/ failed (ECONNREFUSED)",
+            }),
+          )
           const exit = yield* t.run
           expect(Exit.isFailure(exit) && exit.cause.toString()).toContain("RetryAfterTransientFailure")
-          expect(t.mirrored()).toMatchObject({ status: "False", reason: "Mirroring", message: `Mirroring input ${INPUT_DIGEST.slice(7, 19)}: retrying after a transient failure: registry.example is unavailable (ECONNREFUSED)` })
+          expect(t.mirrored()).toMatchObject({
+            status: "False",
+            reason: "Mirroring",
+            message: `Mirroring input ${INPUT_DIGEST.slice(7, 19)}: retrying after a transient failure: registry.example is unavailable (ECONNREFUSED)`,
+          })
           // Same outage again: same condition, no write.
-          t.registry.failNext(new RegistryUnavailableError({ registry: "registry.example", cause: "ECONNREFUSED", message: "GET http://registry.example/v2/ failed (ECONNREFUSED)" }))
+          t.registry.failNext(
+            new RegistryUnavailableError({
+              registry: "registry.example",
+              cause: "ECONNREFUSED",
+              message: "GET http://registry.example/v2/ failed (ECONNREFUSED)",
+            }),
+          )
           t.fake.clearWrites()
           yield* t.run
           expect(t.fake.writes).toHaveLength(0)
@@ -366,7 +496,8 @@ describe("registry-mirror reconcile", () => {
           expect(yield* t.run).toEqual(Exit.succeed(RECHECK))
           expect(t.mirrored()).toMatchObject({ status: "True", reason: "ContentMirrored" })
         }),
-      ))
+      ),
+    )
 
     it.effect("an unsupported release in the content is reported without touching the registry", () =>
       at(
@@ -378,9 +509,14 @@ describe("registry-mirror reconcile", () => {
           t.fake.seed(Core.ConfigMap, contentConfigMap(INPUT_DIGEST, { ...data, "recipe.json": JSON.stringify(recipe) }))
           yield* t.run
           expect(t.registry.calls()).toBe(0)
-          expect(t.mirrored()).toMatchObject({ status: "False", reason: "ChartSourceUnsupported", message: expect.stringContaining("Release aws-efa cannot be mirrored: its source scheme s3://") })
+          expect(t.mirrored()).toMatchObject({
+            status: "False",
+            reason: "ChartSourceUnsupported",
+            message: expect.stringContaining("Release aws-efa cannot be mirrored: its source scheme s3://"),
+          })
         }),
-      ))
+      ),
+    )
 
     it.effect("a missing content ConfigMap waits (AwaitingResolution) instead of failing", () =>
       at(
@@ -389,7 +525,8 @@ describe("registry-mirror reconcile", () => {
           expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
           expect(t.mirrored()).toMatchObject({ status: "False", reason: "AwaitingResolution", message: expect.stringContaining(`${NAMESPACE}/aicr-content-`) })
         }),
-      ))
+      ),
+    )
 
     it.effect("an API server outage while reading fails the reconcile without a status write", () =>
       at(
@@ -400,7 +537,8 @@ describe("registry-mirror reconcile", () => {
           expect(Exit.isFailure(exit) && exit.cause.toString()).toContain("KubeError")
           expect(t.statusWrites()).toHaveLength(0)
         }),
-      ))
+      ),
+    )
   })
 
   it.effect("ignores any runtime not named cluster", () =>
@@ -415,6 +553,6 @@ describe("registry-mirror reconcile", () => {
       )
       expect(exit).toEqual(Exit.succeed({ _tag: "Never" }))
       expect(t.fake.writes).toHaveLength(0)
-    }))
+    }),
+  )
 })
-

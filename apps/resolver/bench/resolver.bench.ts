@@ -11,7 +11,18 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { jobRbac } from "@aicr/aicr"
-import { aicrBinary, applyManifests, createNamespace, eventually, expectOk, gpuNode, kubeRequest, readVersions, repoRoot, runningPlane } from "@aicr/testing/harness"
+import {
+  aicrBinary,
+  applyManifests,
+  createNamespace,
+  eventually,
+  expectOk,
+  gpuNode,
+  kubeRequest,
+  readVersions,
+  repoRoot,
+  runningPlane,
+} from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
 
 const dir = process.argv[2]
@@ -42,11 +53,31 @@ const SPEC = {
 }
 await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SPEC }])
 
-const child = spawn(process.execPath, [
-  "--expose-gc", "--import", probe, built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-  "--aicr-version", VERSION, "--allow-unsupported-aicr=true", "--registry", `oci://${info.registry}/aicr/bench`, "--operator-namespace", ns,
-  "--component-namespaces", "cert-manager,gpu-operator,kai-scheduler,kube-system,kubeflow,monitoring,nvidia-dra-driver,nvsentinel,skyhook",
-], { stdio: ["ignore", "inherit", "pipe"] })
+const child = spawn(
+  process.execPath,
+  [
+    "--expose-gc",
+    "--import",
+    probe,
+    built.entry,
+    "--kubeconfig",
+    info.kubeconfig,
+    "--leader-elect=false",
+    "--metrics-bind-address=0",
+    "--health-probe-bind-address=0",
+    "--log-level=warn",
+    "--aicr-version",
+    VERSION,
+    "--allow-unsupported-aicr=true",
+    "--registry",
+    `oci://${info.registry}/aicr/bench`,
+    "--operator-namespace",
+    ns,
+    "--component-namespaces",
+    "cert-manager,gpu-operator,kai-scheduler,kube-system,kubeflow,monitoring,nvidia-dra-driver,nvsentinel,skyhook",
+  ],
+  { stdio: ["ignore", "inherit", "pipe"] },
+)
 let stderr = ""
 child.stderr!.on("data", (d: Buffer) => void (stderr += d.toString()))
 const rss = async (): Promise<number> => {
@@ -60,17 +91,43 @@ const cpuMs = (): number => {
   const f = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
   return (Number(f[11]) + Number(f[12])) * 10
 }
-interface Cond { type: string; status: string; reason: string; observedGeneration?: number }
-const runtime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "runtime") as { metadata: { generation: number }; status?: { conditions?: Cond[]; resolution?: { inputDigest?: string } } }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  observedGeneration?: number
+}
+const runtime = async () =>
+  expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "runtime") as {
+    metadata: { generation: number }
+    status?: { conditions?: Cond[]; resolution?: { inputDigest?: string } }
+  }
 const resolvedAt = async (notDigest?: string) =>
-  eventually(async () => {
-    const r = await runtime()
-    const c = r.status?.conditions?.find((x) => x.type === "Resolved")
-    return c?.status === "True" && c.observedGeneration === r.metadata.generation && r.status?.resolution?.inputDigest !== notDigest ? r : undefined
-  }, { timeoutMs: 300_000, intervalMs: 50, what: "Resolved=True" })
-const jobs = async () => (expectOk(await kubeRequest(info, { method: "GET", path: `/apis/batch/v1/namespaces/${ns}/jobs?labelSelector=operator.aicr.run%2Frole%3Daicr-job` }), "jobs") as { items: unknown[] }).items.length
+  eventually(
+    async () => {
+      const r = await runtime()
+      const c = r.status?.conditions?.find((x) => x.type === "Resolved")
+      return c?.status === "True" && c.observedGeneration === r.metadata.generation && r.status?.resolution?.inputDigest !== notDigest ? r : undefined
+    },
+    { timeoutMs: 300_000, intervalMs: 50, what: "Resolved=True" },
+  )
+const jobs = async () =>
+  (
+    expectOk(
+      await kubeRequest(info, { method: "GET", path: `/apis/batch/v1/namespaces/${ns}/jobs?labelSelector=operator.aicr.run%2Frole%3Daicr-job` }),
+      "jobs",
+    ) as { items: unknown[] }
+  ).items.length
 const setOverride = async (value: string) =>
-  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, contentType: "application/merge-patch+json", body: { spec: { overrides: [{ path: "gpuoperator:driver.version", value }] } } }), "override")
+  expectOk(
+    await kubeRequest(info, {
+      method: "PATCH",
+      path: RUNTIME,
+      contentType: "application/merge-patch+json",
+      body: { spec: { overrides: [{ path: "gpuoperator:driver.version", value }] } },
+    }),
+    "override",
+  )
 
 try {
   const first = await resolvedAt()
@@ -90,8 +147,46 @@ try {
   for (let i = 0; i < 5; i++) {
     const d = mkdtempSync(join(work, "cli-"))
     const t0 = performance.now()
-    execFileSync(bin, ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "--format", "json", "--output", join(d, "r.json")], { cwd: d, stdio: "ignore" })
-    execFileSync(bin, ["bundle", "--recipe", join(d, "r.json"), "--output", join(d, "b"), "--system-node-selector", "eks.amazonaws.com/nodegroup=system", "--accelerated-node-selector", "eks.amazonaws.com/nodegroup=gpu", "--accelerated-node-toleration", "nvidia.com/gpu:NoSchedule", "--set", `gpuoperator:driver.version=580.105.${20 + i}`], { cwd: d, stdio: "ignore" })
+    execFileSync(
+      bin,
+      [
+        "recipe",
+        "--service",
+        "eks",
+        "--accelerator",
+        "h100",
+        "--os",
+        "ubuntu",
+        "--intent",
+        "training",
+        "--platform",
+        "kubeflow",
+        "--format",
+        "json",
+        "--output",
+        join(d, "r.json"),
+      ],
+      { cwd: d, stdio: "ignore" },
+    )
+    execFileSync(
+      bin,
+      [
+        "bundle",
+        "--recipe",
+        join(d, "r.json"),
+        "--output",
+        join(d, "b"),
+        "--system-node-selector",
+        "eks.amazonaws.com/nodegroup=system",
+        "--accelerated-node-selector",
+        "eks.amazonaws.com/nodegroup=gpu",
+        "--accelerated-node-toleration",
+        "nvidia.com/gpu:NoSchedule",
+        "--set",
+        `gpuoperator:driver.version=580.105.${20 + i}`,
+      ],
+      { cwd: d, stdio: "ignore" },
+    )
     cliMs.push(performance.now() - t0)
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -101,34 +196,84 @@ try {
   const names = Array.from({ length: extraNodes }, (_, i) => `zz-bench-gpu-${i}`)
   const tCreate = performance.now()
   for (let i = 0; i < names.length; i += 50) {
-    await Promise.all(names.slice(i, i + 50).map((name, j) => {
-      const n = gpuNode(1000 + i + j)
-      return kubeRequest(info, { method: "POST", path: "/api/v1/nodes", body: { apiVersion: "v1", kind: "Node", metadata: { name, labels: { ...n.labels, "kubernetes.io/hostname": name }, annotations: { "kwok.x-k8s.io/node": "fake" } }, spec: { taints: [{ key: "nvidia.com/gpu", effect: "NoSchedule" }] } } })
-    }))
+    await Promise.all(
+      names.slice(i, i + 50).map((name, j) => {
+        const n = gpuNode(1000 + i + j)
+        return kubeRequest(info, {
+          method: "POST",
+          path: "/api/v1/nodes",
+          body: {
+            apiVersion: "v1",
+            kind: "Node",
+            metadata: { name, labels: { ...n.labels, "kubernetes.io/hostname": name }, annotations: { "kwok.x-k8s.io/node": "fake" } },
+            spec: { taints: [{ key: "nvidia.com/gpu", effect: "NoSchedule" }] },
+          },
+        })
+      }),
+    )
   }
   const createSeconds = +((performance.now() - tCreate) / 1000).toFixed(1)
-  console.log(JSON.stringify({ overhead: { resolverMedianMs: Math.round(median(resolverMs)), bareCliMedianMs: Math.round(median(cliMs)), ratio: +(median(resolverMs) / median(cliMs)).toFixed(1) }, idleRssMiB: idleRss, createSeconds }))
-  await eventually(async () => ((await runtime()) as { status?: { discovery?: { accelerated?: { nodeCount: number } } } }).status?.discovery?.accelerated?.nodeCount === extraNodes + 4 ? true : undefined, { timeoutMs: 300_000, intervalMs: 500, what: "all nodes discovered" })
+  console.log(
+    JSON.stringify({
+      overhead: {
+        resolverMedianMs: Math.round(median(resolverMs)),
+        bareCliMedianMs: Math.round(median(cliMs)),
+        ratio: +(median(resolverMs) / median(cliMs)).toFixed(1),
+      },
+      idleRssMiB: idleRss,
+      createSeconds,
+    }),
+  )
+  await eventually(
+    async () =>
+      ((await runtime()) as { status?: { discovery?: { accelerated?: { nodeCount: number } } } }).status?.discovery?.accelerated?.nodeCount === extraNodes + 4
+        ? true
+        : undefined,
+    { timeoutMs: 300_000, intervalMs: 500, what: "all nodes discovered" },
+  )
   const jobsBefore = await jobs()
   // 1,000 node events that change no input: an irrelevant label on 1,000 nodes.
   const cpu0 = cpuMs()
   const tEvents = performance.now()
   for (let i = 0; i < 1000; i += 50) {
-    await Promise.all(names.slice(i, i + 50).map((name) => kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${name}`, contentType: "application/merge-patch+json", body: { metadata: { labels: { "bench.aicr.run/touched": "yes" } } } })))
+    await Promise.all(
+      names.slice(i, i + 50).map((name) =>
+        kubeRequest(info, {
+          method: "PATCH",
+          path: `/api/v1/nodes/${name}`,
+          contentType: "application/merge-patch+json",
+          body: { metadata: { labels: { "bench.aicr.run/touched": "yes" } } },
+        }),
+      ),
+    )
   }
   await new Promise((r) => setTimeout(r, 5000))
   const cpuPer1000Events = cpuMs() - cpu0
   const eventsSeconds = +((performance.now() - tEvents) / 1000).toFixed(1)
   const jobsAfterChurn = await jobs()
   const scaleRss = await rss()
-  console.log(JSON.stringify({ aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore, resolverCpuMsPer1000NodeEvents: cpuPer1000Events, eventsSeconds, rssWithAllNodesMiB: scaleRss }))
+  console.log(
+    JSON.stringify({
+      aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore,
+      resolverCpuMsPer1000NodeEvents: cpuPer1000Events,
+      eventsSeconds,
+      rssWithAllNodesMiB: scaleRss,
+    }),
+  )
   // One relevant change: a new driver on one node (its GPU feature discovery labels).
   const tRelevant = performance.now()
-  await kubeRequest(info, { method: "PATCH", path: "/api/v1/nodes/kwok-gpu-1", contentType: "application/merge-patch+json", body: { metadata: { labels: { "nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "95", "nvidia.com/cuda.driver.rev": "05" } } } })
+  await kubeRequest(info, {
+    method: "PATCH",
+    path: "/api/v1/nodes/kwok-gpu-1",
+    contentType: "application/merge-patch+json",
+    body: { metadata: { labels: { "nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "95", "nvidia.com/cuda.driver.rev": "05" } } },
+  })
   await resolvedAt(digest).catch(async (e: unknown) => {
     // What the resolver reports when the change did not resolve in time (to stderr, which the bench runner shows).
     const r = await runtime()
-    const js = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/batch/v1/namespaces/${ns}/jobs` }), "jobs") as { items: Array<{ metadata: { name: string }; status?: unknown }> }
+    const js = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/batch/v1/namespaces/${ns}/jobs` }), "jobs") as {
+      items: Array<{ metadata: { name: string }; status?: unknown }>
+    }
     process.stderr.write(`${JSON.stringify({ conditions: r.status?.conditions, jobs: js.items.map((j) => [j.metadata.name, j.status]) })}\n`)
     throw e
   })
@@ -136,21 +281,39 @@ try {
   await new Promise((r) => setTimeout(r, 3000))
   const jobsAfterRelevant = await jobs()
   const busyRss = await rss()
-  console.log(JSON.stringify({
-    aicr: VERSION,
-    overhead: { resolverMedianMs: Math.round(median(resolverMs)), bareCliMedianMs: Math.round(median(cliMs)), ratio: +(median(resolverMs) / median(cliMs)).toFixed(1), resolverMs: resolverMs.map(Math.round), cliMs: cliMs.map(Math.round) },
-    scale: {
-      nodes: extraNodes + 6, createSeconds,
-      aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore,
-      resolverCpuMsPer1000NodeEvents: cpuPer1000Events, eventsSeconds,
-      aicrJobsPerRelevantChange: jobsAfterRelevant - jobsAfterChurn, resolutionsPerRelevantChange: (jobsAfterRelevant - jobsAfterChurn) / 3, relevantChangeToResolvedSeconds: relevantSeconds,
-    },
-    rssMiB: { idleAfterFirstResolution: idleRss, idleWithAllNodes: scaleRss, afterRelevantChange: busyRss },
-  }, null, 2))
+  console.log(
+    JSON.stringify(
+      {
+        aicr: VERSION,
+        overhead: {
+          resolverMedianMs: Math.round(median(resolverMs)),
+          bareCliMedianMs: Math.round(median(cliMs)),
+          ratio: +(median(resolverMs) / median(cliMs)).toFixed(1),
+          resolverMs: resolverMs.map(Math.round),
+          cliMs: cliMs.map(Math.round),
+        },
+        scale: {
+          nodes: extraNodes + 6,
+          createSeconds,
+          aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore,
+          resolverCpuMsPer1000NodeEvents: cpuPer1000Events,
+          eventsSeconds,
+          aicrJobsPerRelevantChange: jobsAfterRelevant - jobsAfterChurn,
+          resolutionsPerRelevantChange: (jobsAfterRelevant - jobsAfterChurn) / 3,
+          relevantChangeToResolvedSeconds: relevantSeconds,
+        },
+        rssMiB: { idleAfterFirstResolution: idleRss, idleWithAllNodes: scaleRss, afterRelevantChange: busyRss },
+      },
+      null,
+      2,
+    ),
+  )
 } finally {
   child.kill("SIGTERM")
   for (let i = 0; i < extraNodes; i += 100) {
-    await Promise.all(Array.from({ length: Math.min(100, extraNodes - i) }, (_, j) => kubeRequest(info, { method: "DELETE", path: `/api/v1/nodes/zz-bench-gpu-${i + j}` })))
+    await Promise.all(
+      Array.from({ length: Math.min(100, extraNodes - i) }, (_, j) => kubeRequest(info, { method: "DELETE", path: `/api/v1/nodes/zz-bench-gpu-${i + j}` })),
+    )
   }
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
 }

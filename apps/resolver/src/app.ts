@@ -30,9 +30,15 @@ export const resolverApp: AppSpec<Error> = {
   setup: (ctx) =>
     Effect.gen(function* () {
       const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
-      yield* Effect.logInfo("Starting resolver", { aicr: settings.version, image: settings.jobs.image, registry: `${settings.registry.host}/${settings.registry.prefix}`, namespace: settings.namespace })
+      yield* Effect.logInfo("Starting resolver", {
+        aicr: settings.version,
+        image: settings.jobs.image,
+        registry: `${settings.registry.host}/${settings.registry.prefix}`,
+        namespace: settings.namespace,
+      })
       if (settings.gate._tag === "Allowed") yield* Effect.logWarning("Development allowance in use", { note: settings.gate.note })
-      if (settings.gate._tag === "Refused") yield* Effect.logError("The pinned AICR does not pass the version gate: every resolution is AICRVersionMismatch", { message: settings.gate.message })
+      if (settings.gate._tag === "Refused")
+        yield* Effect.logError("The pinned AICR does not pass the version gate: every resolution is AICRVersionMismatch", { message: settings.gate.message })
       // The bundle store's OCI client (undici) is loaded and opened by the first pull, not at start: an idle resolver
       // never loads it (as the planner's chart registry and registry-mirror's registry).
       const opened = yield* openOnFirstUse(() => import("./registry").then((m) => m.openBundleStore(settings, `aicr-${contract.controller}`)))
@@ -50,7 +56,10 @@ export const resolverApp: AppSpec<Error> = {
             return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
           case kindKey(Core.Node):
             // An update that changes nothing discovery reads under the current placement starts no pass.
-            return { transform: trimNode as (o: KubeObject) => KubeObject, ignore: (e) => e.type === "update" && sameUnder(placement(), e.old as CachedNode, e.object as CachedNode) }
+            return {
+              transform: trimNode as (o: KubeObject) => KubeObject,
+              ignore: (e) => e.type === "update" && sameUnder(placement(), e.old as CachedNode, e.object as CachedNode),
+            }
           default: // its AICR Jobs and their output and content ConfigMaps, in each namespace it runs Jobs in or writes to
             return namespaces.map((namespace) => ({ namespace }))
         }
@@ -64,7 +73,11 @@ export const resolverApp: AppSpec<Error> = {
           kind: ClusterRuntimeKind,
           sources: informers.sources,
           reconcile: (key: string) =>
-            reconcile(key).pipe(Effect.provideService(ResolverConfig, settings), Effect.provideService(Nodes, nodeList), Effect.provideService(BundleStore, store)),
+            reconcile(key).pipe(
+              Effect.provideService(ResolverConfig, settings),
+              Effect.provideService(Nodes, nodeList),
+              Effect.provideService(BundleStore, store),
+            ),
         },
       ]
     }),

@@ -79,7 +79,12 @@ const bool = (flag: string, value: string | undefined): boolean => {
 /** Parses the app's flags (the runtime's own flags arrive here as `RuntimeConfig.rest`). Throws on bad input. */
 export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): ResolverSettings => {
   const flags = readAppFlags(argv, env, ENV)
-  const many = (f: string): string[] => flags.all(f).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "")
+  const many = (f: string): string[] =>
+    flags
+      .all(f)
+      .flatMap((v) => v.split(","))
+      .map((v) => v.trim())
+      .filter((v) => v !== "")
   const one = (f: string): string | undefined => flags.one(f)
   const version = one("aicr-version")
   if (version === undefined) throw new Error("--aicr-version (or AICR_VERSION) is required, e.g. v0.11.1")
@@ -90,9 +95,14 @@ export const parseSettings = (argv: ReadonlyArray<string>, env: Readonly<Record<
   const namespace = one("operator-namespace") ?? env["POD_NAMESPACE"] ?? "aicr-system"
   const allowed = many("component-namespaces")
   if (allowed.length === 0) {
-    throw new Error("--component-namespaces (or AICR_COMPONENT_NAMESPACES) is required: every namespace the recipe may deploy into, comma-separated (chart namespaces.components)")
+    throw new Error(
+      "--component-namespaces (or AICR_COMPONENT_NAMESPACES) is required: every namespace the recipe may deploy into, comma-separated (chart namespaces.components)",
+    )
   }
-  const gate = versionGate(caps, { prerelease: bool("allow-prerelease-aicr", one("allow-prerelease-aicr")), outsideRange: bool("allow-unsupported-aicr", one("allow-unsupported-aicr")) })
+  const gate = versionGate(caps, {
+    prerelease: bool("allow-prerelease-aicr", one("allow-prerelease-aicr")),
+    outsideRange: bool("allow-unsupported-aicr", one("allow-unsupported-aicr")),
+  })
   return {
     caps,
     gate,

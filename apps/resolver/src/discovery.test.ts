@@ -1,10 +1,24 @@
 import { describe, expect, it } from "vitest"
 import { discover, type NodeView, sameUnder } from "./discovery"
 
-const node = (name: string, labels: Record<string, string>, osImage = "Ubuntu 24.04.2 LTS"): NodeView => ({ metadata: { name, labels }, status: { nodeInfo: { osImage } } })
+const node = (name: string, labels: Record<string, string>, osImage = "Ubuntu 24.04.2 LTS"): NodeView => ({
+  metadata: { name, labels },
+  status: { nodeInfo: { osImage } },
+})
 const sys = (name: string) => node(name, { pool: "system" })
 const gpu = (name: string, extra: Record<string, string> = {}, osImage?: string) =>
-  node(name, { pool: "gpu", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/cuda.driver.major": "570", "nvidia.com/cuda.driver.minor": "133", "nvidia.com/cuda.driver.rev": "20", ...extra }, osImage)
+  node(
+    name,
+    {
+      pool: "gpu",
+      "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+      "nvidia.com/cuda.driver.major": "570",
+      "nvidia.com/cuda.driver.minor": "133",
+      "nvidia.com/cuda.driver.rev": "20",
+      ...extra,
+    },
+    osImage,
+  )
 const placement = { system: { nodeSelector: { pool: "system" } }, accelerated: { nodeSelector: { pool: "gpu" } } }
 
 describe("discover", () => {
@@ -12,7 +26,12 @@ describe("discover", () => {
     ["both groups selected, disjoint and homogeneous", placement, [sys("s1"), gpu("g2"), gpu("g1")], undefined],
     ["no system node", placement, [gpu("g1")], "NodeGroupEmpty"],
     ["no GPU node", placement, [sys("s1")], "NodeGroupEmpty"],
-    ["a node in both groups", { system: { nodeSelector: { role: "x" } }, accelerated: { nodeSelector: { role: "x" } } }, [node("n1", { role: "x" })], "PlacementOverlap"],
+    [
+      "a node in both groups",
+      { system: { nodeSelector: { role: "x" } }, accelerated: { nodeSelector: { role: "x" } } },
+      [node("n1", { role: "x" })],
+      "PlacementOverlap",
+    ],
     ["two GPU products", placement, [sys("s1"), gpu("g1"), gpu("g2", { "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB" })], "AcceleratedGroupHeterogeneous"],
     ["two OS images", placement, [sys("s1"), gpu("g1"), gpu("g2", {}, "Red Hat Enterprise Linux 9.4")], "AcceleratedGroupHeterogeneous"],
     ["an empty selector selects nothing", { accelerated: { nodeSelector: {} } }, [gpu("g1")], "NodeGroupEmpty"],

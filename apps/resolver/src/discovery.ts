@@ -37,7 +37,12 @@ export const nodeView = (n: NodeView): NodeView => ({
 export const sameUnder = (placement: PlacementView | undefined, a: NodeView, b: NodeView): boolean => {
   if (a.metadata.name !== b.metadata.name) return false
   if (a.status?.nodeInfo?.osImage !== b.status?.nodeInfo?.osImage || a.status?.nodeInfo?.kernelVersion !== b.status?.nodeInfo?.kernelVersion) return false
-  const keys = [GPU_PRODUCT_LABEL, ...DRIVER_LABELS, ...Object.keys(placement?.system?.nodeSelector ?? {}), ...Object.keys(placement?.accelerated?.nodeSelector ?? {})]
+  const keys = [
+    GPU_PRODUCT_LABEL,
+    ...DRIVER_LABELS,
+    ...Object.keys(placement?.system?.nodeSelector ?? {}),
+    ...Object.keys(placement?.accelerated?.nodeSelector ?? {}),
+  ]
   return keys.every((k) => a.metadata.labels?.[k] === b.metadata.labels?.[k])
 }
 
@@ -93,10 +98,12 @@ export interface PlacementView {
 const selectorText = (sel: GroupSelector): string => listOf(Object.entries(sel.nodeSelector).map(([k, v]) => `${k}=${v}`))
 
 export const discover = (placement: PlacementView | undefined, nodes: ReadonlyArray<NodeView>): Discovery => {
-  const pick = (sel: GroupSelector | undefined) => (sel === undefined ? undefined : nodes.filter((n) => matches(n, sel)).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1)))
+  const pick = (sel: GroupSelector | undefined) =>
+    sel === undefined ? undefined : nodes.filter((n) => matches(n, sel)).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))
   const sys = pick(placement?.system)
   const acc = pick(placement?.accelerated)
-  const group = (ns: ReadonlyArray<NodeView> | undefined): Group | undefined => (ns === undefined ? undefined : { nodeCount: ns.length, nodes: ns.map((n) => n.metadata.name) })
+  const group = (ns: ReadonlyArray<NodeView> | undefined): Group | undefined =>
+    ns === undefined ? undefined : { nodeCount: ns.length, nodes: ns.map((n) => n.metadata.name) }
   const profiles = new Map((acc ?? []).map((n) => [profileText(profileOf(n)), profileOf(n)]))
   const first = acc?.[0]
   const facts: GroupFacts =
@@ -112,12 +119,18 @@ export const discover = (placement: PlacementView | undefined, nodes: ReadonlyAr
   if (empty.length > 0) return { ...base, problem: { reason: "NodeGroupEmpty", message: `No node matches ${empty.join(" or ")}` } }
   const overlap = (sys ?? []).filter((n) => (acc ?? []).some((m) => m.metadata.name === n.metadata.name)).map((n) => n.metadata.name)
   if (overlap.length > 0) {
-    return { ...base, problem: { reason: "PlacementOverlap", message: `${overlap.length} node(s) match both the system and the accelerated nodeSelector: ${listOf(overlap)}` } }
+    return {
+      ...base,
+      problem: { reason: "PlacementOverlap", message: `${overlap.length} node(s) match both the system and the accelerated nodeSelector: ${listOf(overlap)}` },
+    }
   }
   if (profiles.size > 1) {
     return {
       ...base,
-      problem: { reason: "AcceleratedGroupHeterogeneous", message: `The accelerated group mixes ${profiles.size} profiles (${listOf(profiles.keys())}); one homogeneous accelerator and OS profile is supported` },
+      problem: {
+        reason: "AcceleratedGroupHeterogeneous",
+        message: `The accelerated group mixes ${profiles.size} profiles (${listOf(profiles.keys())}); one homogeneous accelerator and OS profile is supported`,
+      },
     }
   }
   return { ...base, problem: undefined }

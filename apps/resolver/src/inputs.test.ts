@@ -32,31 +32,57 @@ describe("effectiveCriteria", () => {
     ["no snapshot: the declared criteria stand", undefined, { criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } }],
     ["no GPUs yet (no driver): the declared accelerator stands", { os: "ubuntu" }, { criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } }],
     ["the snapshot confirms", { service: "eks", accelerator: "h100", os: "ubuntu" }, { criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } }],
-    ["the snapshot contradicts", { accelerator: "a100", os: "ubuntu" }, { reason: "CriteriaConflict", message: 'spec.criteria.accelerator is "h100" but the snapshot shows "a100"' }],
+    [
+      "the snapshot contradicts",
+      { accelerator: "a100", os: "ubuntu" },
+      { reason: "CriteriaConflict", message: 'spec.criteria.accelerator is "h100" but the snapshot shows "a100"' },
+    ],
   ])("%s", (_n, observed, expected) => {
     expect(effectiveCriteria(spec, observed)).toEqual(expected)
   })
   it("undeclared criteria come from the snapshot", () => {
-    expect(effectiveCriteria({ ...spec, criteria: {} }, { accelerator: "h100", os: "ubuntu" })).toEqual({ criteria: { service: undefined, accelerator: "h100", os: "ubuntu" } })
+    expect(effectiveCriteria({ ...spec, criteria: {} }, { accelerator: "h100", os: "ubuntu" })).toEqual({
+      criteria: { service: undefined, accelerator: "h100", os: "ubuntu" },
+    })
   })
 })
 
 describe("bundleRequest and inputDigest", () => {
   it("maps placement and overrides; a toleration without an effect is InvalidPlacement", () => {
-    expect(bundleRequest({ ...spec, overrides: [{ path: "gpuoperator:driver.enabled", value: "false" }] })).toMatchObject({ acceleratedNodeSelector: { pool: "gpu" }, set: [{ path: "gpuoperator:driver.enabled", value: "false" }] })
-    expect(bundleRequest({ ...spec, placement: { accelerated: { nodeSelector: { pool: "gpu" }, tolerations: [{ key: "x", operator: "Exists" }] } } })).toMatchObject({ reason: "InvalidPlacement" })
+    expect(bundleRequest({ ...spec, overrides: [{ path: "gpuoperator:driver.enabled", value: "false" }] })).toMatchObject({
+      acceleratedNodeSelector: { pool: "gpu" },
+      set: [{ path: "gpuoperator:driver.enabled", value: "false" }],
+    })
+    expect(
+      bundleRequest({ ...spec, placement: { accelerated: { nodeSelector: { pool: "gpu" }, tolerations: [{ key: "x", operator: "Exists" }] } } }),
+    ).toMatchObject({ reason: "InvalidPlacement" })
   })
   it("an Equal toleration without a value (AICR would read key:effect as Exists) is InvalidPlacement naming it", () => {
-    const withTolerations = (tolerations: ReadonlyArray<Record<string, string>>) => bundleRequest({ ...spec, placement: { accelerated: { nodeSelector: { pool: "gpu" }, tolerations } } } as typeof spec)
-    expect(withTolerations([{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }, { key: "x", operator: "Equal", effect: "NoSchedule" }])).toEqual({
+    const withTolerations = (tolerations: ReadonlyArray<Record<string, string>>) =>
+      bundleRequest({ ...spec, placement: { accelerated: { nodeSelector: { pool: "gpu" }, tolerations } } } as typeof spec)
+    expect(
+      withTolerations([
+        { key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" },
+        { key: "x", operator: "Equal", effect: "NoSchedule" },
+      ]),
+    ).toEqual({
       reason: "InvalidPlacement",
-      message: "AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); spec.placement.accelerated.tolerations[1] lack a key, an effect or the value of an Equal",
+      message:
+        "AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); spec.placement.accelerated.tolerations[1] lack a key, an effect or the value of an Equal",
     })
     expect(withTolerations([{ key: "x", effect: "NoSchedule" }])).toMatchObject({ reason: "InvalidPlacement" })
-    expect(withTolerations([{ key: "x", value: "y", effect: "NoSchedule" }])).toMatchObject({ acceleratedTolerations: [{ key: "x", value: "y", effect: "NoSchedule" }] })
+    expect(withTolerations([{ key: "x", value: "y", effect: "NoSchedule" }])).toMatchObject({
+      acceleratedTolerations: [{ key: "x", value: "y", effect: "NoSchedule" }],
+    })
   })
   it("changes with every input, and only with inputs", () => {
-    const base = { aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" }, spec, criteria: { accelerator: "h100" }, facts: {}, allowedNamespaces: ["gpu-operator"] }
+    const base = {
+      aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" },
+      spec,
+      criteria: { accelerator: "h100" },
+      facts: {},
+      allowedNamespaces: ["gpu-operator"],
+    }
     const d = inputDigestOf(base)
     expect(inputDigestOf({ ...base, spec: { ...spec } })).toBe(d)
     // spec.paused is no input: pausing and resuming re-resolves nothing.
@@ -68,6 +94,7 @@ describe("bundleRequest and inputDigest", () => {
       { ...base, criteria: { accelerator: "a100" } },
       { ...base, facts: { accelerated: { product: "x", osImage: undefined, drivers: [] } } },
       { ...base, allowedNamespaces: ["gpu-operator", "kube-system"] },
-    ]) expect(inputDigestOf(changed)).not.toBe(d)
+    ])
+      expect(inputDigestOf(changed)).not.toBe(d)
   })
 })

@@ -39,7 +39,8 @@ export const invalidCriteria = (spec: ClusterRuntimeSpec, caps: Capabilities): I
     if (v === undefined) return []
     const accepted: ReadonlyArray<string> = caps.criteria[field as keyof CriteriaValues]
     const lower = v.toLowerCase()
-    const ok = accepted.includes(lower) || lower === "any" || (field === "service" && SERVICE_ANY.includes(lower)) || (field === "os" && OS_ALIASES.includes(lower))
+    const ok =
+      accepted.includes(lower) || lower === "any" || (field === "service" && SERVICE_ANY.includes(lower)) || (field === "os" && OS_ALIASES.includes(lower))
     return ok ? [] : [`${path} ${JSON.stringify(v)} is not one AICR ${caps.version} accepts (${accepted.join(", ")})`]
   })
   return bad.length === 0 ? undefined : { reason: "AICRInvalidRequest", message: bad.join("; ") }
@@ -50,12 +51,17 @@ export const invalidCriteria = (spec: ClusterRuntimeSpec, caps: Capabilities): I
  * shows a value (its GPUs, its OS) must agree with a declared one (`CriteriaConflict`); a snapshot without GPUs (no
  * driver yet) leaves the declared accelerator standing.
  */
-export const effectiveCriteria = (spec: ClusterRuntimeSpec, observed: ObservedCriteria | undefined): { readonly criteria: ObservedCriteria } | Extract<InputProblem, { reason: "CriteriaConflict" }> => {
+export const effectiveCriteria = (
+  spec: ClusterRuntimeSpec,
+  observed: ObservedCriteria | undefined,
+): { readonly criteria: ObservedCriteria } | Extract<InputProblem, { reason: "CriteriaConflict" }> => {
   const declared = spec.criteria ?? {}
   const conflicts = (["service", "accelerator", "os"] as const).flatMap((k) => {
     const d = declared[k]?.toLowerCase()
     const o = observed?.[k]
-    return d !== undefined && o !== undefined && d !== "any" && d !== o ? [`spec.criteria.${k} is ${JSON.stringify(declared[k])} but the snapshot shows ${JSON.stringify(o)}`] : []
+    return d !== undefined && o !== undefined && d !== "any" && d !== o
+      ? [`spec.criteria.${k} is ${JSON.stringify(declared[k])} but the snapshot shows ${JSON.stringify(o)}`]
+      : []
   })
   if (conflicts.length > 0) return { reason: "CriteriaConflict", message: conflicts.join("; ") }
   const pick = (k: "service" | "accelerator" | "os") => declared[k] ?? observed?.[k]
@@ -77,11 +83,15 @@ export const recipeRequest = (spec: ClusterRuntimeSpec, criteria: ObservedCriter
  */
 export const bundleRequest = (spec: ClusterRuntimeSpec): BundleRequest | InputProblem => {
   const p = spec.placement
-  const inexpressible = (t: Toleration) =>
-    t.key === undefined || t.key === "" || (t.effect ?? "") === "" || (t.operator !== "Exists" && (t.value ?? "") === "")
-  const bad = (["system", "accelerated"] as const).flatMap((g) => (p?.[g]?.tolerations ?? []).flatMap((t, i) => (inexpressible(t) ? [`spec.placement.${g}.tolerations[${i}]`] : [])))
+  const inexpressible = (t: Toleration) => t.key === undefined || t.key === "" || (t.effect ?? "") === "" || (t.operator !== "Exists" && (t.value ?? "") === "")
+  const bad = (["system", "accelerated"] as const).flatMap((g) =>
+    (p?.[g]?.tolerations ?? []).flatMap((t, i) => (inexpressible(t) ? [`spec.placement.${g}.tolerations[${i}]`] : [])),
+  )
   if (bad.length > 0) {
-    return { reason: "InvalidPlacement", message: `AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); ${listOf(bad)} lack a key, an effect or the value of an Equal` }
+    return {
+      reason: "InvalidPlacement",
+      message: `AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); ${listOf(bad)} lack a key, an effect or the value of an Equal`,
+    }
   }
   return {
     systemNodeSelector: p?.system?.nodeSelector,

@@ -11,7 +11,10 @@ export type { JobState }
 
 export const FIELD_MANAGER = "aicr-resolver"
 
-export const runJob = (job: AicrObject, owned: (created: KubeObject & { readonly metadata: { readonly uid?: string } }) => ReadonlyArray<AicrObject>): Effect.Effect<JobState, KubeError, Kube> =>
+export const runJob = (
+  job: AicrObject,
+  owned: (created: KubeObject & { readonly metadata: { readonly uid?: string } }) => ReadonlyArray<AicrObject>,
+): Effect.Effect<JobState, KubeError, Kube> =>
   Effect.gen(function* () {
     return yield* runAicrJob(yield* Kube, FIELD_MANAGER, job, owned)
   })

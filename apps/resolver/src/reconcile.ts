@@ -27,7 +27,9 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
 const QUIET = new Set(["Resolving", "Discovering", "InputsResolved", "NodeGroupsDiscovered"])
 
 /** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
-const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Nodes | BundleStore | ResolverConfig> =>
+const pass = (
+  runtime: ClusterRuntime,
+): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Nodes | BundleStore | ResolverConfig> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const exit = yield* Effect.exit(resolvePass(runtime))
@@ -50,5 +52,9 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     return pass.requeue
   })
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Nodes | BundleStore | ResolverConfig> =>
-  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(Effect.withSpan("resolver.reconcile"))
+export const reconcile = (
+  key: ObjectKey,
+): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Nodes | BundleStore | ResolverConfig> =>
+  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(
+    Effect.withSpan("resolver.reconcile"),
+  )

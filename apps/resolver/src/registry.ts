@@ -10,7 +10,6 @@ import { readFile } from "node:fs/promises"
 import type { ResolverSettings } from "./config"
 import { BundlePullError, type BundleStoreShape } from "./services"
 
-
 const classify = (e: unknown): BundlePullError => {
   if (isOciError(e)) {
     const tag = e.reason._tag
@@ -48,7 +47,11 @@ export const storeOver = (client: OciClient, dockerConfig: string | undefined): 
       },
       catch: classify,
     }),
-  credential: () => Effect.tryPromise({ try: () => readConfig(dockerConfig), catch: (e) => new BundlePullError({ kind: "unauthorized", message: `Registry credentials ${dockerConfig} cannot be read: ${String(e)}` }) }),
+  credential: () =>
+    Effect.tryPromise({
+      try: () => readConfig(dockerConfig),
+      catch: (e) => new BundlePullError({ kind: "unauthorized", message: `Registry credentials ${dockerConfig} cannot be read: ${String(e)}` }),
+    }),
 })
 
 export type { BundleFiles }

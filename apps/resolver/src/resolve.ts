@@ -13,10 +13,38 @@
  *                               └ recipe Job ─ bundle Job ─ pull ─ checks ─ content ConfigMap ─► Resolved=True
  */
 import {
-  bundleArgs, bundleDocument, bundleJob, capabilitiesOf, componentsInOrder, credentialSecret, invalidCriterionOf, invalidSetFlagOf, jobName, outputConfigMap, overrideProblems,
-  parseAicrErrorText, parseBundle, parseRecipe, parseSnapshot, parseText, recipeJob, type RecipeResult, snapshotFacts, snapshotJob,
+  bundleArgs,
+  bundleDocument,
+  bundleJob,
+  capabilitiesOf,
+  componentsInOrder,
+  credentialSecret,
+  invalidCriterionOf,
+  invalidSetFlagOf,
+  jobName,
+  outputConfigMap,
+  overrideProblems,
+  parseAicrErrorText,
+  parseBundle,
+  parseRecipe,
+  parseSnapshot,
+  parseText,
+  recipeJob,
+  type RecipeResult,
+  snapshotFacts,
+  snapshotJob,
 } from "@aicr/aicr"
-import { type ClusterRuntime, type ClusterRuntimeStatus, contentConfigMapName, Core, Discovered, LABEL_ROLE, type KubeObject, Resolved, ROLE_CONTENT } from "@aicr/api"
+import {
+  type ClusterRuntime,
+  type ClusterRuntimeStatus,
+  contentConfigMapName,
+  Core,
+  Discovered,
+  LABEL_ROLE,
+  type KubeObject,
+  Resolved,
+  ROLE_CONTENT,
+} from "@aicr/api"
 import { type ConditionIntent, listOf, shortDigest, toConditionTime } from "@aicr/conditions"
 import { Kube, type KubeError } from "@aicr/kube"
 import { Requeue } from "@aicr/runtime"
@@ -48,10 +76,16 @@ type DiscoveryReason = Parameters<typeof Discovered.false>[0]
 
 const groupStatus = (g: Discovery["system"]) => (g === undefined ? undefined : { nodeCount: g.nodeCount, nodes: g.nodes.slice(0, 16) })
 
-const discoveryStatusOf = (d: Discovery, previous: DiscoveryStatus | undefined, snapshot?: { criteria: ObservedCriteria; digest: string; takenAt: string }): DiscoveryStatus => {
+const discoveryStatusOf = (
+  d: Discovery,
+  previous: DiscoveryStatus | undefined,
+  snapshot?: { criteria: ObservedCriteria; digest: string; takenAt: string },
+): DiscoveryStatus => {
   const sys = groupStatus(d.system)
   const acc = groupStatus(d.accelerated)
-  const snap = snapshot ?? (previous?.snapshot !== undefined ? { criteria: previous.criteria ?? {}, digest: previous.snapshot.digest, takenAt: previous.snapshot.takenAt } : undefined)
+  const snap =
+    snapshot ??
+    (previous?.snapshot !== undefined ? { criteria: previous.criteria ?? {}, digest: previous.snapshot.digest, takenAt: previous.snapshot.takenAt } : undefined)
   const criteria = snap === undefined ? undefined : Object.fromEntries(Object.entries(snap.criteria).filter(([, v]) => v !== undefined))
   return {
     ...(sys !== undefined ? { system: sys } : {}),
@@ -62,11 +96,19 @@ const discoveryStatusOf = (d: Discovery, previous: DiscoveryStatus | undefined, 
 }
 
 const groupsText = (d: Discovery): string =>
-  [d.system && `system: ${d.system.nodeCount} node(s)`, d.accelerated && `accelerated: ${d.accelerated.nodeCount} node(s)${d.facts.accelerated?.product ? ` of ${d.facts.accelerated.product}` : ""}`]
+  [
+    d.system && `system: ${d.system.nodeCount} node(s)`,
+    d.accelerated && `accelerated: ${d.accelerated.nodeCount} node(s)${d.facts.accelerated?.product ? ` of ${d.facts.accelerated.product}` : ""}`,
+  ]
     .filter((x) => x)
     .join(", ")
 
-const failed = (base: Omit<Pass, "discovered" | "resolved" | "requeue">, reason: DiscoveryReason & Reason, message: string, requeue: Requeue = Requeue.onChange): Pass => ({
+const failed = (
+  base: Omit<Pass, "discovered" | "resolved" | "requeue">,
+  reason: DiscoveryReason & Reason,
+  message: string,
+  requeue: Requeue = Requeue.onChange,
+): Pass => ({
   ...base,
   discovered: Discovered.false(reason, message),
   resolved: Resolved.false(reason, message),
@@ -98,7 +140,12 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     // A value the pinned AICR refuses is the user's to fix before any AICR run, snapshot included.
     const badSpec = invalidCriteria(spec, settings.caps)
     if (badSpec !== undefined) {
-      return { ...noSnapshotBase, discovered: Discovered.true("NodeGroupsDiscovered", groupsText(d)), resolved: Resolved.false(badSpec.reason, badSpec.message), requeue: Requeue.onChange }
+      return {
+        ...noSnapshotBase,
+        discovered: Discovered.true("NodeGroupsDiscovered", groupsText(d)),
+        resolved: Resolved.false(badSpec.reason, badSpec.message),
+        requeue: Requeue.onChange,
+      }
     }
 
     let observed: ObservedCriteria | undefined
@@ -118,7 +165,12 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
         const where = `Snapshot Job ${settings.jobs.discoveryNamespace}/${s.name} on node ${d.snapshotNode}`
         if (s._tag === "Started" || s._tag === "Running") {
           const msg = `${where}: ${s._tag === "Started" ? "started" : s.detail}`
-          return { ...noSnapshotBase, discovered: Discovered.false("Discovering", msg), resolved: Resolved.false("Resolving", `Waiting for discovery: ${msg}`), requeue: Requeue.onChange }
+          return {
+            ...noSnapshotBase,
+            discovered: Discovered.false("Discovering", msg),
+            resolved: Resolved.false("Resolving", `Waiting for discovery: ${msg}`),
+            requeue: Requeue.onChange,
+          }
         }
         if (s._tag === "Failed") {
           const pass = failed(noSnapshotBase, s.reason, `${where} ${s.message}`)
@@ -137,10 +189,19 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const base = { discovery, resolution: runtime.status?.resolution }
     const eff = effectiveCriteria(spec, observed)
     if ("reason" in eff) return failed(base, eff.reason, eff.message)
-    const discoveredTrue = Discovered.true("NodeGroupsDiscovered", `${groupsText(d)}${observed?.accelerator !== undefined ? `; the snapshot confirms ${observed.accelerator}` : ""}`)
+    const discoveredTrue = Discovered.true(
+      "NodeGroupsDiscovered",
+      `${groupsText(d)}${observed?.accelerator !== undefined ? `; the snapshot confirms ${observed.accelerator}` : ""}`,
+    )
 
     // ---- resolution -----------------------------------------------------------------------------------------
-    const stop = (reason: Reason, message: string, extra: Partial<Pass> = {}): Pass => ({ ...base, discovered: discoveredTrue, resolved: Resolved.false(reason, message), requeue: Requeue.onChange, ...extra })
+    const stop = (reason: Reason, message: string, extra: Partial<Pass> = {}): Pass => ({
+      ...base,
+      discovered: discoveredTrue,
+      resolved: Resolved.false(reason, message),
+      requeue: Requeue.onChange,
+      ...extra,
+    })
     const bad = invalidCriteria({ ...spec, criteria: { ...spec.criteria, ...definedOnly(eff.criteria) } }, settings.caps)
     if (bad !== undefined) return stop(bad.reason, bad.message)
     const br = bundleRequest(spec)
@@ -150,31 +211,61 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
     const kube = yield* Kube
     const contentName = contentConfigMapName(inputDigest)
     const contentKey = `${settings.namespace}/${contentName}`
-    if (base.resolution?.inputDigest === inputDigest && base.resolution.contentConfigMap === contentName && Option.isSome(yield* kube.get(Core.ConfigMap, contentKey))) {
-      return { ...base, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(base.resolution, settings)), requeue: Requeue.onChange }
+    if (
+      base.resolution?.inputDigest === inputDigest &&
+      base.resolution.contentConfigMap === contentName &&
+      Option.isSome(yield* kube.get(Core.ConfigMap, contentKey))
+    ) {
+      return {
+        ...base,
+        discovered: discoveredTrue,
+        resolved: Resolved.true("InputsResolved", resolvedMessage(base.resolution, settings)),
+        requeue: Requeue.onChange,
+      }
     }
 
     if (spec.paused === true) return stop("Resolving", `spec.paused is set: input ${short} is not resolved until it is cleared`)
 
-    const recipe = yield* runJob(recipeJob(settings.jobs, inputDigest, recipeRequest(spec, eff.criteria)), (job) => [outputConfigMap(job, "recipe", inputDigest)])
-    if (recipe._tag === "Started" || recipe._tag === "Running") return stop("Resolving", `Resolving input ${short}: recipe Job ${settings.jobs.namespace}/${recipe.name} ${recipe._tag === "Started" ? "started" : recipe.detail}`)
+    const recipe = yield* runJob(recipeJob(settings.jobs, inputDigest, recipeRequest(spec, eff.criteria)), (job) => [
+      outputConfigMap(job, "recipe", inputDigest),
+    ])
+    if (recipe._tag === "Started" || recipe._tag === "Running")
+      return stop(
+        "Resolving",
+        `Resolving input ${short}: recipe Job ${settings.jobs.namespace}/${recipe.name} ${recipe._tag === "Started" ? "started" : recipe.detail}`,
+      )
     if (recipe._tag === "Failed") {
       const msg = aicrMessage("Recipe", recipe, settings)
-      return recipe.transient ? stop("Resolving", `Resolving input ${short}: retrying after a transient failure: ${msg}`, { transient: msg }) : stop(recipe.reason, msg)
+      return recipe.transient
+        ? stop("Resolving", `Resolving input ${short}: retrying after a transient failure: ${msg}`, { transient: msg })
+        : stop(recipe.reason, msg)
     }
     const parsedRecipe = parseRecipe(recipe.output ?? "", settings.caps)
-    if (Result.isFailure(parsedRecipe)) return stop(parsedRecipe.failure.reason, `Recipe Job ${settings.jobs.namespace}/${recipe.name}: ${parsedRecipe.failure.message}`)
+    if (Result.isFailure(parsedRecipe))
+      return stop(parsedRecipe.failure.reason, `Recipe Job ${settings.jobs.namespace}/${recipe.name}: ${parsedRecipe.failure.message}`)
     const outside = namespacesNotAllowed(parsedRecipe.success, settings.allowedNamespaces)
     if (outside.length > 0) {
-      return stop("NamespaceNotAllowed", `The plan renders ${outside.length} release(s) outside the allowed namespaces (${listOf(settings.allowedNamespaces)}): ${outside.join(", ")}`)
+      return stop(
+        "NamespaceNotAllowed",
+        `The plan renders ${outside.length} release(s) outside the allowed namespaces (${listOf(settings.allowedNamespaces)}): ${outside.join(", ")}`,
+      )
     }
 
     const store = yield* BundleStore
-    const target = { reference: `${settings.registry.host}/${settings.registry.prefix}/bundles/cluster:aicr-${inputDigest.slice(7, 39)}`, plainHttp: settings.plainHttp.includes(settings.registry.host) || isLoopbackHost(settings.registry.host) }
+    const target = {
+      reference: `${settings.registry.host}/${settings.registry.prefix}/bundles/cluster:aicr-${inputDigest.slice(7, 39)}`,
+      plainHttp: settings.plainHttp.includes(settings.registry.host) || isLoopbackHost(settings.registry.host),
+    }
     const credential = yield* store.credential().pipe(Effect.result)
     if (Result.isFailure(credential)) return stop("RegistryCredentialsUnavailable", credential.failure.message)
-    const bundle = yield* runJob(bundleJob(settings.jobs, inputDigest, recipe.name, br, target), (job) => [credentialSecret(job, inputDigest, credential.success)])
-    if (bundle._tag === "Started" || bundle._tag === "Running") return stop("Resolving", `Resolving input ${short}: bundle Job ${settings.jobs.namespace}/${bundle.name} ${bundle._tag === "Started" ? "started" : bundle.detail}`)
+    const bundle = yield* runJob(bundleJob(settings.jobs, inputDigest, recipe.name, br, target), (job) => [
+      credentialSecret(job, inputDigest, credential.success),
+    ])
+    if (bundle._tag === "Started" || bundle._tag === "Running")
+      return stop(
+        "Resolving",
+        `Resolving input ${short}: bundle Job ${settings.jobs.namespace}/${bundle.name} ${bundle._tag === "Started" ? "started" : bundle.detail}`,
+      )
     if (bundle._tag === "Failed") {
       const msg = aicrMessage("Bundle", bundle, settings)
       const badSet = bundle.transient ? undefined : invalidSetFlagOf(parseAicrErrorText(bundle.message))
@@ -183,19 +274,25 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
       return stop(bundle.reason === "AICRUnauthorized" ? "Unauthorized" : bundle.reason, msg)
     }
     const digest = /sha256:[0-9a-f]{64}/u.exec(bundle.terminationMessage)?.[0]
-    if (digest === undefined) return stop("AICRArtifactUnsupported", `Bundle Job ${settings.jobs.namespace}/${bundle.name} left no pushed digest in its termination message`)
+    if (digest === undefined)
+      return stop("AICRArtifactUnsupported", `Bundle Job ${settings.jobs.namespace}/${bundle.name} left no pushed digest in its termination message`)
     const pulled = yield* store.pull(`${target.reference.replace(/:[^:/]+$/u, "")}@${digest}`).pipe(Effect.result)
     if (Result.isFailure(pulled)) {
       const e = pulled.failure
-      if (e.kind === "transient") return stop("Resolving", `Resolving input ${short}: retrying after a transient failure: [SERVICE_UNAVAILABLE] ${e.message}`, { transient: e.message })
+      if (e.kind === "transient")
+        return stop("Resolving", `Resolving input ${short}: retrying after a transient failure: [SERVICE_UNAVAILABLE] ${e.message}`, { transient: e.message })
       return stop(e.kind === "unauthorized" ? "Unauthorized" : "AICRArtifactUnsupported", `The bundle ${digest} cannot be read back: ${e.message}`)
     }
     const parsedBundle = parseBundle(pulled.success, settings.caps.bundleLayout, componentsInOrder(parsedRecipe.success))
-    if (Result.isFailure(parsedBundle)) return stop(parsedBundle.failure.reason, `Bundle Job ${settings.jobs.namespace}/${bundle.name}: ${parsedBundle.failure.message}`)
+    if (Result.isFailure(parsedBundle))
+      return stop(parsedBundle.failure.reason, `Bundle Job ${settings.jobs.namespace}/${bundle.name}: ${parsedBundle.failure.message}`)
     // AICR renders an unknown component key or a path through a non-map without failing: the bundle tells.
     const unapplied = overrideProblems(spec.overrides ?? [], parsedBundle.success.releases)
     if (unapplied.length > 0) {
-      return stop(unapplied[0]!.reason, `Bundle Job ${settings.jobs.namespace}/${bundle.name} did not apply ${unapplied.length} override(s): ${unapplied.map((u) => u.message).join("; ")}`)
+      return stop(
+        unapplied[0]!.reason,
+        `Bundle Job ${settings.jobs.namespace}/${bundle.name} did not apply ${unapplied.length} override(s): ${unapplied.map((u) => u.message).join("; ")}`,
+      )
     }
 
     const snapshotYaml = snapshotText ?? (yield* latestSnapshotText(settings, d, pin))
@@ -209,17 +306,35 @@ export const resolvePass = (runtime: ClusterRuntime): Effect.Effect<Pass, KubeEr
       ...(snapshotJson !== undefined ? { "snapshot.json": snapshotJson } : {}),
     }
     const size = Object.entries(data).reduce((n, [k, v]) => n + k.length + Buffer.byteLength(v, "utf8"), 0)
-    if (size > MAX_CONTENT_BYTES) return stop("ContentTooLarge", `The content of input ${short} is ${size} bytes, more than a ConfigMap holds (${MAX_CONTENT_BYTES})`)
+    if (size > MAX_CONTENT_BYTES)
+      return stop("ContentTooLarge", `The content of input ${short} is ${size} bytes, more than a ConfigMap holds (${MAX_CONTENT_BYTES})`)
     const content: KubeObject & Record<string, unknown> = {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name: contentName, namespace: settings.namespace, labels: { [LABEL_ROLE]: ROLE_CONTENT }, annotations: { "operator.aicr.run/input-digest": inputDigest, "operator.aicr.run/bundle": `${target.reference.replace(/:[^:/]+$/u, "")}@${digest}` } },
+      metadata: {
+        name: contentName,
+        namespace: settings.namespace,
+        labels: { [LABEL_ROLE]: ROLE_CONTENT },
+        annotations: { "operator.aicr.run/input-digest": inputDigest, "operator.aicr.run/bundle": `${target.reference.replace(/:[^:/]+$/u, "")}@${digest}` },
+      },
       immutable: true,
       data,
     }
     yield* kube.create(Core.ConfigMap, content).pipe(Effect.catchReason("KubeError", "AlreadyExists", () => Effect.void))
-    const resolution: ResolutionStatus = { inputDigest, aicr: { version: settings.version, image: settings.jobs.image }, contentConfigMap: contentName, releases: parsedBundle.success.releases.length, resolvedAt: now }
-    return { discovery, resolution, discovered: discoveredTrue, resolved: Resolved.true("InputsResolved", resolvedMessage(resolution, settings)), requeue: Requeue.onChange }
+    const resolution: ResolutionStatus = {
+      inputDigest,
+      aicr: { version: settings.version, image: settings.jobs.image },
+      contentConfigMap: contentName,
+      releases: parsedBundle.success.releases.length,
+      resolvedAt: now,
+    }
+    return {
+      discovery,
+      resolution,
+      discovered: discoveredTrue,
+      resolved: Resolved.true("InputsResolved", resolvedMessage(resolution, settings)),
+      requeue: Requeue.onChange,
+    }
   })
 
 /** A snapshot document as JSON; one that no longer parses is left out of the content (it was checked when taken). */
@@ -241,14 +356,19 @@ export const resolvedMessage = (r: ResolutionStatus, settings: Pick<ResolverSett
 
 /** Every release whose namespace the chart does not allow, as `release (namespace)`. */
 export const namespacesNotAllowed = (recipe: RecipeResult, allowed: ReadonlyArray<string>): string[] =>
-  componentsInOrder(recipe).filter((c) => c.namespace !== undefined && !allowed.includes(c.namespace)).map((c) => `${c.name} (${c.namespace})`)
+  componentsInOrder(recipe)
+    .filter((c) => c.namespace !== undefined && !allowed.includes(c.namespace))
+    .map((c) => `${c.name} (${c.namespace})`)
 
 /** The snapshot the current discovery was confirmed with, if its output ConfigMap is still there. */
 const latestSnapshotText = (settings: ResolverSettings, d: Discovery, pin: { version: string; image: string }) =>
   Effect.gen(function* () {
     if (d.snapshotNode === undefined) return undefined
     const kube = yield* Kube
-    const cm = yield* kube.get<KubeObject & { data?: Record<string, string> }>(Core.ConfigMap, `${settings.jobs.discoveryNamespace}/${jobName("snapshot", snapshotKeyOf(pin, d.facts))}`)
+    const cm = yield* kube.get<KubeObject & { data?: Record<string, string> }>(
+      Core.ConfigMap,
+      `${settings.jobs.discoveryNamespace}/${jobName("snapshot", snapshotKeyOf(pin, d.facts))}`,
+    )
     return Option.isSome(cm) ? (cm.value.data?.["snapshot.yaml"] ?? cm.value.data?.["snapshot.json"]) : undefined
   })
 

@@ -12,7 +12,19 @@ import { join } from "node:path"
 import { jobRbac } from "@aicr/aicr"
 import { parseConfig, runApp } from "@aicr/runtime"
 import {
-  addNode, applyManifests, createNamespace, eventually, expectOk, gpuNode, type HarnessInfo, h100Host, kubeRequest, readVersions, type Registry, removeNode, setHostProfile,
+  addNode,
+  applyManifests,
+  createNamespace,
+  eventually,
+  expectOk,
+  gpuNode,
+  type HarnessInfo,
+  h100Host,
+  kubeRequest,
+  readVersions,
+  type Registry,
+  removeNode,
+  setHostProfile,
   startRegistry,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
@@ -34,11 +46,28 @@ let ns: string
 let fiber: Fiber.Fiber<never, unknown> | undefined
 
 const start = (extra: ReadonlyArray<string> = []) => {
-  const config = parseConfig("resolver", [
-    "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-    "--aicr-version", CURRENT, "--registry", `oci://${registry.address}/aicr/fail`, "--operator-namespace", ns, "--component-namespaces", NAMESPACES.join(","),
-    "--allow-unsupported-aicr=true", ...extra,
-  ], {})
+  const config = parseConfig(
+    "resolver",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--aicr-version",
+      CURRENT,
+      "--registry",
+      `oci://${registry.address}/aicr/fail`,
+      "--operator-namespace",
+      ns,
+      "--component-namespaces",
+      NAMESPACES.join(","),
+      "--allow-unsupported-aicr=true",
+      ...extra,
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(resolverApp, config))
 }
 const stop = async () => {
@@ -46,18 +75,30 @@ const stop = async () => {
   fiber = undefined
 }
 
-interface Cond { type: string; status: string; reason: string; message: string; observedGeneration?: number }
-interface Runtime { metadata: { generation: number }; status?: { conditions?: Cond[] } }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+  observedGeneration?: number
+}
+interface Runtime {
+  metadata: { generation: number }
+  status?: { conditions?: Cond[] }
+}
 const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as Runtime
 const current = (r: Runtime, type: string) => {
   const c = r.status?.conditions?.find((x) => x.type === type)
   return c?.observedGeneration === r.metadata.generation ? c : undefined
 }
 const waitFor = (type: string, status: string, reason: string, timeoutMs = 240_000) =>
-  eventually(async () => {
-    const c = current(await getRuntime(), type)
-    return c?.status === status && c.reason === reason ? c : undefined
-  }, { timeoutMs, intervalMs: 500, what: `${type}=${status}/${reason}` })
+  eventually(
+    async () => {
+      const c = current(await getRuntime(), type)
+      return c?.status === status && c.reason === reason ? c : undefined
+    },
+    { timeoutMs, intervalMs: 500, what: `${type}=${status}/${reason}` },
+  )
 
 const SPEC = {
   intent: "training",
@@ -69,15 +110,35 @@ const SPEC = {
   },
 }
 const setSpec = async (spec: unknown) =>
-  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: [{ op: "replace", path: "/spec", value: spec }], contentType: "application/json-patch+json" }), "replace spec")
+  expectOk(
+    await kubeRequest(info, {
+      method: "PATCH",
+      path: RUNTIME,
+      body: [{ op: "replace", path: "/spec", value: spec }],
+      contentType: "application/json-patch+json",
+    }),
+    "replace spec",
+  )
 /** A new driver on our node: a new snapshot key, so the resolver starts a new snapshot Job. */
 let driver = 0
 const newSnapshot = () => setHostProfile(info, NODE, h100Host({ driver: `580.105.${10 + ++driver}`, cuda: "13.0" }))
 const agentRole = (verbs: ReadonlyArray<string>) =>
-  applyManifests(info, [{ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "aicr-agent", namespace: ns }, rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }] }])
+  applyManifests(info, [
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "aicr-agent", namespace: ns },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }],
+    },
+  ])
 const AGENT = () => `system:serviceaccount:${ns}:aicr-agent`
 /** A dry-run ConfigMap the policy below also refuses: it shows when the API server enforces the policy. */
-const probe = () => kubeRequest(info, { method: "POST", path: `/api/v1/namespaces/${ns}/configmaps?dryRun=All`, body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `${POLICY}-probe` } } })
+const probe = () =>
+  kubeRequest(info, {
+    method: "POST",
+    path: `/api/v1/namespaces/${ns}/configmaps?dryRun=All`,
+    body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `${POLICY}-probe` } },
+  })
 
 beforeAll(async () => {
   registry = await startRegistry({ name: "resolver-fail-int", dir: mkdtempSync(join(work, "registry-")) })
@@ -105,7 +166,11 @@ describe("AICR Job failures from real causes", () => {
   it("AICRTimeout: an AICR image that cannot be pulled keeps the snapshot pod in ErrImagePull until the Job's deadline", async () => {
     start(["--aicr-image", "ghcr.io/nvidia/aicr:v0.9.0", "--job-deadline", "30"])
     const c = await waitFor("Discovered", "False", "AICRTimeout", 180_000)
-    expect(c.message).toMatch(new RegExp(`^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} ran past its deadline(; the pod was (ErrImagePull|ImagePullBackOff): image ghcr\\.io/nvidia/aicr:v0\\.9\\.0: no build of v0\\.9\\.0)?$`))
+    expect(c.message).toMatch(
+      new RegExp(
+        `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} ran past its deadline(; the pod was (ErrImagePull|ImagePullBackOff): image ghcr\\.io/nvidia/aicr:v0\\.9\\.0: no build of v0\\.9\\.0)?$`,
+      ),
+    )
     expect(current(await getRuntime(), "Resolved")).toMatchObject({ status: "False", reason: "AICRTimeout", message: c.message })
     await stop()
     // The pinned image: a new resolver, the same snapshot key under another image pin, resolves.
@@ -117,7 +182,11 @@ describe("AICR Job failures from real causes", () => {
     await agentRole(["get", "create", "update"])
     await newSnapshot()
     const c = await waitFor("Discovered", "False", "AICRUnauthorized")
-    expect(c.message).toMatch(new RegExp(`^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} exited 8: \\[INTERNAL\\] .*configmaps "aicr-snapshot-\\w+" is forbidden: User "${AGENT()}" cannot patch resource "configmaps" in API group "" in the namespace "${ns}"`))
+    expect(c.message).toMatch(
+      new RegExp(
+        `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} exited 8: \\[INTERNAL\\] .*configmaps "aicr-snapshot-\\w+" is forbidden: User "${AGENT()}" cannot patch resource "configmaps" in API group "" in the namespace "${ns}"`,
+      ),
+    )
     expect(current(await getRuntime(), "Resolved")).toMatchObject({ status: "False", reason: "AICRUnauthorized" })
     // The right given back (the chart's Role), the next snapshot goes through.
     await agentRole(["get", "create", "update", "patch"])
@@ -143,14 +212,25 @@ describe("AICR Job failures from real causes", () => {
         apiVersion: "admissionregistration.k8s.io/v1",
         kind: "ValidatingAdmissionPolicyBinding",
         metadata: { name: POLICY },
-        spec: { policyName: POLICY, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } } },
+        spec: {
+          policyName: POLICY,
+          validationActions: ["Deny"],
+          matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } },
+        },
       },
     ])
     // A binding takes effect once the API server's policy cache has it: wait for the agent's write to be refused.
-    await eventually(async () => ((await probe()).status >= 400 && JSON.stringify((await probe()).body).includes(POLICY) ? true : undefined), { timeoutMs: 30_000, what: "the policy in force" })
+    await eventually(async () => ((await probe()).status >= 400 && JSON.stringify((await probe()).body).includes(POLICY) ? true : undefined), {
+      timeoutMs: 30_000,
+      what: "the policy in force",
+    })
     await newSnapshot()
     const c = await waitFor("Discovered", "False", "AICRInternal")
-    expect(c.message).toMatch(new RegExp(`^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} exited 8: \\[INTERNAL\\] .*ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: snapshot output is frozen during the maintenance window`))
+    expect(c.message).toMatch(
+      new RegExp(
+        `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} exited 8: \\[INTERNAL\\] .*ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: snapshot output is frozen during the maintenance window`,
+      ),
+    )
     expect(current(await getRuntime(), "Resolved")).toMatchObject({ status: "False", reason: "AICRInternal" })
     await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${POLICY}` })
     await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${POLICY}` })
@@ -163,7 +243,9 @@ describe("AICR Job failures from real causes", () => {
     const tolerations = [{ key: "nvidia.com/gpu", operator: "Exists" }]
     await setSpec({ ...SPEC, placement: { ...SPEC.placement, accelerated: { ...SPEC.placement.accelerated, tolerations } } })
     const c = await waitFor("Resolved", "False", "InvalidPlacement")
-    expect(c.message).toBe("AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); spec.placement.accelerated.tolerations[0] lack a key, an effect or the value of an Equal")
+    expect(c.message).toBe(
+      "AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); spec.placement.accelerated.tolerations[0] lack a key, an effect or the value of an Equal",
+    )
     await setSpec(SPEC)
     await waitFor("Resolved", "True", "InputsResolved", 300_000)
   }, 400_000)

@@ -12,7 +12,17 @@ import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { jobRbac } from "@aicr/aicr"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, readVersions, type Registry, startRegistry } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  createNamespace,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  kubeRequest,
+  readVersions,
+  type Registry,
+  startRegistry,
+} from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { resolverApp } from "../src/app"
@@ -46,11 +56,27 @@ interface Job {
   status?: { succeeded?: number }
 }
 const jobs = async (namespace: string, kind: string): Promise<Job[]> =>
-  (expectOk(await kubeRequest(info, { method: "GET", path: `/apis/batch/v1/namespaces/${namespace}/jobs?labelSelector=${encodeURIComponent(`operator.aicr.run/aicr-job=${kind}`)}` }), `${kind} Jobs in ${namespace}`) as { items: Job[] }).items
+  (
+    expectOk(
+      await kubeRequest(info, {
+        method: "GET",
+        path: `/apis/batch/v1/namespaces/${namespace}/jobs?labelSelector=${encodeURIComponent(`operator.aicr.run/aicr-job=${kind}`)}`,
+      }),
+      `${kind} Jobs in ${namespace}`,
+    ) as { items: Job[] }
+  ).items
 const podsOf = async (job: Job) =>
-  (expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${job.metadata.namespace}/pods?labelSelector=${encodeURIComponent(`job-name=${job.metadata.name}`)}` }), `pods of ${job.metadata.name}`) as {
-    items: Array<{ status?: { phase?: string; containerStatuses?: Array<{ state?: { terminated?: { exitCode?: number } } }> } }>
-  }).items
+  (
+    expectOk(
+      await kubeRequest(info, {
+        method: "GET",
+        path: `/api/v1/namespaces/${job.metadata.namespace}/pods?labelSelector=${encodeURIComponent(`job-name=${job.metadata.name}`)}`,
+      }),
+      `pods of ${job.metadata.name}`,
+    ) as {
+      items: Array<{ status?: { phase?: string; containerStatuses?: Array<{ state?: { terminated?: { exitCode?: number } } }> } }>
+    }
+  ).items
 
 beforeAll(async () => {
   registry = await startRegistry({ name: "resolver-psa-int", dir: mkdtempSync(join(work, "registry-")) })
@@ -58,13 +84,33 @@ beforeAll(async () => {
   discoveryNs = await createNamespace(info, "aicr-disc", level("privileged"))
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
-  await applyManifests(info, [...jobRbac({ namespace: operatorNs, discoveryNamespace: discoveryNs, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
+  await applyManifests(info, [
+    ...jobRbac({ namespace: operatorNs, discoveryNamespace: discoveryNs, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" }),
+  ])
   await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SPEC }])
-  const config = parseConfig("resolver", [
-    "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-    "--aicr-version", CURRENT, "--registry", `oci://${registry.address}/aicr/psa`, "--operator-namespace", operatorNs, "--discovery-namespace", discoveryNs,
-    "--component-namespaces", NAMESPACES.join(","), "--allow-unsupported-aicr=true",
-  ], {})
+  const config = parseConfig(
+    "resolver",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--aicr-version",
+      CURRENT,
+      "--registry",
+      `oci://${registry.address}/aicr/psa`,
+      "--operator-namespace",
+      operatorNs,
+      "--discovery-namespace",
+      discoveryNs,
+      "--component-namespaces",
+      NAMESPACES.join(","),
+      "--allow-unsupported-aicr=true",
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(resolverApp, config))
 }, 120_000)
 
@@ -77,12 +123,25 @@ afterAll(async () => {
 
 describe("the privileged snapshot agent and the restricted operator namespace", () => {
   it("the snapshot Job runs in the privileged discovery namespace and succeeds; recipe and bundle run in the restricted operator namespace", async () => {
-    const r = await eventually(async () => {
-      const x = expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "runtime") as { metadata: { generation: number }; status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string; observedGeneration?: number }>; resolution?: { contentConfigMap?: string } } }
-      const c = x.status?.conditions?.find((k) => k.type === "Resolved")
-      return c?.observedGeneration === x.metadata.generation && c.status === "True" ? x : undefined
-    }, { timeoutMs: 300_000, intervalMs: 1_000, what: "Resolved=True" })
-    expect(r.status?.conditions?.find((k) => k.type === "Discovered")).toMatchObject({ status: "True", reason: "NodeGroupsDiscovered", message: expect.stringContaining("the snapshot confirms h100") })
+    const r = await eventually(
+      async () => {
+        const x = expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "runtime") as {
+          metadata: { generation: number }
+          status?: {
+            conditions?: Array<{ type: string; status: string; reason: string; message: string; observedGeneration?: number }>
+            resolution?: { contentConfigMap?: string }
+          }
+        }
+        const c = x.status?.conditions?.find((k) => k.type === "Resolved")
+        return c?.observedGeneration === x.metadata.generation && c.status === "True" ? x : undefined
+      },
+      { timeoutMs: 300_000, intervalMs: 1_000, what: "Resolved=True" },
+    )
+    expect(r.status?.conditions?.find((k) => k.type === "Discovered")).toMatchObject({
+      status: "True",
+      reason: "NodeGroupsDiscovered",
+      message: expect.stringContaining("the snapshot confirms h100"),
+    })
 
     const ns = expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${operatorNs}` }), "operator namespace")
     expect(ns.metadata.labels["pod-security.kubernetes.io/enforce"]).toBe("restricted")
@@ -97,7 +156,10 @@ describe("the privileged snapshot agent and the restricted operator namespace", 
     expect(pod?.status?.phase).toBe("Succeeded")
     expect(pod?.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0)
     // What the agent read on its node (the fake H100 host's nvidia-smi) is in the snapshot the resolver kept.
-    const content = expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${operatorNs}/configmaps/${r.status!.resolution!.contentConfigMap!}` }), "content") as { data: Record<string, string> }
+    const content = expectOk(
+      await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${operatorNs}/configmaps/${r.status!.resolution!.contentConfigMap!}` }),
+      "content",
+    ) as { data: Record<string, string> }
     expect(content.data["snapshot.json"]).toContain("NVIDIA H100 80GB HBM3")
     // recipe and bundle: unprivileged, admitted and completed under restricted.
     for (const kind of ["recipe", "bundle"]) {
@@ -119,8 +181,13 @@ describe("the privileged snapshot agent and the restricted operator namespace", 
       writeFileSync(file, JSON.stringify({ ...pod, metadata: { ...pod.metadata, namespace } }))
       return promisify(execFile)(info.bin.kubectl!, ["create", "--dry-run=server", "-f", file, "-o", "name"], { env })
     }
-    const refused = await dryRun(operatorNs).then(() => undefined, (e: { stderr?: string }) => e.stderr ?? String(e))
-    expect(refused).toMatch(/pods "snapshot-agent-probe" is forbidden: violates PodSecurity "restricted:latest": .*host namespaces \(hostNetwork=true, hostPID=true, hostIPC=true\).*privileged \(container "aicr" must not set securityContext\.privileged=true\)/s)
+    const refused = await dryRun(operatorNs).then(
+      () => undefined,
+      (e: { stderr?: string }) => e.stderr ?? String(e),
+    )
+    expect(refused).toMatch(
+      /pods "snapshot-agent-probe" is forbidden: violates PodSecurity "restricted:latest": .*host namespaces \(hostNetwork=true, hostPID=true, hostIPC=true\).*privileged \(container "aicr" must not set securityContext\.privileged=true\)/s,
+    )
     // The same pod is admitted where the chart puts it.
     const { stdout } = await dryRun(discoveryNs)
     expect(stdout.trim()).toBe("pod/snapshot-agent-probe")

@@ -8,8 +8,21 @@ import { promisify } from "node:util"
 import { jobRbac } from "@aicr/aicr"
 import { parseConfig, runApp } from "@aicr/runtime"
 import {
-  addNode, aicrBinary, applyManifests, createNamespace, eventually, expectOk, gpuNode, type HarnessInfo, h100Host, kubeRequest, readVersions, type Registry, removeNode,
-  setHostProfile, startRegistry,
+  addNode,
+  aicrBinary,
+  applyManifests,
+  createNamespace,
+  eventually,
+  expectOk,
+  gpuNode,
+  type HarnessInfo,
+  h100Host,
+  kubeRequest,
+  readVersions,
+  type Registry,
+  removeNode,
+  setHostProfile,
+  startRegistry,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -26,11 +39,28 @@ let fiber: Fiber.Fiber<never, unknown> | undefined
 
 /** The AICR built here is 0.x: the resolver runs with the development allowance unless a test says otherwise. */
 const start = (version: string, namespaces: readonly string[] = NAMESPACES, opts: { allowUnsupported?: boolean; image?: string } = {}) => {
-  const config = parseConfig("resolver", [
-    "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-    "--aicr-version", version, "--registry", `oci://${registry.address}/aicr/it`, "--operator-namespace", ns, "--component-namespaces", namespaces.join(","),
-    `--allow-unsupported-aicr=${opts.allowUnsupported ?? true}`, ...(opts.image !== undefined ? ["--aicr-image", opts.image] : []),
-  ], {})
+  const config = parseConfig(
+    "resolver",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--aicr-version",
+      version,
+      "--registry",
+      `oci://${registry.address}/aicr/it`,
+      "--operator-namespace",
+      ns,
+      "--component-namespaces",
+      namespaces.join(","),
+      `--allow-unsupported-aicr=${opts.allowUnsupported ?? true}`,
+      ...(opts.image !== undefined ? ["--aicr-image", opts.image] : []),
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(resolverApp, config))
 }
 const stop = async () => {
@@ -38,10 +68,20 @@ const stop = async () => {
   fiber = undefined
 }
 
-interface Cond { type: string; status: string; reason: string; message: string; observedGeneration?: number }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+  observedGeneration?: number
+}
 interface Runtime {
   metadata: { generation: number }
-  status?: { conditions?: Cond[]; discovery?: { system?: { nodeCount: number }; accelerated?: { nodeCount: number }; criteria?: Record<string, string> }; resolution?: { inputDigest?: string; contentConfigMap?: string; releases?: number; aicr?: { version: string; image: string } } }
+  status?: {
+    conditions?: Cond[]
+    discovery?: { system?: { nodeCount: number }; accelerated?: { nodeCount: number }; criteria?: Record<string, string> }
+    resolution?: { inputDigest?: string; contentConfigMap?: string; releases?: number; aicr?: { version: string; image: string } }
+  }
 }
 const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as Runtime
 const cond = (r: Runtime, type: string) => r.status?.conditions?.find((c) => c.type === type)
@@ -50,11 +90,14 @@ const current = (r: Runtime, type: string) => {
   return c?.observedGeneration === r.metadata.generation ? c : undefined
 }
 const waitFor = (type: string, status: string, reason?: string, timeoutMs = 240_000) =>
-  eventually(async () => {
-    const r = await getRuntime()
-    const c = current(r, type)
-    return c?.status === status && (reason === undefined || c.reason === reason) ? r : undefined
-  }, { timeoutMs, intervalMs: 500, what: `${type}=${status}${reason ? `/${reason}` : ""}` })
+  eventually(
+    async () => {
+      const r = await getRuntime()
+      const c = current(r, type)
+      return c?.status === status && (reason === undefined || c.reason === reason) ? r : undefined
+    },
+    { timeoutMs, intervalMs: 500, what: `${type}=${status}${reason ? `/${reason}` : ""}` },
+  )
 
 const SAMPLE = {
   intent: "training",
@@ -66,29 +109,56 @@ const SAMPLE = {
   },
 }
 const setSpec = async (spec: unknown) =>
-  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: [{ op: "replace", path: "/spec", value: spec }], contentType: "application/json-patch+json" }), "replace spec")
+  expectOk(
+    await kubeRequest(info, {
+      method: "PATCH",
+      path: RUNTIME,
+      body: [{ op: "replace", path: "/spec", value: spec }],
+      contentType: "application/json-patch+json",
+    }),
+    "replace spec",
+  )
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /** Our own GPU node group (nodegroup res-gpu), so host-profile changes touch no node other tests use. */
 const OWN = (i: number) => {
   const n = gpuNode(90 + i)
   return { ...n, name: `res-gpu-${i}`, labels: { ...n.labels, "kubernetes.io/hostname": `res-gpu-${i}`, "eks.amazonaws.com/nodegroup": "res-gpu" } }
 }
-const OWN_SPEC = { ...SAMPLE, placement: { ...SAMPLE.placement, accelerated: { ...SAMPLE.placement.accelerated, nodeSelector: { "eks.amazonaws.com/nodegroup": "res-gpu" } } } }
+const OWN_SPEC = {
+  ...SAMPLE,
+  placement: { ...SAMPLE.placement, accelerated: { ...SAMPLE.placement.accelerated, nodeSelector: { "eks.amazonaws.com/nodegroup": "res-gpu" } } },
+}
 const relabel = async (node: string, labels: Record<string, string | null>) =>
-  expectOk(await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${node}`, body: { metadata: { labels } }, contentType: "application/merge-patch+json" }), `relabel ${node}`)
+  expectOk(
+    await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${node}`, body: { metadata: { labels } }, contentType: "application/merge-patch+json" }),
+    `relabel ${node}`,
+  )
 
 const aicrJobs = async (kind?: string) => {
   const sel = encodeURIComponent(`operator.aicr.run/role=aicr-job${kind ? `,operator.aicr.run/aicr-job=${kind}` : ""}`)
-  return (expectOk(await kubeRequest(info, { method: "GET", path: `/apis/batch/v1/namespaces/${ns}/jobs?labelSelector=${sel}` }), "jobs") as { items: Array<{ metadata: { name: string } }> }).items.map((j) => j.metadata.name).sort()
+  return (
+    expectOk(await kubeRequest(info, { method: "GET", path: `/apis/batch/v1/namespaces/${ns}/jobs?labelSelector=${sel}` }), "jobs") as {
+      items: Array<{ metadata: { name: string } }>
+    }
+  ).items
+    .map((j) => j.metadata.name)
+    .sort()
 }
-const content = async (name: string) => (expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/configmaps/${name}` }), "content") as { data: Record<string, string>; immutable?: boolean })
+const content = async (name: string) =>
+  expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/configmaps/${name}` }), "content") as {
+    data: Record<string, string>
+    immutable?: boolean
+  }
 
 const run = promisify(execFile)
 /** What a user gets running `aicr bundle --deployer helm` by hand from the same recipe and flags. */
 const handBundle = async (version: string, recipeJson: string, flags: string[]) => {
   const dir = mkdtempSync(join(work, "hand-"))
   writeFileSync(join(dir, "recipe.json"), recipeJson)
-  await run(aicrBinary(version), ["bundle", "--recipe", join(dir, "recipe.json"), "--output", join(dir, "out"), ...flags], { cwd: dir, env: { PATH: process.env.PATH, HOME: dir } })
+  await run(aicrBinary(version), ["bundle", "--recipe", join(dir, "recipe.json"), "--output", join(dir, "out"), ...flags], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HOME: dir },
+  })
   const files: Record<string, string> = {}
   const walk = (d: string) => {
     for (const n of readdirSync(d)) {
@@ -101,10 +171,14 @@ const handBundle = async (version: string, recipeJson: string, flags: string[]) 
   return files
 }
 const SAMPLE_FLAGS = [
-  "--deployer", "helm",
-  "--system-node-selector", "eks.amazonaws.com/nodegroup=system",
-  "--accelerated-node-selector", "eks.amazonaws.com/nodegroup=gpu",
-  "--accelerated-node-toleration", "nvidia.com/gpu:NoSchedule",
+  "--deployer",
+  "helm",
+  "--system-node-selector",
+  "eks.amazonaws.com/nodegroup=system",
+  "--accelerated-node-selector",
+  "eks.amazonaws.com/nodegroup=gpu",
+  "--accelerated-node-toleration",
+  "nvidia.com/gpu:NoSchedule",
 ]
 
 beforeAll(async () => {
@@ -162,10 +236,13 @@ describe("resolver on the local control plane", () => {
 
     // A driver upgrade on one host (and the GPU feature discovery labels it brings): one new snapshot, recipe, bundle.
     await setHostProfile(info, "res-gpu-1", h100Host({ driver: "580.95.05", cuda: "13.0" }))
-    const second = await eventually(async () => {
-      const r = await getRuntime()
-      return r.status?.resolution?.inputDigest !== first.status?.resolution?.inputDigest && current(r, "Resolved")?.status === "True" ? r : undefined
-    }, { timeoutMs: 120_000, what: "re-resolved after the driver change" })
+    const second = await eventually(
+      async () => {
+        const r = await getRuntime()
+        return r.status?.resolution?.inputDigest !== first.status?.resolution?.inputDigest && current(r, "Resolved")?.status === "True" ? r : undefined
+      },
+      { timeoutMs: 120_000, what: "re-resolved after the driver change" },
+    )
     expect(second.status?.resolution?.releases).toBe(13)
     await sleep(3000)
     expect((await aicrJobs("recipe")).length).toBe(jobs.recipe.length + 1)
@@ -222,9 +299,14 @@ describe("resolver on the local control plane", () => {
   it("a release outside the allowed namespaces is NamespaceNotAllowed, naming each", async () => {
     await stop()
     await setSpec(SAMPLE)
-    start(CURRENT, NAMESPACES.filter((n) => n !== "skyhook" && n !== "nvsentinel"))
+    start(
+      CURRENT,
+      NAMESPACES.filter((n) => n !== "skyhook" && n !== "nvsentinel"),
+    )
     const r = await waitFor("Resolved", "False", "NamespaceNotAllowed", 120_000)
-    expect(cond(r, "Resolved")?.message).toMatch(/3 release\(s\) outside the allowed namespaces .*: skyhook-operator \(skyhook\), skyhook-customizations \(skyhook\), nvsentinel \(nvsentinel\)/)
+    expect(cond(r, "Resolved")?.message).toMatch(
+      /3 release\(s\) outside the allowed namespaces .*: skyhook-operator \(skyhook\), skyhook-customizations \(skyhook\), nvsentinel \(nvsentinel\)/,
+    )
   }, 200_000)
 
   it(`the version gate: the real AICR ${CURRENT} (0.x) without the development allowance is AICRVersionMismatch with the range, and runs no Job`, async () => {
@@ -247,7 +329,9 @@ describe("resolver on the local control plane", () => {
     await stop()
     start(CURRENT)
     const ok = await waitFor("Resolved", "True", "InputsResolved", 240_000)
-    expect(cond(ok, "Resolved")?.message).toMatch(/into 13 releases; AICR \S+ is outside the supported range >=1\.0\.0,<2\.0\.0, allowed for development only \(aicr\.allowUnsupportedVersion\)$/)
+    expect(cond(ok, "Resolved")?.message).toMatch(
+      /into 13 releases; AICR \S+ is outside the supported range >=1\.0\.0,<2\.0\.0, allowed for development only \(aicr\.allowUnsupportedVersion\)$/,
+    )
   }, 400_000)
 
   it(`the version gate: an AICR image of ${PREVIOUS} under the pinned ${CURRENT} records its own version in the snapshot, AICRVersionMismatch naming both`, async () => {
@@ -255,7 +339,11 @@ describe("resolver on the local control plane", () => {
     await setSpec(SAMPLE)
     start(CURRENT, NAMESPACES, { image: `ghcr.io/nvidia/aicr:${PREVIOUS}` })
     const r = await waitFor("Discovered", "False", "AICRVersionMismatch", 240_000)
-    expect(cond(r, "Discovered")?.message).toMatch(new RegExp(`^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node \\S+: Snapshot records AICR v?${PREVIOUS.replace(/^v/, "").replaceAll(".", "\\.")}, the pinned AICR is ${CURRENT.replace(/^v/, "").replaceAll(".", "\\.")}$`))
+    expect(cond(r, "Discovered")?.message).toMatch(
+      new RegExp(
+        `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node \\S+: Snapshot records AICR v?${PREVIOUS.replace(/^v/, "").replaceAll(".", "\\.")}, the pinned AICR is ${CURRENT.replace(/^v/, "").replaceAll(".", "\\.")}$`,
+      ),
+    )
     expect(current(r, "Resolved")).toMatchObject({ status: "False", reason: "AICRVersionMismatch" })
   }, 300_000)
 
@@ -264,19 +352,29 @@ describe("resolver on the local control plane", () => {
     await setSpec(SAMPLE)
     start(CURRENT)
     // An unknown component key (AICR ignores it silently) and a path through a string (AICR leaves it out).
-    await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version.major", value: "580" }, { path: "nosuchcomponent:foo.bar", value: "1" }] })
+    await setSpec({
+      ...SAMPLE,
+      overrides: [
+        { path: "gpuoperator:driver.version.major", value: "580" },
+        { path: "nosuchcomponent:foo.bar", value: "1" },
+      ],
+    })
     let r = await waitFor("Resolved", "False", "InvalidOverride", 240_000)
-    expect(cond(r, "Resolved")?.message).toMatch(new RegExp(
-      `^Bundle Job ${ns}/aicr-bundle-\\w+ did not apply 2 override\\(s\\): gpuoperator:driver\\.version\\.major=580: driver\\.version is a string in the values of gpu-operator, not a map, so AICR left the override out; ` +
-        `nosuchcomponent:foo\\.bar=1: no release is named "nosuchcomponent" and no release's values carry the value \\(AICR ignores an unknown component key\\)$`,
-    ))
+    expect(cond(r, "Resolved")?.message).toMatch(
+      new RegExp(
+        `^Bundle Job ${ns}/aicr-bundle-\\w+ did not apply 2 override\\(s\\): gpuoperator:driver\\.version\\.major=580: driver\\.version is a string in the values of gpu-operator, not a map, so AICR left the override out; ` +
+          `nosuchcomponent:foo\\.bar=1: no release is named "nosuchcomponent" and no release's values carry the value \\(AICR ignores an unknown component key\\)$`,
+      ),
+    )
     await setSpec({ ...SAMPLE, overrides: [{ path: "nosuchcomponent:foo.bar", value: "1" }] })
     r = await waitFor("Resolved", "False", "OverridePathUnknown", 240_000)
     expect(cond(r, "Resolved")?.message).toContain('nosuchcomponent:foo.bar=1: no release is named "nosuchcomponent"')
     // An empty value passes admission; AICR refuses the --set (exit 2).
     await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version", value: "" }] })
     r = await waitFor("Resolved", "False", "InvalidOverride", 240_000)
-    expect(cond(r, "Resolved")?.message).toMatch(/^AICR refused the override gpuoperator:driver\.version=: Bundle Job \S+ exited 2: .*path and value cannot be empty/)
+    expect(cond(r, "Resolved")?.message).toMatch(
+      /^AICR refused the override gpuoperator:driver\.version=: Bundle Job \S+ exited 2: .*path and value cannot be empty/,
+    )
     // A good override resolves.
     await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version", value: "580.105.08" }] })
     await waitFor("Resolved", "True", "InputsResolved", 240_000)
@@ -289,7 +387,17 @@ describe("resolver on the local control plane", () => {
     const before = await waitFor("Resolved", "True", "InputsResolved", 240_000)
     const recipes = await aicrJobs("recipe")
     // Paused and a new toleration in one edit: the input changes, nothing runs.
-    const changed = { ...SAMPLE, paused: true, placement: { ...SAMPLE.placement, accelerated: { ...SAMPLE.placement.accelerated, tolerations: [...SAMPLE.placement.accelerated.tolerations, { key: "dedicated", operator: "Equal", value: "gpu", effect: "NoSchedule" }] } } }
+    const changed = {
+      ...SAMPLE,
+      paused: true,
+      placement: {
+        ...SAMPLE.placement,
+        accelerated: {
+          ...SAMPLE.placement.accelerated,
+          tolerations: [...SAMPLE.placement.accelerated.tolerations, { key: "dedicated", operator: "Equal", value: "gpu", effect: "NoSchedule" }],
+        },
+      },
+    }
     await setSpec(changed)
     const r = await waitFor("Resolved", "False", "Resolving", 60_000)
     expect(cond(r, "Resolved")?.message).toMatch(/^spec\.paused is set: input [0-9a-f]{12} is not resolved until it is cleared$/)
@@ -309,10 +417,13 @@ describe("resolver on the local control plane", () => {
   it(`AICR ${PREVIOUS} resolves the same runtime into its own recipe, and its recorded bundle is the hand-run one`, async () => {
     await stop()
     start(PREVIOUS)
-    const r = await eventually(async () => {
-      const x = await getRuntime()
-      return x.status?.resolution?.aicr?.version === PREVIOUS && current(x, "Resolved")?.status === "True" ? x : undefined
-    }, { timeoutMs: 240_000, what: `resolved with ${PREVIOUS}` })
+    const r = await eventually(
+      async () => {
+        const x = await getRuntime()
+        return x.status?.resolution?.aicr?.version === PREVIOUS && current(x, "Resolved")?.status === "True" ? x : undefined
+      },
+      { timeoutMs: 240_000, what: `resolved with ${PREVIOUS}` },
+    )
     const cm = await content(r.status!.resolution!.contentConfigMap!)
     const recipe = JSON.parse(cm.data["recipe.json"]!)
     const versions = Object.fromEntries(recipe.componentRefs.map((c: { name: string; version?: string }) => [c.name, c.version]))

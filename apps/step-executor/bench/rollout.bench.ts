@@ -26,11 +26,38 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { ANNOTATION_EDITED_BY, type Plan, type RolloutStep } from "@aicr/api"
 import { ANNOTATION_CHART_DIGEST, isReadyAt } from "@aicr/argocd"
 import {
-  applyManifests, ARGOCD_NAMESPACE, type AuditEvent, componentUser, createNamespace, eventually, expectOk, helmApplication, type IsolatedHelm, isolatedHelm, kubeRequest, readAuditEvents, repoRoot,
-  startArgoCd, startControlPlane, writeKubeconfig,
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  type AuditEvent,
+  componentUser,
+  createNamespace,
+  eventually,
+  expectOk,
+  helmApplication,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  readAuditEvents,
+  repoRoot,
+  startArgoCd,
+  startControlPlane,
+  writeKubeconfig,
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
-import { APPS, type Chart, closeRollout, createRollout, get, installProject, pushChart, type Recorded, ROLLOUTS, RUNTIME, startRecorder, writePlan } from "@aicr/testing/world"
+import {
+  APPS,
+  type Chart,
+  closeRollout,
+  createRollout,
+  get,
+  installProject,
+  pushChart,
+  type Recorded,
+  ROLLOUTS,
+  RUNTIME,
+  startRecorder,
+  writePlan,
+} from "@aicr/testing/world"
 
 const N = 13
 const NAMES = Array.from({ length: N }, (_, i) => `rel-${String(i + 1).padStart(2, "0")}`)
@@ -70,7 +97,12 @@ const ms = (x: number) => Math.round(x)
  * Per-edge overhead: for each release but the last, from the first watch event showing it ready at the revision it targets to the first
  * event showing the next release's Application written.
  */
-const edgeTimes = (r: ReturnType<typeof startRecorder>, app: (release: string) => string, written: (r: ReturnType<typeof startRecorder>, app: string) => Recorded | undefined, names: ReadonlyArray<string> = NAMES): number[] =>
+const edgeTimes = (
+  r: ReturnType<typeof startRecorder>,
+  app: (release: string) => string,
+  written: (r: ReturnType<typeof startRecorder>, app: string) => Recorded | undefined,
+  names: ReadonlyArray<string> = NAMES,
+): number[] =>
   names.slice(0, -1).map((n, i) => {
     const ready = r.apps(app(n)).find((e) => isReadyAt(e.object, e.object.spec?.source.targetRevision ?? ""))
     const next = written(r, app(names[i + 1]!))
@@ -82,7 +114,12 @@ try {
   await applyManifests(info, join(repoRoot(), "crds"))
   const ns = await createNamespace(info, "aicr-bench")
   await applyManifests(info, [
-    { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "admin" } }, spec: { intent: "training", platform: "kubeflow", validation: { deployment: "Disabled" } } },
+    {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "admin" } },
+      spec: { intent: "training", platform: "kubeflow", validation: { deployment: "Disabled" } },
+    },
   ])
   const uid: string = (await get(info, RUNTIME)).metadata.uid
   const names = NAMES
@@ -91,23 +128,51 @@ try {
   for (const v of ["0.1.0", "0.2.0", "0.3.0"]) for (const n of names) charts[`${n}@${v}`] = await pushChart(info, helm, n, v)
   const target = (n: string) => `bench-${n}`
   await installProject(info, names.map(target))
-  const plan = (v: string) => writePlan(info, ns, uid, names.map((n) => ({ chart: charts[`${n}@${v}`]!, namespace: target(n) })))
+  const plan = (v: string) =>
+    writePlan(
+      info,
+      ns,
+      uid,
+      names.map((n) => ({ chart: charts[`${n}@${v}`]!, namespace: target(n) })),
+    )
   const plans: Record<string, Plan> = { v1: await plan("0.1.0"), v2: await plan("0.2.0"), v3: await plan("0.3.0") }
   const prebuilt = process.env["BENCH_EXECUTOR_BUNDLE"]
   const built = prebuilt !== undefined ? { entry: prebuilt, atStartBytes: 0 } : await buildApp("step-executor", join(work, "dist"))
-  const kubeconfig = writeKubeconfig(join(work, "executor.kubeconfig"), info.server, info.caFile, [{ name: AUDITED, token: componentUser(info.dir, AUDITED).token }])
+  const kubeconfig = writeKubeconfig(join(work, "executor.kubeconfig"), info.server, info.caFile, [
+    { name: AUDITED, token: componentUser(info.dir, AUDITED).token },
+  ])
   const recorder = startRecorder(info)
   await recorder.ready
 
   let child: ChildProcess | undefined
   const log = openSync(join(work, "step-executor.log"), "a")
   const MiB = 1024 * 1024
-  const procStatus = (field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${child!.pid}/status`, "utf8"))![1]) * 1024
+  const procStatus = (field: "VmRSS" | "VmHWM") =>
+    Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${child!.pid}/status`, "utf8"))![1]) * 1024
   // As `up` runs it (hack/local-operator.ts): the bundle with --enable-source-maps, nothing else. BENCH_NODE_FLAGS
   // replaces those flags, to measure alternatives (e.g. no source maps, a bounded heap).
   const nodeFlags = (process.env["BENCH_NODE_FLAGS"] ?? "--enable-source-maps").split(" ").filter(Boolean)
   const startExecutor = () => {
-    child = spawn(process.execPath, [...nodeFlags, built.entry, "--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"], { stdio: ["ignore", log, log] })
+    child = spawn(
+      process.execPath,
+      [
+        ...nodeFlags,
+        built.entry,
+        "--kubeconfig",
+        kubeconfig,
+        "--leader-elect=false",
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+        "--log-level=info",
+        "--operator-namespace",
+        ns,
+        "--step-timeout",
+        "180s",
+        "--sync-retries",
+        "1",
+      ],
+      { stdio: ["ignore", log, log] },
+    )
   }
   const logFile = join(work, "step-executor.log")
   const syncedCount = () => readFileSync(logFile, "utf8").split("Caches synced").length - 1
@@ -124,20 +189,32 @@ try {
     await exited
   }
   const steps = (action: RolloutStep["action"]): RolloutStep[] => names.map((release) => ({ release, namespace: target(release), action }))
-  const completed = async (name: string) => (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.some((c: { type: string; reason: string }) => c.type === "Progressing" && c.reason === "StepsCompleted") === true
+  const completed = async (name: string) =>
+    (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.some(
+      (c: { type: string; reason: string }) => c.type === "Progressing" && c.reason === "StepsCompleted",
+    ) === true
   /** The executor's creates and applies of Applications (audit log), whatever the answer. */
   const attempts = (name?: string) =>
-    readAuditEvents(info, { resource: "applications", namespace: ARGOCD_NAMESPACE, ...(name ? { name } : {}) }).filter((e) =>
-      (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && (e.verb === "create" || (e.verb === "patch" && e.requestURI.includes("force="))))
+    readAuditEvents(info, { resource: "applications", namespace: ARGOCD_NAMESPACE, ...(name ? { name } : {}) }).filter(
+      (e) =>
+        (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") &&
+        (e.verb === "create" || (e.verb === "patch" && e.requestURI.includes("force="))),
+    )
   /** Application writes the API server took; a refused one (decided on a view that had moved: AlreadyExists, Conflict) changed nothing. */
   const applies = (name?: string) => attempts(name).filter((e) => (e.responseStatus?.code ?? 0) < 300)
   const refused = (name?: string) => attempts(name).filter((e) => e.responseStatus?.code === 409)
   /** Why each refused write was refused: a stale view (AlreadyExists, Conflict) or the create's own Update entry (then sent with force). */
-  const refusedWhy = (es: AuditEvent[]) => es.reduce<Record<string, number>>((m, e) => {
-    const r = e.responseStatus as unknown as { reason?: string; message?: string } | undefined
-    const k = r?.message?.startsWith("Apply failed with") === true ? "FieldManagerConflict (the create's own Update entry; sent again with force)" : r?.reason === "AlreadyExists" ? "AlreadyExists (decided on an absent Application)" : "Conflict (decided on an older resourceVersion)"
-    return { ...m, [k]: (m[k] ?? 0) + 1 }
-  }, {})
+  const refusedWhy = (es: AuditEvent[]) =>
+    es.reduce<Record<string, number>>((m, e) => {
+      const r = e.responseStatus as unknown as { reason?: string; message?: string } | undefined
+      const k =
+        r?.message?.startsWith("Apply failed with") === true
+          ? "FieldManagerConflict (the create's own Update entry; sent again with force)"
+          : r?.reason === "AlreadyExists"
+            ? "AlreadyExists (decided on an absent Application)"
+            : "Conflict (decided on an older resourceVersion)"
+      return { ...m, [k]: (m[k] ?? 0) + 1 }
+    }, {})
   /** The executor's API requests from the audit log (its identity's reads are audited): writes, get/list, new watches. */
   const WRITES = new Set(["create", "update", "patch", "delete", "deletecollection"])
   const requests = () => {
@@ -147,16 +224,31 @@ try {
       writes: mine.filter((e) => done(e) && WRITES.has(e.verb)).length,
       reads: mine.filter((e) => done(e) && (e.verb === "get" || e.verb === "list")).length,
       watches: mine.filter((e) => e.verb === "watch" && e.stage === "ResponseStarted").length,
-      writesByResource: mine.filter((e) => done(e) && WRITES.has(e.verb)).reduce<Record<string, number>>((m, e) => {
-        const k = `${e.verb} ${e.objectRef?.resource ?? "?"}${e.objectRef?.subresource !== undefined ? `/${e.objectRef.subresource}` : ""}`
-        return { ...m, [k]: (m[k] ?? 0) + 1 }
-      }, {}),
-      readsByResource: Object.entries(mine.filter((e) => done(e) && (e.verb === "get" || e.verb === "list")).reduce<Record<string, number>>((m, e) => ({ ...m, [`${e.verb} ${e.objectRef?.resource ?? "?"}`]: (m[`${e.verb} ${e.objectRef?.resource ?? "?"}`] ?? 0) + 1 }), {})),
+      writesByResource: mine
+        .filter((e) => done(e) && WRITES.has(e.verb))
+        .reduce<Record<string, number>>((m, e) => {
+          const k = `${e.verb} ${e.objectRef?.resource ?? "?"}${e.objectRef?.subresource !== undefined ? `/${e.objectRef.subresource}` : ""}`
+          return { ...m, [k]: (m[k] ?? 0) + 1 }
+        }, {}),
+      readsByResource: Object.entries(
+        mine
+          .filter((e) => done(e) && (e.verb === "get" || e.verb === "list"))
+          .reduce<Record<string, number>>(
+            (m, e) => ({ ...m, [`${e.verb} ${e.objectRef?.resource ?? "?"}`]: (m[`${e.verb} ${e.objectRef?.resource ?? "?"}`] ?? 0) + 1 }),
+            {},
+          ),
+      ),
     }
   }
   const minus = (a: ReturnType<typeof requests>, b: ReturnType<typeof requests>) => ({
-    writes: a.writes - b.writes, reads: a.reads - b.reads, watches: a.watches - b.watches,
-    writesByResource: Object.fromEntries(Object.entries(a.writesByResource).map(([k, v]) => [k, v - (b.writesByResource[k] ?? 0)]).filter(([, v]) => v !== 0)),
+    writes: a.writes - b.writes,
+    reads: a.reads - b.reads,
+    watches: a.watches - b.watches,
+    writesByResource: Object.fromEntries(
+      Object.entries(a.writesByResource)
+        .map(([k, v]) => [k, v - (b.writesByResource[k] ?? 0)])
+        .filter(([, v]) => v !== 0),
+    ),
   })
 
   // 1. A clean install (first, the executor idle before any Application exists).
@@ -171,7 +263,11 @@ try {
   const installSeconds = (performance.now() - t0) / 1000
   await sleep(1_000) // the last pass's status writes
   const reqInstall = minus(requests(), req0)
-  const edges = edgeTimes(recorder, (n) => n, (r, a) => r.apps(a).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts[`${a}@0.1.0`]!.digest))
+  const edges = edgeTimes(
+    recorder,
+    (n) => n,
+    (r, a) => r.apps(a).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts[`${a}@0.1.0`]!.digest),
+  )
   await closeRollout(info, "bench-1", "Succeeded")
 
   // 1b. Idle as a user runs it: RSS without any forced GC, sampled over IDLE_MINUTES, and the API requests meanwhile.
@@ -188,17 +284,38 @@ try {
   const mib = (n: number) => +(n / MiB).toFixed(1)
   const sorted = [...samples].sort((a, b) => a - b)
   const idle = {
-    minutes: +idleMinutes.toFixed(1), samples: samples.length,
+    minutes: +idleMinutes.toFixed(1),
+    samples: samples.length,
     rssMiB: { first: mib(samples[0]!), median: mib(sorted[Math.floor(sorted.length / 2)]!), max: mib(sorted.at(-1)!), last: mib(samples.at(-1)!) },
-    peakMiB: mib(procStatus("VmHWM")), rssBeforeInstallMiB: mib(rssBeforeInstall), atStartKiB: Math.round(built.atStartBytes / 1024),
-    requestsPerIdleMinute: { writes: +(reqIdle.writes / idleMinutes).toFixed(2), reads: +(reqIdle.reads / idleMinutes).toFixed(2), watches: +(reqIdle.watches / idleMinutes).toFixed(2) },
+    peakMiB: mib(procStatus("VmHWM")),
+    rssBeforeInstallMiB: mib(rssBeforeInstall),
+    atStartKiB: Math.round(built.atStartBytes / 1024),
+    requestsPerIdleMinute: {
+      writes: +(reqIdle.writes / idleMinutes).toFixed(2),
+      reads: +(reqIdle.reads / idleMinutes).toFixed(2),
+      watches: +(reqIdle.watches / idleMinutes).toFixed(2),
+    },
   }
   const installFigures = {
-    seconds: +installSeconds.toFixed(1), perStepSeconds: +(installSeconds / N).toFixed(2), edges: edges.length, edgeOverheadMs: { p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) },
-    executorApiWritesPerStep: +(reqInstall.writes / N).toFixed(1), executorApiReadsPerStep: +(reqInstall.reads / N).toFixed(1), executorWatchesStarted: reqInstall.watches, executorApiWritesByResource: reqInstall.writesByResource,
+    seconds: +installSeconds.toFixed(1),
+    perStepSeconds: +(installSeconds / N).toFixed(2),
+    edges: edges.length,
+    edgeOverheadMs: { p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) },
+    executorApiWritesPerStep: +(reqInstall.writes / N).toFixed(1),
+    executorApiReadsPerStep: +(reqInstall.reads / N).toFixed(1),
+    executorWatchesStarted: reqInstall.watches,
+    executorApiWritesByResource: reqInstall.writesByResource,
   }
   if (process.argv.includes("--idle-only")) {
-    console.log(JSON.stringify({ what: `step-executor bundle after a ${N}-release install (--idle-only)`, bundle: built.entry, nodeFlags, install: installFigures, idleAfterInstall: idle }))
+    console.log(
+      JSON.stringify({
+        what: `step-executor bundle after a ${N}-release install (--idle-only)`,
+        bundle: built.entry,
+        nodeFlags,
+        install: installFigures,
+        idleAfterInstall: idle,
+      }),
+    )
     child!.kill("SIGKILL")
     throw new Done()
   }
@@ -206,22 +323,49 @@ try {
   // 2. Suspend latency.
   const s0 = Date.now()
   expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: true } } }), "suspend")
-  await eventually(async () => (await get(info, APPS)).items.every((a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === false), { timeoutMs: 60_000, intervalMs: 20, what: "all suspended" })
+  await eventually(
+    async () =>
+      (await get(info, APPS)).items.every(
+        (a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === false,
+      ),
+    { timeoutMs: 60_000, intervalMs: 20, what: "all suspended" },
+  )
   const suspendMs = Date.now() - s0
   const lastSuspended = Math.max(...names.map((n) => recorder.apps(n).find((e) => e.t >= s0 && e.object.spec?.syncPolicy?.automated?.enabled === false)!.t))
   const r0 = Date.now()
   expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: null } } }), "resume")
-  await eventually(async () => (await get(info, APPS)).items.every((a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === undefined), { timeoutMs: 60_000, intervalMs: 20, what: "all resumed" })
+  await eventually(
+    async () =>
+      (await get(info, APPS)).items.every(
+        (a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === undefined,
+      ),
+    { timeoutMs: 60_000, intervalMs: 20, what: "all resumed" },
+  )
   const resumeMs = Date.now() - r0
 
   // What is measured so far, in case a later phase fails.
-  console.log(JSON.stringify({ phase: "install, idle, suspend", bundle: built.entry, nodeFlags, install: installFigures, idleAfterInstall: idle, suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs } }))
+  console.log(
+    JSON.stringify({
+      phase: "install, idle, suspend",
+      bundle: built.entry,
+      nodeFlags,
+      install: installFigures,
+      idleAfterInstall: idle,
+      suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
+    }),
+  )
 
   // 3. Chaos: upgrades while the executor is killed at random points.
   const chaosOn = !process.argv.includes("--no-chaos")
   let kills = 0
   const chaos: Array<{ rollout: string; seconds: number; kills: number }> = []
-  const sequence = [["v1", "v2"], ["v2", "v3"], ["v3", "v1"], ["v1", "v2"], ["v2", "v3"]] as const
+  const sequence = [
+    ["v1", "v2"],
+    ["v2", "v3"],
+    ["v3", "v1"],
+    ["v1", "v2"],
+    ["v2", "v3"],
+  ] as const
   const before = Object.fromEntries(names.map((n) => [n, applies(n).length]))
   const refusedBefore = refused().length
   let rollouts = 0
@@ -252,7 +396,16 @@ try {
     install: installFigures,
     idleAfterInstall: idle,
     suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
-    chaos: chaosOn ? { kills, rollouts: chaos, everyRolloutFinished: true, applicationsWrittenOncePerStep: repeated.length === 0, repeated, refused: refusedWhy(refused().slice(refusedBefore)) } : "skipped (--no-chaos)",
+    chaos: chaosOn
+      ? {
+          kills,
+          rollouts: chaos,
+          everyRolloutFinished: true,
+          applicationsWrittenOncePerStep: repeated.length === 0,
+          repeated,
+          refused: refusedWhy(refused().slice(refusedBefore)),
+        }
+      : "skipped (--no-chaos)",
   }
   if (repeated.length > 0) {
     // What to look at: each apply of a repeated Application (when, the answer) and the executor's log lines naming it.
@@ -262,7 +415,10 @@ try {
         const t = e as unknown as { requestReceivedTimestamp?: string; stageTimestamp?: string }
         return { received: t.requestReceivedTimestamp, done: t.stageTimestamp, stage: e.stage, code: e.responseStatus?.code }
       }),
-      log: readFileSync(logFile, "utf8").split("\n").filter((l) => l.includes(`argocd/${n}"`) || l.includes("Caches synced")).slice(-80),
+      log: readFileSync(logFile, "utf8")
+        .split("\n")
+        .filter((l) => l.includes(`argocd/${n}"`) || l.includes("Caches synced"))
+        .slice(-80),
     }))
     console.log(JSON.stringify({ repeatedDetail: detail }))
     throw new Error(`Applications written more than once per step: ${JSON.stringify(repeated)}`)
@@ -277,35 +433,87 @@ try {
   await argo.stop()
   const waveArgo = await startArgoCd(info, { syncWaveDelaySeconds: 2 })
   // Argo CD 1.8+ no longer assesses an Application's health inside another; this health check passes the child's on.
-  await applyManifests(info, [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "argocd-cm", namespace: ARGOCD_NAMESPACE, labels: { "app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd" } }, data: { "resource.customizations.health.argoproj.io_Application": CHILD_HEALTH } }])
-  const waves = await wavesChart(helm, names.map((n) => helmApplication({ name: `wave-${n}`, repoURL: charts[`${n}@0.1.0`]!.ref.replace(/\/[^/]+$/u, ""), chart: n, targetRevision: "0.1.0", destinationNamespace: `wave-${n}` })).map((a, i) => ({ ...a, metadata: { ...a.metadata, annotations: { "argocd.argoproj.io/sync-wave": String(i + 1) } } })))
+  await applyManifests(info, [
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "argocd-cm", namespace: ARGOCD_NAMESPACE, labels: { "app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd" } },
+      data: { "resource.customizations.health.argoproj.io_Application": CHILD_HEALTH },
+    },
+  ])
+  const waves = await wavesChart(
+    helm,
+    names
+      .map((n) =>
+        helmApplication({
+          name: `wave-${n}`,
+          repoURL: charts[`${n}@0.1.0`]!.ref.replace(/\/[^/]+$/u, ""),
+          chart: n,
+          targetRevision: "0.1.0",
+          destinationNamespace: `wave-${n}`,
+        }),
+      )
+      .map((a, i) => ({ ...a, metadata: { ...a.metadata, annotations: { "argocd.argoproj.io/sync-wave": String(i + 1) } } })),
+  )
   const parent = await pushChart(info, helm, "waves", "0.1.0", waves)
   const recorder2 = startRecorder(info)
   await recorder2.ready
   const w0 = performance.now()
-  await applyManifests(info, [helmApplication({ name: "waves", repoURL: parent.ref.replace(/\/[^/]+$/u, ""), chart: "waves", targetRevision: "0.1.0", destinationNamespace: ARGOCD_NAMESPACE, finalizer: false })])
-  await eventually(async () => (await get(info, `${APPS}/wave-${names[N - 1]}`).catch(() => undefined)) !== undefined && isReadyAt(await get(info, `${APPS}/wave-${names[N - 1]}`), "0.1.0"), { timeoutMs: 900_000, intervalMs: 500, what: "the last wave ready" })
+  await applyManifests(info, [
+    helmApplication({
+      name: "waves",
+      repoURL: parent.ref.replace(/\/[^/]+$/u, ""),
+      chart: "waves",
+      targetRevision: "0.1.0",
+      destinationNamespace: ARGOCD_NAMESPACE,
+      finalizer: false,
+    }),
+  ])
+  await eventually(
+    async () =>
+      (await get(info, `${APPS}/wave-${names[N - 1]}`).catch(() => undefined)) !== undefined &&
+      isReadyAt(await get(info, `${APPS}/wave-${names[N - 1]}`), "0.1.0"),
+    { timeoutMs: 900_000, intervalMs: 500, what: "the last wave ready" },
+  )
   const wavesSeconds = (performance.now() - w0) / 1000
-  const waveEdges = edgeTimes(recorder2, (n) => `wave-${n}`, (r, a) => r.apps(a)[0])
+  const waveEdges = edgeTimes(
+    recorder2,
+    (n) => `wave-${n}`,
+    (r, a) => r.apps(a)[0],
+  )
 
   // 5. A loop that polls every 30 s: write a release, look again every 30 s until it is ready, then the next.
   const p0 = performance.now()
   for (const n of names) {
-    await applyManifests(info, [helmApplication({ name: `poll-${n}`, repoURL: charts[`${n}@0.1.0`]!.ref.replace(/\/[^/]+$/u, ""), chart: n, targetRevision: "0.1.0", destinationNamespace: `poll-${n}` })])
+    await applyManifests(info, [
+      helmApplication({
+        name: `poll-${n}`,
+        repoURL: charts[`${n}@0.1.0`]!.ref.replace(/\/[^/]+$/u, ""),
+        chart: n,
+        targetRevision: "0.1.0",
+        destinationNamespace: `poll-${n}`,
+      }),
+    ])
     for (;;) {
       await sleep(30_000)
       if (isReadyAt(await get(info, `${APPS}/poll-${n}`), "0.1.0")) break
     }
   }
   const pollSeconds = (performance.now() - p0) / 1000
-  const pollEdges = edgeTimes(recorder2, (n) => `poll-${n}`, (r, a) => r.apps(a)[0])
+  const pollEdges = edgeTimes(
+    recorder2,
+    (n) => `poll-${n}`,
+    (r, a) => r.apps(a)[0],
+  )
   await recorder2.stop()
   await waveArgo.stop()
-  console.log(JSON.stringify({
-    ...common,
-    syncWaves: { what: "app-of-apps, one wave per release, ARGOCD_SYNC_WAVE_DELAY=2", seconds: +wavesSeconds.toFixed(1), edgeOverheadMs: stats(waveEdges) },
-    polling30s: { seconds: +pollSeconds.toFixed(1), edgeOverheadMs: stats(pollEdges) },
-  }))
+  console.log(
+    JSON.stringify({
+      ...common,
+      syncWaves: { what: "app-of-apps, one wave per release, ARGOCD_SYNC_WAVE_DELAY=2", seconds: +wavesSeconds.toFixed(1), edgeOverheadMs: stats(waveEdges) },
+      polling30s: { seconds: +pollSeconds.toFixed(1), edgeOverheadMs: stats(pollEdges) },
+    }),
+  )
 } catch (e) {
   if (!(e instanceof Done)) {
     // The executor's log and the bundle stay for a look (the audit log is in the plane's directory).

@@ -34,9 +34,9 @@ export const suspend = (d: Decision, engineNamespace: string): Effect.Effect<Rea
     const refused: Refusal[] = []
     for (const s of d.suspend) {
       const key = `${engineNamespace}/${s.name}`
-      const patch = kube.patch(ArgoCD.Application, key, { type: "merge", body: suspensionPatch(s.suspend) }, { fieldManager: contract.fieldManager }).pipe(
-        Effect.tap((written) => expect.written(applications, written)),
-      )
+      const patch = kube
+        .patch(ArgoCD.Application, key, { type: "merge", body: suspensionPatch(s.suspend) }, { fieldManager: contract.fieldManager })
+        .pipe(Effect.tap((written) => expect.written(applications, written)))
       if (!s.suspend) {
         yield* patch
         yield* Effect.logInfo("Resumed Application", { Application: key })
@@ -69,19 +69,44 @@ export const step = (r: RolloutDecision, engineNamespace: string): Effect.Effect
       const written = yield* writeAsDecided(kube, ArgoCD.Application, action.application, action.seen, { fieldManager: contract.fieldManager })
       yield* expect.written(applications, written)
       const revision = action.application.spec.source.targetRevision
-      yield* Effect.logInfo("Wrote Application", { RuntimeRollout: r.rollout.metadata.name, Application: `${engineNamespace}/${s.release}`, step: action.index + 1, revision })
-      yield* events.event(r.rollout, { type: "Normal", reason: "StepStarted", action: "WriteApplication", note: `Step ${action.index + 1} ${s.release} (${s.action}): wrote Application ${engineNamespace}/${s.release} at ${revision}` })
+      yield* Effect.logInfo("Wrote Application", {
+        RuntimeRollout: r.rollout.metadata.name,
+        Application: `${engineNamespace}/${s.release}`,
+        step: action.index + 1,
+        revision,
+      })
+      yield* events.event(r.rollout, {
+        type: "Normal",
+        reason: "StepStarted",
+        action: "WriteApplication",
+        note: `Step ${action.index + 1} ${s.release} (${s.action}): wrote Application ${engineNamespace}/${s.release} at ${revision}`,
+      })
       return
     }
     const key = `${engineNamespace}/${action.name}`
-    yield* kube.delete(ArgoCD.Application, key, { preconditions: { uid: action.uid, resourceVersion: action.resourceVersion } }).pipe(Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.void))
+    yield* kube.delete(ArgoCD.Application, key, { preconditions: { uid: action.uid, resourceVersion: action.resourceVersion } }).pipe(
+      Effect.catchIf(
+        (e) => e.reason._tag === "NotFound",
+        () => Effect.void,
+      ),
+    )
     yield* expect.deleted(applications, key, action.uid)
     yield* Effect.logInfo("Deleted Application", { RuntimeRollout: r.rollout.metadata.name, Application: key, step: action.index + 1 })
-    yield* events.event(r.rollout, { type: "Normal", reason: "StepStarted", action: "DeleteApplication", note: `Step ${action.index + 1} ${s.release} (Remove): deleting Application ${key} with its resources` })
+    yield* events.event(r.rollout, {
+      type: "Normal",
+      reason: "StepStarted",
+      action: "DeleteApplication",
+      note: `Step ${action.index + 1} ${s.release} (Remove): deleting Application ${key} with its resources`,
+    })
   })
 
 /** Applies a status room on `obj` (nothing when unchanged) and expects the cache to show it; true when written. */
-export const writeStatus = <T extends KubeObject>(room: Room, obj: T, write: StatusWrite, cache: Informer<T>): Effect.Effect<boolean, KubeError, Kube | Expectations> =>
+export const writeStatus = <T extends KubeObject>(
+  room: Room,
+  obj: T,
+  write: StatusWrite,
+  cache: Informer<T>,
+): Effect.Effect<boolean, KubeError, Kube | Expectations> =>
   Effect.gen(function* () {
     const { applied, object } = yield* (yield* Kube).applyStatus(room, obj, write)
     if (applied) yield* (yield* Expectations).written(cache, object)
@@ -93,8 +118,18 @@ export const writeStatus = <T extends KubeObject>(room: Room, obj: T, write: Sta
  * keyed by the object's uid): the ms until a deferred rewrite is due, 0 when nothing was deferred. The caller comes
  * back then, so the latest is written.
  */
-export const writePacedStatus = <T extends KubeObject>(room: Room, obj: T, write: StatusWrite, cache: Informer<T>, also: ReadonlyArray<string> = []): Effect.Effect<number, KubeError, Kube | Expectations | StatusPacer> =>
+export const writePacedStatus = <T extends KubeObject>(
+  room: Room,
+  obj: T,
+  write: StatusWrite,
+  cache: Informer<T>,
+  also: ReadonlyArray<string> = [],
+): Effect.Effect<number, KubeError, Kube | Expectations | StatusPacer> =>
   Effect.gen(function* () {
     const pacer = yield* StatusPacer
-    return yield* pacer.pace(`${room.kind.kind}/${obj.metadata.uid ?? obj.metadata.name}`, onlyMessagesChange(room, obj, write, also), writeStatus(room, obj, write, cache))
+    return yield* pacer.pace(
+      `${room.kind.kind}/${obj.metadata.uid ?? obj.metadata.name}`,
+      onlyMessagesChange(room, obj, write, also),
+      writeStatus(room, obj, write, cache),
+    )
   })

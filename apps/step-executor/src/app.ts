@@ -17,7 +17,11 @@ export const stepExecutorApp: AppSpec<Error> = {
   setup: (ctx) =>
     Effect.gen(function* () {
       const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
-      yield* Effect.logInfo("Starting step-executor", { engineNamespace: settings.engineNamespace, project: settings.project, stepTimeoutMs: settings.stepTimeoutMs })
+      yield* Effect.logInfo("Starting step-executor", {
+        engineNamespace: settings.engineNamespace,
+        project: settings.project,
+        stepTimeoutMs: settings.stepTimeoutMs,
+      })
       const { caches, sources } = yield* makeCaches(settings)
       const expectations = makeExpectations()
       const pacer = makeStatusPacer()

@@ -19,7 +19,16 @@
  * synced and empty and is kept as the informer's `listError`, which `gather` reports as `EngineMissing`/`Unauthorized`.
  */
 import {
-  ArgoCD, type ClusterRuntime, ClusterRuntimeKind, Core, kindKey, type KubeObject, LABEL_RUNTIME_UID, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME,
+  ArgoCD,
+  type ClusterRuntime,
+  ClusterRuntimeKind,
+  Core,
+  kindKey,
+  type KubeObject,
+  LABEL_RUNTIME_UID,
+  type RuntimeRollout,
+  RuntimeRolloutKind,
+  SINGLETON_NAME,
 } from "@aicr/api"
 import type { Application, ApplicationStatus } from "@aicr/argocd"
 import type { Watch } from "@aicr/contracts"
@@ -61,16 +70,22 @@ export const projectApplication = (app: Application): Application => {
     ...(st.health !== undefined ? { health: { status: st.health.status, message: st.health.message } } : {}),
     ...(op !== undefined
       ? {
-        operationState: {
-          phase: op.phase, message: op.message, finishedAt: op.finishedAt,
-          ...(op.operation?.sync?.revision !== undefined ? { operation: { sync: { revision: op.operation.sync.revision } } } : {}),
-          ...(op.syncResult?.revision !== undefined ? { syncResult: { revision: op.syncResult.revision } } : {}),
-        },
-      }
+          operationState: {
+            phase: op.phase,
+            message: op.message,
+            finishedAt: op.finishedAt,
+            ...(op.operation?.sync?.revision !== undefined ? { operation: { sync: { revision: op.operation.sync.revision } } } : {}),
+            ...(op.syncResult?.revision !== undefined ? { syncResult: { revision: op.syncResult.revision } } : {}),
+          },
+        }
       : {}),
     ...(st.conditions !== undefined ? { conditions: st.conditions.map((c) => ({ type: c.type, message: c.message })) } : {}),
     ...(st.resources !== undefined
-      ? { resources: st.resources.filter((r) => r.group === "batch" && r.kind === "Job").map((r) => ({ group: r.group, kind: r.kind, name: r.name, namespace: r.namespace, health: r.health })) }
+      ? {
+          resources: st.resources
+            .filter((r) => r.group === "batch" && r.kind === "Job")
+            .map((r) => ({ group: r.group, kind: r.kind, name: r.name, namespace: r.namespace, health: r.health })),
+        }
       : {}),
   }
   return { ...base, status: JSON.parse(JSON.stringify(status)) as ApplicationStatus }
@@ -84,28 +99,32 @@ const engineListError = (e: KubeError) => e.reason._tag === "NotFound" || e.reas
  * after a list refused as `NotFound` (its CRD is missing) before they list again, so an executor without Argo CD
  * makes no request at idle (the CRD informer's cache shows the CRD when Argo CD is installed).
  */
-export const scopeOf = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">, engineInstalled: Effect.Effect<void> = Effect.void) => (w: Watch): WatchScope => {
-  const retryWhen = (e: KubeError) => (e.reason._tag === "NotFound" ? engineInstalled : Effect.void)
-  switch (kindKey(w.kind)) {
-    case kindKey(ClusterRuntimeKind):
-      return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
-    case kindKey(ArgoCD.Application):
-      return { namespace: s.engineNamespace, transform: projectApplication as (o: KubeObject) => KubeObject, tolerate: engineListError, retryWhen }
-    case kindKey(ArgoCD.AppProject):
-      return { namespace: s.engineNamespace, fieldSelector: `metadata.name=${s.project}`, transform: metadataOnly, tolerate: engineListError, retryWhen }
-    case kindKey(Core.CustomResourceDefinition):
-      return { fieldSelector: `metadata.name=${APPLICATION_CRD}`, transform: metadataOnly, tolerate: engineListError }
-    case kindKey(Core.ConfigMap):
-      return { namespace: s.namespace, transform: metadataOnly }
-    case kindKey(Core.Namespace):
-      return { transform: metadataOnly }
-    default:
-      return {}
+export const scopeOf =
+  (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">, engineInstalled: Effect.Effect<void> = Effect.void) =>
+  (w: Watch): WatchScope => {
+    const retryWhen = (e: KubeError) => (e.reason._tag === "NotFound" ? engineInstalled : Effect.void)
+    switch (kindKey(w.kind)) {
+      case kindKey(ClusterRuntimeKind):
+        return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
+      case kindKey(ArgoCD.Application):
+        return { namespace: s.engineNamespace, transform: projectApplication as (o: KubeObject) => KubeObject, tolerate: engineListError, retryWhen }
+      case kindKey(ArgoCD.AppProject):
+        return { namespace: s.engineNamespace, fieldSelector: `metadata.name=${s.project}`, transform: metadataOnly, tolerate: engineListError, retryWhen }
+      case kindKey(Core.CustomResourceDefinition):
+        return { fieldSelector: `metadata.name=${APPLICATION_CRD}`, transform: metadataOnly, tolerate: engineListError }
+      case kindKey(Core.ConfigMap):
+        return { namespace: s.namespace, transform: metadataOnly }
+      case kindKey(Core.Namespace):
+        return { transform: metadataOnly }
+      default:
+        return {}
+    }
   }
-}
 
 /** The caches, from the contract's watches, and the work-queue sources that map their events to `cluster`. */
-export const makeCaches = (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">): Effect.Effect<{ readonly caches: ExecutorCaches; readonly sources: ReadonlyArray<Source> }, never, Kube | Scope.Scope> =>
+export const makeCaches = (
+  s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">,
+): Effect.Effect<{ readonly caches: ExecutorCaches; readonly sources: ReadonlyArray<Source> }, never, Kube | Scope.Scope> =>
   Effect.gen(function* () {
     // Argo CD's CRD as the CRD informer's cache shows it, looked at once a second (memory only, no request).
     const crd: { cache?: Informer<KubeObject> } = {}

@@ -7,7 +7,16 @@
  * 20261203-informer-caches). A restarted executor starts from fresh lists: it sees exactly what the crashed one left.
  */
 import {
-  type ClusterRuntime, Core, type KubeObject, LABEL_OUTCOME, LABEL_RUNTIME_UID, type Plan, planConfigMapName, readPlanData, type RuntimeRollout, sha256,
+  type ClusterRuntime,
+  Core,
+  type KubeObject,
+  LABEL_OUTCOME,
+  LABEL_RUNTIME_UID,
+  type Plan,
+  planConfigMapName,
+  readPlanData,
+  type RuntimeRollout,
+  sha256,
 } from "@aicr/api"
 import { ANNOTATION_WRITTEN_AT, type Application } from "@aicr/argocd"
 import { Kube, type KubeError, type KubeShape } from "@aicr/kube"
@@ -19,13 +28,11 @@ import { releaseValues } from "./values"
 export { APPLICATION_CRD } from "./caches"
 
 export type EngineRead =
-  | { readonly _tag: "Ready" }
-  | { readonly _tag: "EngineMissing" | "ProjectMissing" | "Unauthorized" | "EngineNotResponding"; readonly message: string }
+  { readonly _tag: "Ready" } | { readonly _tag: "EngineMissing" | "ProjectMissing" | "Unauthorized" | "EngineNotResponding"; readonly message: string }
 
 /** The target plan, each release's merged values, or why they cannot be used (`PlanUnreadable`). */
 export type PlanRead =
-  | { readonly ok: true; readonly plan: Plan; readonly values: ReadonlyMap<string, Record<string, unknown>> }
-  | { readonly ok: false; readonly why: string }
+  { readonly ok: true; readonly plan: Plan; readonly values: ReadonlyMap<string, Record<string, unknown>> } | { readonly ok: false; readonly why: string }
 
 export interface Observed {
   readonly runtime: ClusterRuntime
@@ -51,8 +58,13 @@ const forbidden = (e: KubeError | undefined) => e !== undefined && (e.reason._ta
 export const readEngine = (c: ExecutorCaches, s: ExecutorSettings): EngineRead => {
   const denied = [c.crds, c.projects, c.applications].map((i) => i.listError()).find(forbidden)
   if (denied !== undefined) return { _tag: "Unauthorized", message: `The operator may not read Argo CD's objects: ${denied.reason.message}` }
-  if (Option.isNone(c.crds.get(APPLICATION_CRD))) return { _tag: "EngineMissing", message: `Argo CD's CRD ${APPLICATION_CRD} is not installed; install Argo CD v3.4 in namespace ${s.engineNamespace} before the operator` }
-  if (Option.isNone(c.projects.get(`${s.engineNamespace}/${s.project}`))) return { _tag: "ProjectMissing", message: `AppProject ${s.engineNamespace}/${s.project} does not exist; the operator's chart creates it (engine.project)` }
+  if (Option.isNone(c.crds.get(APPLICATION_CRD)))
+    return {
+      _tag: "EngineMissing",
+      message: `Argo CD's CRD ${APPLICATION_CRD} is not installed; install Argo CD v3.4 in namespace ${s.engineNamespace} before the operator`,
+    }
+  if (Option.isNone(c.projects.get(`${s.engineNamespace}/${s.project}`)))
+    return { _tag: "ProjectMissing", message: `AppProject ${s.engineNamespace}/${s.project} does not exist; the operator's chart creates it (engine.project)` }
   return { _tag: "Ready" }
 }
 
@@ -99,7 +111,8 @@ const readTarget = (kube: KubeShape, c: ExecutorCaches, s: ExecutorSettings, dig
       const content = versionOf(c, s, ref.configMap) === undefined ? Option.none<ConfigMap>() : yield* readConfigMap(kube, s, ref.configMap)
       if (Option.isNone(content)) return { ok: false, why: `content ConfigMap ${ref.configMap} named by plan ${name} does not exist` } as const
       const text = content.value.data?.["values.json"] ?? ""
-      if (sha256(text) !== ref.digest) return { ok: false, why: `values.json of content ConfigMap ${ref.configMap} does not match the digest plan ${name} records` } as const
+      if (sha256(text) !== ref.digest)
+        return { ok: false, why: `values.json of content ConfigMap ${ref.configMap} does not match the digest plan ${name} records` } as const
       try {
         files = (JSON.parse(text) as { files?: Record<string, string> }).files ?? {}
       } catch {
@@ -123,7 +136,8 @@ const target = (kube: KubeShape, c: ExecutorCaches, s: ExecutorSettings, reads: 
     const name = planConfigMapName(digest)
     const plan = `${digest} ${versionOf(c, s, name) ?? "-"}`
     const kept = reads.last()
-    if (kept !== undefined && kept.plan === plan && (kept.content === undefined || versionOf(c, s, kept.content.name) === kept.content.version)) return kept.read
+    if (kept !== undefined && kept.plan === plan && (kept.content === undefined || versionOf(c, s, kept.content.name) === kept.content.version))
+      return kept.read
     const read = yield* readTarget(kube, c, s, digest)
     const content = read.ok ? read.plan.content.find((x) => x.key === "values.json")?.configMap : undefined
     reads.keep({ plan, content: content === undefined ? undefined : { name: content, version: versionOf(c, s, content) }, read })
@@ -141,7 +155,10 @@ export const staleness = (apps: ReadonlyArray<Application>, uid: string | undefi
     const at = seen === undefined ? Number.NaN : Date.parse(seen)
     if (!Number.isNaN(at) && now - at > s.engineStaleAfterMs) {
       const what = a.status?.reconciledAt === undefined ? `was written at ${seen} and never compared` : `was last compared at ${seen}`
-      return { _tag: "EngineNotResponding", message: `Argo CD is not responding: Application ${s.engineNamespace}/${a.metadata.name} ${what}, more than ${Math.round(s.engineStaleAfterMs / 1000)}s ago; check that argocd-application-controller runs` }
+      return {
+        _tag: "EngineNotResponding",
+        message: `Argo CD is not responding: Application ${s.engineNamespace}/${a.metadata.name} ${what}, more than ${Math.round(s.engineStaleAfterMs / 1000)}s ago; check that argocd-application-controller runs`,
+      }
     }
   }
   return undefined
@@ -151,9 +168,12 @@ const created = (r: RuntimeRollout) => r.metadata.creationTimestamp ?? ""
 
 /** The runtime's rollout that has not ended (no outcome label), newest first (then by name) if ever more than one. */
 export const openRollout = (caches: ExecutorCaches, uid: string | undefined): RuntimeRollout | undefined =>
-  caches.rollouts.list()
+  caches.rollouts
+    .list()
     .filter((r) => uid !== undefined && r.spec.runtimeUID === uid && r.metadata.labels?.[LABEL_OUTCOME] === undefined)
-    .sort((a, b) => (created(a) < created(b) ? 1 : created(a) > created(b) ? -1 : a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))[0]
+    .sort((a, b) =>
+      created(a) < created(b) ? 1 : created(a) > created(b) ? -1 : a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
+    )[0]
 
 export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeError, Kube | Caches | PlanReads | ExecutorConfig> =>
   Effect.gen(function* () {
@@ -162,11 +182,19 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
     const settings = yield* ExecutorConfig
     const now = yield* Clock.currentTimeMillis
     const reachable = readEngine(caches, settings)
-    const applications = reachable._tag === "Ready" ? [...caches.applications.list()].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0)) : []
+    const applications =
+      reachable._tag === "Ready"
+        ? [...caches.applications.list()].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0))
+        : []
     const uid = runtime.metadata.uid
     const engine = reachable._tag === "Ready" ? (staleness(applications, uid, settings, now) ?? reachable) : reachable
     const rollout = openRollout(caches, uid)
     const plan = rollout === undefined ? undefined : yield* target(kube, caches, settings, yield* PlanReads, rollout.spec.toDigest)
-    const namespaces = new Set(caches.namespaces.list().filter((n) => n.metadata.deletionTimestamp === undefined).map((n) => n.metadata.name))
+    const namespaces = new Set(
+      caches.namespaces
+        .list()
+        .filter((n) => n.metadata.deletionTimestamp === undefined)
+        .map((n) => n.metadata.name),
+    )
     return { runtime, generation: runtime.metadata.generation, engine, applications, rollout, plan, namespaces, settings, now } satisfies Observed
   })

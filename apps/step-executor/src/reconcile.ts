@@ -84,7 +84,11 @@ const failed = (runtime: ClusterRuntime, cause: Cause.Cause<KubeError>): Effect.
       if (rollout !== undefined) yield* writeStatus(rolloutRoom, rollout, rolloutInternalError(rollout, now), caches.rollouts)
       const applied = yield* writeStatus(runtimeRoom, runtime, runtimeInternalError(runtime, now), caches.runtimes)
       // One Warning per transition into InternalError; a pass that fails the same way again emits nothing.
-      yield* warnOnTransition(runtime, applied, { reason: "InternalError", action: "Reconcile", note: `The step-executor failed unexpectedly: ${failure.message}` })
+      yield* warnOnTransition(runtime, applied, {
+        reason: "InternalError",
+        action: "Reconcile",
+        note: `The step-executor failed unexpectedly: ${failure.message}`,
+      })
     })
     yield* report.pipe(Effect.catchCause((c) => Effect.logError("Reporting InternalError failed", c)))
     return yield* Effect.fail(new InternalError({ message: failure.message }))

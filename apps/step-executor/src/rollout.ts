@@ -40,9 +40,10 @@ const KNOWN_ACTIONS = new Set(["Install", "Upgrade", "Move", "Remove", "Adopt"])
 export const namespaceMissing = (o: Observed, namespace: string): string => {
   const level = o.settings.componentPodSecurity[namespace]
   const command = `kubectl create namespace ${namespace} && kubectl label namespace ${namespace} ${["enforce", "audit", "warn"].map((m) => `pod-security.kubernetes.io/${m}=${level ?? "<level>"}`).join(" ")}`
-  const where = level === undefined
-    ? ` (<level>: privileged, baseline or restricted, as the chart's namespaces.components should say for ${namespace})`
-    : ` (its level in the chart's namespaces.components), or set create: true for it there and upgrade the chart`
+  const where =
+    level === undefined
+      ? ` (<level>: privileged, baseline or restricted, as the chart's namespaces.components should say for ${namespace})`
+      : ` (its level in the chart's namespaces.components), or set create: true for it there and upgrade the chart`
   return `namespace ${namespace} does not exist (or is being deleted) and Argo CD does not create namespaces, so no Application is written into it; create it with its Pod Security labels: ${command}${where}`
 }
 
@@ -54,7 +55,16 @@ export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDeci
   if (own.status === "False" && own.reason === "RolloutFailed") return { ...base, steps: [], current: undefined, progress: { _tag: "Kept" } }
   const pending = (i: number): StepView[] => steps.map((step, j) => ({ index: j + 1, step, state: "Pending" as const })).slice(i)
   if (o.plan === undefined || !o.plan.ok) {
-    return { ...base, steps: pending(0), current: undefined, progress: { _tag: "Blocked", reason: "PlanUnreadable", message: `Target plan of rollout ${rollout.metadata.name}: ${o.plan?.ok === false ? o.plan.why : "not read"}` } }
+    return {
+      ...base,
+      steps: pending(0),
+      current: undefined,
+      progress: {
+        _tag: "Blocked",
+        reason: "PlanUnreadable",
+        message: `Target plan of rollout ${rollout.metadata.name}: ${o.plan?.ok === false ? o.plan.why : "not read"}`,
+      },
+    }
   }
   const { plan, values } = o.plan
   const releases = new Map(plan.releases.map((r) => [r.name, r]))
@@ -63,16 +73,23 @@ export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDeci
   const lastWritten = raws.reduce((k, r, i) => (r.written ? i : k), -1)
   const views: StepView[] = raws.map(({ written: _w, foreign: _f, deadline: _d, ...r }, i) => {
     const v = { index: i + 1, step: steps[i]!, ...r }
-    return i < lastWritten && raws[i]!.written ? { ...v, state: "Ready" as const, message: r.state === "Ready" ? r.message : "Done: the rollout advanced past it at its revision" } : v
+    return i < lastWritten && raws[i]!.written
+      ? { ...v, state: "Ready" as const, message: r.state === "Ready" ? r.message : "Done: the rollout advanced past it at its revision" }
+      : v
   })
   const j = views.findIndex((v) => v.state !== "Ready")
-  if (j < 0) return { ...base, steps: views, current: undefined, progress: { _tag: "Completed", message: `All ${total} steps are ready at the revisions written` } }
+  if (j < 0)
+    return { ...base, steps: views, current: undefined, progress: { _tag: "Completed", message: `All ${total} steps are ready at the revisions written` } }
   const step = steps[j]!
   const label = stepLabel(j + 1, total, step)
   const raw = raws[j]!
   const blocked = (reason: Blocked, message: string): RolloutDecision => ({ ...base, steps: views, current: j, progress: { _tag: "Blocked", reason, message } })
   if (raw.foreign !== undefined) return blocked("ForeignObject", `step ${label}: ${raw.foreign}`)
-  if (j < lastWritten) return blocked("InventoryDrift", `step ${label}: its Application no longer carries the revision written, yet a later step was written; the Application was changed by hand`)
+  if (j < lastWritten)
+    return blocked(
+      "InventoryDrift",
+      `step ${label}: its Application no longer carries the revision written, yet a later step was written; the Application was changed by hand`,
+    )
   if (!KNOWN_ACTIONS.has(step.action)) return blocked("StepUnknown", `step ${label}: this step-executor does not know the action ${step.action}`)
   const v = views[j]!
   switch (v.state) {
@@ -90,25 +107,48 @@ export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDeci
   if (why !== undefined) return blocked(why.reason, `step ${label} not started: ${why.message}`)
   if (step.action === "Remove") {
     const app = apps.get(step.release)!
-    const started = { ...v, state: "WaitingForReady" as const, startedAt: iso(o.now), message: "Deleting the Application; Argo CD prunes the release's resources first" }
-    return { ...base, steps: views.map((x, i) => (i === j ? started : x)), current: j, progress: { _tag: "InProgress", message: `step ${label}: deleting Application ${step.release} with its resources` }, action: { _tag: "Remove", index: j, name: step.release, uid: app.metadata.uid, resourceVersion: app.metadata.resourceVersion }, deadline: o.now + timeoutOf(o, step.release) }
+    const started = {
+      ...v,
+      state: "WaitingForReady" as const,
+      startedAt: iso(o.now),
+      message: "Deleting the Application; Argo CD prunes the release's resources first",
+    }
+    return {
+      ...base,
+      steps: views.map((x, i) => (i === j ? started : x)),
+      current: j,
+      progress: { _tag: "InProgress", message: `step ${label}: deleting Application ${step.release} with its resources` },
+      action: { _tag: "Remove", index: j, name: step.release, uid: app.metadata.uid, resourceVersion: app.metadata.resourceVersion },
+      deadline: o.now + timeoutOf(o, step.release),
+    }
   }
   const release = releases.get(step.release)
   if (release === undefined) return blocked("PlanUnreadable", `step ${label}: the target plan has no release ${step.release}`)
   if (step.action === "Move") {
     const old = apps.get(step.release)
     if (old === undefined || old.metadata.deletionTimestamp !== undefined) {
-      return blocked("MovedReleaseMissing", `step ${label}: Application ${o.settings.engineNamespace}/${step.release} is not at its old location (${old === undefined ? "it does not exist" : "it is being deleted"}); the move rewrites the Application in place, so it needs the one written by the active plan: restore it or start a new rollout that installs ${step.release}`)
+      return blocked(
+        "MovedReleaseMissing",
+        `step ${label}: Application ${o.settings.engineNamespace}/${step.release} is not at its old location (${old === undefined ? "it does not exist" : "it is being deleted"}); the move rewrites the Application in place, so it needs the one written by the active plan: restore it or start a new rollout that installs ${step.release}`,
+      )
     }
   }
   // Argo CD does not create release namespaces (no CreateNamespace=true): the chart's install does, with their Pod
   // Security labels, so a missing one is for a person to create, and no Application is written into it before.
   if (!o.namespaces.has(release.namespace)) return blocked("NamespaceMissing", `step ${label} not started: ${namespaceMissing(o, release.namespace)}`)
   const live = apps.get(step.release)
-  if (plan.source === "Adoption" && step.action !== "Adopt") return blocked("PlanUnreadable", `step ${label}: plan ${plan.desiredStateDigest} was rebuilt from live Applications and holds no values; only an Adopt step can use it`)
+  if (plan.source === "Adoption" && step.action !== "Adopt")
+    return blocked(
+      "PlanUnreadable",
+      `step ${label}: plan ${plan.desiredStateDigest} was rebuilt from live Applications and holds no values; only an Adopt step can use it`,
+    )
   if (step.action === "Adopt") {
     const drift = adoptDrift(live, release)
-    if (drift !== undefined) return blocked("InventoryDrift", `step ${label}: Application ${o.settings.engineNamespace}/${step.release} cannot be adopted: ${drift}; the planner rebuilds the plan once the rollout ends`)
+    if (drift !== undefined)
+      return blocked(
+        "InventoryDrift",
+        `step ${label}: Application ${o.settings.engineNamespace}/${step.release} cannot be adopted: ${drift}; the planner rebuilds the plan once the rollout ends`,
+      )
   }
   // Adopting rewrites the Application as it is (its live values, verified by the spec digest), only relabelled.
   const adopted = step.action === "Adopt" && live?.spec !== undefined ? live.spec : undefined
@@ -131,14 +171,25 @@ export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDeci
   })
   // Report what the next pass will see (the Application as written, before Argo CD's first word), so it writes nothing.
   const message = waiting(chartText(release), release.readinessGate !== undefined, notReadyAt(application, application.spec.source.targetRevision))
-  const written = { ...v, state: "WaitingForReady" as const, writtenRevision: revisionText(release), startedAt: iso(o.now), ...(release.readinessGate !== undefined ? { gate: "Pending" as const } : {}), message }
+  const written = {
+    ...v,
+    state: "WaitingForReady" as const,
+    writtenRevision: revisionText(release),
+    startedAt: iso(o.now),
+    ...(release.readinessGate !== undefined ? { gate: "Pending" as const } : {}),
+    message,
+  }
   return {
     ...base,
     steps: views.map((x, i) => (i === j ? written : x)),
     current: j,
     progress: { _tag: "InProgress", message: `step ${label}: ${message}` },
-    action: { _tag: "Write", index: j, application, seen: live?.metadata.resourceVersion !== undefined ? { resourceVersion: live.metadata.resourceVersion } : undefined },
+    action: {
+      _tag: "Write",
+      index: j,
+      application,
+      seen: live?.metadata.resourceVersion !== undefined ? { resourceVersion: live.metadata.resourceVersion } : undefined,
+    },
     deadline: o.now + timeoutOf(o, step.release, release),
   }
 }
-

@@ -13,7 +13,10 @@ import type { Observed } from "./gather"
 
 export const engineCondition = (o: Observed): ConditionIntent<"EngineAvailable"> =>
   o.engine._tag === "Ready"
-    ? EngineAvailable.true("EngineReady", `Argo CD's Application CRD is installed and AppProject ${o.settings.engineNamespace}/${o.settings.project} is readable`)
+    ? EngineAvailable.true(
+        "EngineReady",
+        `Argo CD's Application CRD is installed and AppProject ${o.settings.engineNamespace}/${o.settings.project} is readable`,
+      )
     : EngineAvailable.false(o.engine._tag, o.engine.message)
 
 export const runtimeStatus = (o: Observed, d: Decision, refusal: string | undefined): StatusWrite => ({
@@ -45,7 +48,11 @@ export const progressingCondition = (p: Reportable): ConditionIntent<"Progressin
 export const rolloutStatus = (o: Observed, r: RolloutDecision): StatusWrite | undefined => {
   if (r.progress._tag === "Kept") return undefined
   const total = r.rollout.spec.steps?.length ?? 0
-  const conditions = materialize([progressingCondition(r.progress)], { existing: r.rollout.status?.conditions, generation: r.rollout.metadata.generation, now: o.now })
+  const conditions = materialize([progressingCondition(r.progress)], {
+    existing: r.rollout.status?.conditions,
+    generation: r.rollout.metadata.generation,
+    now: o.now,
+  })
   const items = r.steps.map((v) => ({
     index: v.index,
     release: v.step.release,

@@ -8,7 +8,15 @@
  */
 import { LABEL_RUNTIME_UID, type PlanRelease, type RolloutStep, type RuntimeRollout } from "@aicr/api"
 import {
-  ANNOTATION_PLAN_DIGEST, ANNOTATION_WRITTEN_AT, type Application, gateFailureAt, helmSourceOf, notReadyAt, syncFailureAt, unchangedSinceWritten, writtenFor,
+  ANNOTATION_PLAN_DIGEST,
+  ANNOTATION_WRITTEN_AT,
+  type Application,
+  gateFailureAt,
+  helmSourceOf,
+  notReadyAt,
+  syncFailureAt,
+  unchangedSinceWritten,
+  writtenFor,
 } from "@aicr/argocd"
 import { shortDigest, toConditionTime } from "@aicr/conditions"
 import type { Observed } from "./gather"
@@ -32,12 +40,15 @@ export const iso = (ms: number) => toConditionTime(ms)
 /** The chart a release is pinned to, for messages: `<version>@sha256:<12 hex>`. */
 export const chartText = (r: PlanRelease) => `${helmSourceOf(r.chart.ref).version}@sha256:${shortDigest(r.chart.digest)}`
 /** What status.steps shows as the written revision: the chart version, its digest and the values digest. */
-export const revisionText = (r: PlanRelease) => `${helmSourceOf(r.chart.ref).version}@sha256:${shortDigest(r.chart.digest)} values:${shortDigest(r.values.digest)}`
+export const revisionText = (r: PlanRelease) =>
+  `${helmSourceOf(r.chart.ref).version}@sha256:${shortDigest(r.chart.digest)} values:${shortDigest(r.values.digest)}`
 export const stepLabel = (i: number, total: number, s: RolloutStep) => `${i}/${total} ${s.release} (${s.action})`
 
-export const isOurs = (o: Observed, app: Application) => app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.metadata.uid && o.runtime.metadata.uid !== undefined
+export const isOurs = (o: Observed, app: Application) =>
+  app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.metadata.uid && o.runtime.metadata.uid !== undefined
 /** An Application an Adopt step may take over: ours, or of the runtime spec.adoption names. */
-const isAdoptable = (o: Observed, app: Application) => isOurs(o, app) || (o.runtime.spec.adoption !== undefined && app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.spec.adoption.fromRuntimeUID)
+const isAdoptable = (o: Observed, app: Application) =>
+  isOurs(o, app) || (o.runtime.spec.adoption !== undefined && app.metadata.labels?.[LABEL_RUNTIME_UID] === o.runtime.spec.adoption.fromRuntimeUID)
 /** Adopted: relabelled for this runtime and the adopting plan (the step's one write). */
 const adoptedFor = (o: Observed, app: Application, digest: string) => isOurs(o, app) && app.metadata.annotations?.[ANNOTATION_PLAN_DIGEST] === digest
 /**
@@ -68,16 +79,31 @@ export type Raw = Omit<StepView, "index" | "step"> & { readonly written: boolean
 export const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep, release: PlanRelease | undefined, app: Application | undefined): Raw => {
   if (app !== undefined && !(step.action === "Adopt" ? isAdoptable(o, app) : isOurs(o, app))) {
     const owner = app.metadata.labels?.[LABEL_RUNTIME_UID]
-    return { state: "Pending", written: false, foreign: `Application ${o.settings.engineNamespace}/${app.metadata.name} ${owner ? `belongs to runtime ${owner}` : "was not created by this operator"}; it is never adopted or changed` }
+    return {
+      state: "Pending",
+      written: false,
+      foreign: `Application ${o.settings.engineNamespace}/${app.metadata.name} ${owner ? `belongs to runtime ${owner}` : "was not created by this operator"}; it is never adopted or changed`,
+    }
   }
   if (step.action === "Remove") {
     // Gone counts as done, not as written: an Application missing before the rollout reached it proves nothing.
     if (app === undefined) return { state: "Ready", written: false, message: "Application and its resources are gone" }
     if (app.metadata.deletionTimestamp === undefined) return { state: "Pending", written: false }
     const started = Date.parse(app.metadata.deletionTimestamp)
-    return { state: "WaitingForReady", written: true, startedAt: iso(started), deadline: started + timeoutOf(o, step.release), message: "Argo CD is pruning the release's resources" }
+    return {
+      state: "WaitingForReady",
+      written: true,
+      startedAt: iso(started),
+      deadline: started + timeoutOf(o, step.release),
+      message: "Argo CD is pruning the release's resources",
+    }
   }
-  if (release === undefined || app === undefined || !writtenFor(app, release.chart.digest, release.values.digest) || app.spec?.destination.namespace !== release.namespace) {
+  if (
+    release === undefined ||
+    app === undefined ||
+    !writtenFor(app, release.chart.digest, release.values.digest) ||
+    app.spec?.destination.namespace !== release.namespace
+  ) {
     return { state: "Pending", written: false }
   }
   if (step.action === "Adopt" && !adoptedFor(o, app, rollout.spec.toDigest)) return { state: "Pending", written: false }
@@ -92,19 +118,52 @@ export const viewStep = (o: Observed, rollout: RuntimeRollout, step: RolloutStep
   const why = notReadyAt(app, revision)
   if (why.length === 0) {
     const acked = (rollout.spec.acknowledgements ?? []).some((a) => a.step === step.release)
-    if (step.acknowledge === true && !acked) return { state: "AwaitingAcknowledgement", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, ...gated("Passed"), message: `Ready at ${shown}; waiting for kubectl aicr acknowledge ${rollout.metadata.name} after the manual post-apply steps` }
+    if (step.acknowledge === true && !acked)
+      return {
+        state: "AwaitingAcknowledgement",
+        written: true,
+        writtenRevision,
+        readyAtRevision: writtenRevision,
+        ...started,
+        ...gated("Passed"),
+        message: `Ready at ${shown}; waiting for kubectl aicr acknowledge ${rollout.metadata.name} after the manual post-apply steps`,
+      }
     return { state: "Ready", written: true, writtenRevision, readyAtRevision: writtenRevision, ...started, ...gated("Passed") }
   }
   const failure = syncFailureAt(app, revision)
-  if (failure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Argo CD sync of ${shown} failed: ${failure}` }
+  if (failure !== undefined)
+    return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Argo CD sync of ${shown} failed: ${failure}` }
   const gateFailure = isGate ? gateFailureAt(app, revision) : undefined
-  if (gateFailure !== undefined) return { state: "Failed", written: true, writtenRevision, ...started, gate: "Failed", message: `AICR readiness gate ${release.name} failed at ${shown}: ${gateFailure}` }
+  if (gateFailure !== undefined)
+    return {
+      state: "Failed",
+      written: true,
+      writtenRevision,
+      ...started,
+      gate: "Failed",
+      message: `AICR readiness gate ${release.name} failed at ${shown}: ${gateFailure}`,
+    }
   const timeout = timeoutOf(o, step.release, release)
   const deadline = Number.isNaN(writtenAt) ? undefined : writtenAt + timeout
   if (deadline !== undefined && o.now >= deadline) {
-    return { state: "Failed", written: true, writtenRevision, ...started, ...gated("Failed"), message: `Not ready at ${shown} within ${fmt(timeout)}: ${why.join("; ")}` }
+    return {
+      state: "Failed",
+      written: true,
+      writtenRevision,
+      ...started,
+      ...gated("Failed"),
+      message: `Not ready at ${shown} within ${fmt(timeout)}: ${why.join("; ")}`,
+    }
   }
-  return { state: "WaitingForReady", written: true, writtenRevision, ...started, ...gated("Pending"), ...(deadline !== undefined ? { deadline } : {}), message: waiting(shown, isGate, why) }
+  return {
+    state: "WaitingForReady",
+    written: true,
+    writtenRevision,
+    ...started,
+    ...gated("Pending"),
+    ...(deadline !== undefined ? { deadline } : {}),
+    message: waiting(shown, isGate, why),
+  }
 }
 
 /** Why an Application to adopt no longer is what the plan was rebuilt from (undefined when it still is). */
@@ -118,4 +177,3 @@ export const adoptDrift = (app: Application | undefined, release: PlanRelease): 
   }
   return undefined
 }
-

@@ -30,12 +30,13 @@ export const decideSuspension = (o: Observed, live: ReadonlyArray<Application>):
     : o.runtime.spec.suspendEngine
       ? live.filter(automatedSyncEnabled).map((a) => ({ name: a.metadata.name, suspend: true }))
       : live.filter(suspended).map((a) => ({ name: a.metadata.name, suspend: false }))
-  const busy = reachable && o.runtime.spec.suspendEngine
-    ? live.flatMap((a) => {
-      const why = suspensionBlockedBy(a)
-      return why === undefined ? [] : [{ name: a.metadata.name, why }]
-    })
-    : []
+  const busy =
+    reachable && o.runtime.spec.suspendEngine
+      ? live.flatMap((a) => {
+          const why = suspensionBlockedBy(a)
+          return why === undefined ? [] : [{ name: a.metadata.name, why }]
+        })
+      : []
   const suspendedCount = o.runtime.spec.suspendEngine ? live.length - busy.length : 0
   return { suspend, busy, suspendedCount }
 }
@@ -60,8 +61,9 @@ export const reported = (o: Observed, d: Decision, refused: ReadonlyArray<Refusa
   const refusal = text.length > MAX_REFUSAL ? `${text.slice(0, MAX_REFUSAL - 1)}…` : text
   const suspendedCount = Math.max(0, d.suspendedCount - (all.length - d.busy.length))
   const r = d.rollout
-  const rollout = r !== undefined && r.progress._tag === "Blocked" && r.progress.reason === "EngineSuspended"
-    ? { ...r, progress: { _tag: "Blocked" as const, reason: "EngineSuspensionRefused" as const, message: `${r.progress.message}; ${refusal}` } }
-    : r
+  const rollout =
+    r !== undefined && r.progress._tag === "Blocked" && r.progress.reason === "EngineSuspended"
+      ? { ...r, progress: { _tag: "Blocked" as const, reason: "EngineSuspensionRefused" as const, message: `${r.progress.message}; ${refusal}` } }
+      : r
   return { decision: { ...d, suspendedCount, rollout }, refusal }
 }

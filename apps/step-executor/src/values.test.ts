@@ -37,11 +37,18 @@ describe("values", () => {
       "cert-manager/cluster-values.yaml": "resources: {limits: {memory: 1Gi}}\n",
       "gpu-operator/values.yaml": "",
     }
-    expect(releaseValues(files, "cert-manager")).toEqual({ ok: true, files: ["cert-manager/values.yaml", "cert-manager/cluster-values.yaml"], values: { installCRDs: true, resources: { limits: { cpu: 1, memory: "1Gi" } } } })
+    expect(releaseValues(files, "cert-manager")).toEqual({
+      ok: true,
+      files: ["cert-manager/values.yaml", "cert-manager/cluster-values.yaml"],
+      values: { installCRDs: true, resources: { limits: { cpu: 1, memory: "1Gi" } } },
+    })
     expect(releaseValues(files, "gpu-operator")).toMatchObject({ ok: true, values: {} })
     expect(releaseValues(files, "gpu-operator-manifests")).toEqual({ ok: true, values: {}, files: [] })
     expect(releaseValues({ "x/values.yaml": "a: [" }, "x")).toMatchObject({ ok: false, why: expect.stringContaining("x/values.yaml is not YAML") })
     expect(releaseValues({ "x/values.yaml": "- 1\n" }, "x")).toEqual({ ok: false, why: "x/values.yaml is not a YAML map" })
-    expect(releaseValues({ "deploy.sh": DEPLOY }, "gpu-operator")).toEqual({ ok: false, why: "deploy.sh passes gpu-operator/values.yaml for release gpu-operator, which the bundle does not hold" })
+    expect(releaseValues({ "deploy.sh": DEPLOY }, "gpu-operator")).toEqual({
+      ok: false,
+      why: "deploy.sh passes gpu-operator/values.yaml for release gpu-operator, which the bundle does not hold",
+    })
   })
 })

@@ -13,5 +13,6 @@ describe("step-executor app", () => {
       const informers = yield* informersOfApp(stepExecutorApp, ["--operator-namespace", "aicr-system"])
       expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
       expect(contractMismatch(contract, informers)).toEqual([])
-    }))
+    }),
+  )
 })

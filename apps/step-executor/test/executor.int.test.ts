@@ -16,12 +16,37 @@ import { ANNOTATION_CHART_DIGEST, type Application, isReadyAt } from "@aicr/argo
 import type { KubeShape } from "@aicr/kube"
 import { parseConfig, runApp, type RunOptions } from "@aicr/runtime"
 import {
-  applyManifests, ARGOCD_NAMESPACE, type ArgoCd, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readAuditEvents, startArgoCd, createNamespace,
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  type ArgoCd,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  readAuditEvents,
+  startArgoCd,
+  createNamespace,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { stepExecutorApp } from "../src/app"
-import { APPS, type Chart, closeRollout, createRollout, get, installProject, pushChart, type Recorded, ROLLOUTS, RUNTIME, setApproved, startRecorder, writePlan } from "@aicr/testing/world"
+import {
+  APPS,
+  type Chart,
+  closeRollout,
+  createRollout,
+  get,
+  installProject,
+  pushChart,
+  type Recorded,
+  ROLLOUTS,
+  RUNTIME,
+  setApproved,
+  startRecorder,
+  writePlan,
+} from "@aicr/testing/world"
 
 const info: HarnessInfo = inject("harness")
 let ns: string
@@ -49,7 +74,26 @@ const FREEZE = `exec-freeze-${suffix}`
 let plans: Record<string, Plan> = {}
 
 const startExecutor = (options: RunOptions = {}) => {
-  const config = parseConfig("step-executor", ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns, "--step-timeout", "90s", "--sync-retries", "1", "--component-pod-security", `${target(UNCREATED)}=${UNCREATED_LEVEL}`], {})
+  const config = parseConfig(
+    "step-executor",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--operator-namespace",
+      ns,
+      "--step-timeout",
+      "90s",
+      "--sync-retries",
+      "1",
+      "--component-pod-security",
+      `${target(UNCREATED)}=${UNCREATED_LEVEL}`,
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(stepExecutorApp, config, options))
 }
 const stopExecutor = async () => {
@@ -57,13 +101,22 @@ const stopExecutor = async () => {
   fiber = undefined
 }
 
-interface Cond { type: string; status: string; reason: string; message: string }
-const progressing = async (name: string): Promise<Cond | undefined> => (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.find((c: Cond) => c.type === "Progressing")
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+}
+const progressing = async (name: string): Promise<Cond | undefined> =>
+  (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.find((c: Cond) => c.type === "Progressing")
 const waitProgressing = (name: string, status: string, reason: string, timeoutMs = 100_000) =>
-  eventually(async () => {
-    const c = await progressing(name)
-    return c?.status === status && c.reason === reason && c
-  }, { timeoutMs, intervalMs: 100, what: `rollout ${name} Progressing=${status}/${reason}` })
+  eventually(
+    async () => {
+      const c = await progressing(name)
+      return c?.status === status && c.reason === reason && c
+    },
+    { timeoutMs, intervalMs: 100, what: `rollout ${name} Progressing=${status}/${reason}` },
+  )
 const app = async (name: string): Promise<Application | undefined> => {
   const res = await kubeRequest(info, { method: "GET", path: `${APPS}/${name}` })
   return res.status === 404 ? undefined : expectOk(res, `GET Application ${name}`)
@@ -73,13 +126,17 @@ const steps = (action: RolloutStep["action"], releases: ReadonlyArray<string>, e
 const releasesAt = (version: string) => RELEASES.map((r) => ({ chart: charts[`${r}@${version}`]!, namespace: target(r) }))
 /** The executor's (its user agent) creates and applies of one Application, from the audit log, by answer. */
 const attemptsOf = (name: string) =>
-  readAuditEvents(info, { resource: "applications", namespace: ARGOCD_NAMESPACE, name }).filter((e) =>
-    (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") && (e.verb === "create" || (e.verb === "patch" && e.requestURI.includes("force="))))
+  readAuditEvents(info, { resource: "applications", namespace: ARGOCD_NAMESPACE, name }).filter(
+    (e) =>
+      (e as unknown as { userAgent?: string }).userAgent?.startsWith("aicr-step-executor") &&
+      (e.verb === "create" || (e.verb === "patch" && e.requestURI.includes("force="))),
+  )
 /** Writes of one Application the API server took: each is one write. */
 const writesOf = (name: string) => attemptsOf(name).filter((e) => (e.responseStatus?.code ?? 0) < 300)
 /** Writes of one Application the API server refused as decided on a view that had moved (AlreadyExists, Conflict). */
 const refusedOf = (name: string) => attemptsOf(name).filter((e) => e.responseStatus?.code === 409)
-const firstWithDigest = (name: string, digest: string): Recorded | undefined => recorder.apps(name).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === digest)
+const firstWithDigest = (name: string, digest: string): Recorded | undefined =>
+  recorder.apps(name).find((e) => e.object.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === digest)
 /** The revision the executor writes for a release's chart: its manifest digest (pinned, never the tag). */
 const at = (release: string, version: string): string => charts[`${release}@${version}`]!.digest
 const lastBefore = (events: Recorded[], seq: number): Recorded | undefined => events.filter((e) => e.seq < seq).at(-1)
@@ -88,13 +145,19 @@ beforeAll(async () => {
   ns = await createNamespace(info, "aicr-exec")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
-  for (const r of (await eventually(() => get(info, ROLLOUTS), { what: "RuntimeRollouts served" })).items) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
+  for (const r of (await eventually(() => get(info, ROLLOUTS), { what: "RuntimeRollouts served" })).items)
+    await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   await applyManifests(info, [
     {
       apiVersion: "operator.aicr.run/v1alpha1",
       kind: "ClusterRuntime",
       metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } },
-      spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Disabled" } },
+      spec: {
+        intent: "training",
+        platform: "kubeflow",
+        criteria: { service: "eks", accelerator: "h100", os: "ubuntu" },
+        validation: { deployment: "Disabled" },
+      },
     },
   ])
   uid = (await get(info, RUNTIME)).metadata.uid
@@ -130,7 +193,8 @@ afterAll(async () => {
     recorder.save(join(info.dir, "recordings", "step-executor.jsonl"))
     await recorder.stop()
   }
-  for (const name of [...RELEASES, "demo-bad", "demo-m", "demo-slow", ...LAGGED, UNCREATED]) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
+  for (const name of [...RELEASES, "demo-bad", "demo-m", "demo-slow", ...LAGGED, UNCREATED])
+    await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
   await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${FREEZE}` })
   await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${FREEZE}` })
   await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${GATE_NODE}`, body: { metadata: { labels: { [GATE_LABEL]: null } } } })
@@ -179,13 +243,17 @@ spec:
       containers: [{name: app, image: "registry.example/demo:1.1.0"}]
 `,
   )
-  await writeFile(join(dir, "templates", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo-slow-after\n  annotations: {argocd.argoproj.io/sync-wave: \"1\"}\ndata: {a: b}\n")
+  await writeFile(
+    join(dir, "templates", "cm.yaml"),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo-slow-after\n  annotations: {argocd.argoproj.io/sync-wave: "1"}\ndata: {a: b}\n',
+  )
   await h.helm("package", dir, "-d", join(h.work, "pkgs"))
   return join(h.work, "pkgs", "demo-slow-0.1.0.tgz")
 }
 
 const engine = async () => (await get(info, RUNTIME)).status?.engine as { applications?: number; suspended?: number; suspensionRefused?: string } | undefined
-const setSuspended = async (on: boolean) => expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: on ? true : null } } }), on ? "suspend" : "resume")
+const setSuspended = async (on: boolean) =>
+  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: on ? true : null } } }), on ? "suspend" : "resume")
 
 describe("step-executor on real Argo CD", () => {
   it("installs a 3-release chain one release at a time, each after the previous is ready at its revision", async () => {
@@ -198,21 +266,32 @@ describe("step-executor on real Argo CD", () => {
       const a = (await app(name))!
       expect(a.metadata.labels).toMatchObject({ "operator.aicr.run/runtime-uid": uid, "operator.aicr.run/release": name })
       expect(a.spec!.project).toBe("aicr")
-      expect(a.spec!.source).toEqual({ repoURL: `oci://${charts[`${name}@0.1.0`]!.ref.replace(/:[^:/]+$/u, "")}`, path: ".", targetRevision: at(name, "0.1.0"), helm: { releaseName: name, valuesObject: { message: `${name}-0.1.0` } } })
+      expect(a.spec!.source).toEqual({
+        repoURL: `oci://${charts[`${name}@0.1.0`]!.ref.replace(/:[^:/]+$/u, "")}`,
+        path: ".",
+        targetRevision: at(name, "0.1.0"),
+        helm: { releaseName: name, valuesObject: { message: `${name}-0.1.0` } },
+      })
       expect(a.status!.sync!.revision).toBe(at(name, "0.1.0"))
       expect(a.metadata.annotations![ANNOTATION_CHART_DIGEST]).toBe(charts[`${name}@0.1.0`]!.digest)
       expect(isReadyAt(a, at(name, "0.1.0"))).toBe(true)
     }
     // Each Application appeared only after the previous one was ready at 0.1.0 (in the watch's order).
-    for (const [prev, next] of [["demo-a", "demo-b"], ["demo-b", "demo-c"]] as const) {
+    for (const [prev, next] of [
+      ["demo-a", "demo-b"],
+      ["demo-b", "demo-c"],
+    ] as const) {
       const first = recorder.apps(next)[0]!
       expect(isReadyAt(lastBefore(recorder.apps(prev), first.seq)!.object, at(prev, "0.1.0"))).toBe(true)
     }
     // The Application count is informational: the executor paces its rewrites (at most one per 10 s per object).
-    const rt = await eventually(async () => {
-      const r = await get(info, RUNTIME)
-      return r.status.engine?.applications === 3 && r
-    }, { timeoutMs: 30_000, intervalMs: 250, what: "status.engine.applications 3 (paced)" })
+    const rt = await eventually(
+      async () => {
+        const r = await get(info, RUNTIME)
+        return r.status.engine?.applications === 3 && r
+      },
+      { timeoutMs: 30_000, intervalMs: 250, what: "status.engine.applications 3 (paced)" },
+    )
     expect(rt.status.engine).toMatchObject({ namespace: "argocd", project: "aicr", applications: 3, suspended: 0 })
     expect(rt.status.conditions.find((c: Cond) => c.type === "EngineAvailable")).toMatchObject({ status: "True", reason: "EngineReady" })
     await closeRollout(info, "exec-1", "Succeeded")
@@ -220,9 +299,18 @@ describe("step-executor on real Argo CD", () => {
 
   it("upgrades the chain advancing only at the new revision (stale Healthy ignored), and a restart mid-rollout repeats no write", async () => {
     const before = Object.fromEntries(RELEASES.map((n) => [n, writesOf(n).length]))
-    await createRollout(info, { name: "exec-2", runtimeUID: uid, from: plans.v1!, to: plans.v2!, steps: steps("Upgrade", RELEASES, { from: "0.1.0", to: "0.2.0", verdict: "safe" }) })
+    await createRollout(info, {
+      name: "exec-2",
+      runtimeUID: uid,
+      from: plans.v1!,
+      to: plans.v2!,
+      steps: steps("Upgrade", RELEASES, { from: "0.1.0", to: "0.2.0", verdict: "safe" }),
+    })
     // Crash the executor right after the first write, and bring it back.
-    await eventually(async () => (await app("demo-a"))?.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts["demo-a@0.2.0"]!.digest, { intervalMs: 20, what: "demo-a written at 0.2.0" })
+    await eventually(async () => (await app("demo-a"))?.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts["demo-a@0.2.0"]!.digest, {
+      intervalMs: 20,
+      what: "demo-a written at 0.2.0",
+    })
     await stopExecutor()
     startExecutor()
     await waitProgressing("exec-2", "True", "StepsCompleted")
@@ -230,29 +318,40 @@ describe("step-executor on real Argo CD", () => {
       expect(isReadyAt((await app(name))!, at(name, "0.2.0"))).toBe(true)
       expect(writesOf(name).length - before[name]!).toBe(1)
     }
-    for (const [prev, next] of [["demo-a", "demo-b"], ["demo-b", "demo-c"]] as const) {
+    for (const [prev, next] of [
+      ["demo-a", "demo-b"],
+      ["demo-b", "demo-c"],
+    ] as const) {
       const written = firstWithDigest(next, charts[`${next}@0.2.0`]!.digest)!
       const prevState = lastBefore(recorder.apps(prev), written.seq)!.object
       expect(isReadyAt(prevState, at(prev, "0.2.0"))).toBe(true)
       // The previous release's Deployment had rolled out the new chart before the next Application was written.
-      const dep = lastBefore(recorder.events.filter((e) => e.kind === "Deployment" && e.object.metadata.namespace === target(prev)), written.seq)!.object
+      const dep = lastBefore(
+        recorder.events.filter((e) => e.kind === "Deployment" && e.object.metadata.namespace === target(prev)),
+        written.seq,
+      )!.object
       expect(dep.spec.template.metadata.labels["chart-version"]).toBe("0.2.0")
       expect(dep.status).toMatchObject({ observedGeneration: dep.metadata.generation, updatedReplicas: dep.spec.replicas, readyReplicas: dep.spec.replicas })
     }
     // The trap was there: after its write demo-a was Healthy at the old revision for a while, which a health-only
     // predicate would have taken for ready.
     const aWritten = firstWithDigest("demo-a", charts["demo-a@0.2.0"]!.digest)!
-    const stale = recorder.apps("demo-a").filter((e) => e.seq >= aWritten.seq && e.object.status?.health?.status === "Healthy" && !isReadyAt(e.object, at("demo-a", "0.2.0")))
+    const stale = recorder
+      .apps("demo-a")
+      .filter((e) => e.seq >= aWritten.seq && e.object.status?.health?.status === "Healthy" && !isReadyAt(e.object, at("demo-a", "0.2.0")))
     expect(stale.length).toBeGreaterThan(0)
     await closeRollout(info, "exec-2", "Succeeded")
   })
 
   it("suspendEngine stops syncing and self-heal on every Application, deletes nothing; clearing it repairs the drift", async () => {
     expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: true } } }), "suspend")
-    await eventually(async () => {
-      const apps = await Promise.all(RELEASES.map(app))
-      return apps.every((a) => a?.spec?.syncPolicy?.automated?.enabled === false && a.spec.syncPolicy.automated.selfHeal === true)
-    }, { timeoutMs: 10_000, intervalMs: 50, what: "every Application suspended" })
+    await eventually(
+      async () => {
+        const apps = await Promise.all(RELEASES.map(app))
+        return apps.every((a) => a?.spec?.syncPolicy?.automated?.enabled === false && a.spec.syncPolicy.automated.selfHeal === true)
+      },
+      { timeoutMs: 10_000, intervalMs: 50, what: "every Application suspended" },
+    )
     await eventually(async () => (await get(info, RUNTIME)).status?.engine?.suspended === 3, { what: "status.engine.suspended = 3" })
     const deployment = `/apis/apps/v1/namespaces/${target("demo-a")}/deployments/demo-a`
     expectOk(await kubeRequest(info, { method: "DELETE", path: deployment }), "drift: delete demo-a's Deployment")
@@ -260,17 +359,39 @@ describe("step-executor on real Argo CD", () => {
     expect((await kubeRequest(info, { method: "GET", path: deployment })).status).toBe(404)
     expect((await Promise.all(RELEASES.map(app))).every((a) => a !== undefined)).toBe(true)
     expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: null } } }), "resume")
-    await eventually(async () => (await kubeRequest(info, { method: "GET", path: deployment })).status === 200, { timeoutMs: 60_000, what: "Argo CD repaired the drift" })
-    await eventually(async () => (await app("demo-a")) !== undefined && isReadyAt((await app("demo-a"))!, at("demo-a", "0.2.0")), { timeoutMs: 60_000, what: "demo-a ready again" })
+    await eventually(async () => (await kubeRequest(info, { method: "GET", path: deployment })).status === 200, {
+      timeoutMs: 60_000,
+      what: "Argo CD repaired the drift",
+    })
+    await eventually(async () => (await app("demo-a")) !== undefined && isReadyAt((await app("demo-a"))!, at("demo-a", "0.2.0")), {
+      timeoutMs: 60_000,
+      what: "demo-a ready again",
+    })
     for (const a of await Promise.all(RELEASES.map(app))) expect(a!.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
     expect((await get(info, RUNTIME)).status.engine.suspended).toBe(0)
   })
 
   it("a revocation mid-rollout lets the step in flight finish and starts nothing new", async () => {
-    await createRollout(info, { name: "exec-3", runtimeUID: uid, from: plans.v2!, to: plans.v3!, steps: steps("Upgrade", RELEASES, { from: "0.2.0", to: "0.3.0", verdict: "safe" }) })
-    await eventually(async () => (await app("demo-a"))?.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts["demo-a@0.3.0"]!.digest, { intervalMs: 10, what: "demo-a written at 0.3.0" })
+    await createRollout(info, {
+      name: "exec-3",
+      runtimeUID: uid,
+      from: plans.v2!,
+      to: plans.v3!,
+      steps: steps("Upgrade", RELEASES, { from: "0.2.0", to: "0.3.0", verdict: "safe" }),
+    })
+    await eventually(async () => (await app("demo-a"))?.metadata.annotations?.[ANNOTATION_CHART_DIGEST] === charts["demo-a@0.3.0"]!.digest, {
+      intervalMs: 10,
+      what: "demo-a written at 0.3.0",
+    })
     const now = new Date().toISOString().replace(/\.\d+Z$/u, "Z")
-    expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/exec-3`, body: { spec: { revocation: { revokedBy: "bob", reason: "int test revokes", revokedAt: now } } } }), "revoke")
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `${ROLLOUTS}/exec-3`,
+        body: { spec: { revocation: { revokedBy: "bob", reason: "int test revokes", revokedAt: now } } },
+      }),
+      "revoke",
+    )
     await setApproved(info, "exec-3", "False", "RolloutRevoked", "Revoked by bob: int test revokes")
     const c = await waitProgressing("exec-3", "False", "RolloutRevoked")
     expect(c.message).toContain("2/3 demo-b (Upgrade)")
@@ -285,7 +406,13 @@ describe("step-executor on real Argo CD", () => {
     const mixed = [releasesAt("0.3.0")[0]!, ...releasesAt("0.2.0").slice(1)]
     const plan = await writePlan(info, ns, uid, [...mixed.slice(0, 1), bad, ...releasesAt("0.3.0").slice(1)])
     plans.bad = plan
-    await createRollout(info, { name: "exec-4", runtimeUID: uid, from: plans.v2!, to: plan, steps: [...steps("Install", ["demo-bad"]), ...steps("Upgrade", ["demo-b", "demo-c"], { verdict: "safe" })] })
+    await createRollout(info, {
+      name: "exec-4",
+      runtimeUID: uid,
+      from: plans.v2!,
+      to: plan,
+      steps: [...steps("Install", ["demo-bad"]), ...steps("Upgrade", ["demo-b", "demo-c"], { verdict: "safe" })],
+    })
     const c = await waitProgressing("exec-4", "False", "RolloutFailed")
     const argoMessage = (await app("demo-bad"))!.status!.operationState!.message!
     expect(argoMessage.length).toBeGreaterThan(0)
@@ -301,7 +428,13 @@ describe("step-executor on real Argo CD", () => {
   it("removes releases in reverse order, each Application deleted with its resources before the next", async () => {
     const empty = await writePlan(info, ns, uid, [])
     const order = ["demo-bad", "demo-c", "demo-b", "demo-a"]
-    await createRollout(info, { name: "exec-5", runtimeUID: uid, from: plans.bad!, to: empty, steps: order.map((release) => ({ release, namespace: target(release), action: "Remove" as const })) })
+    await createRollout(info, {
+      name: "exec-5",
+      runtimeUID: uid,
+      from: plans.bad!,
+      to: empty,
+      steps: order.map((release) => ({ release, namespace: target(release), action: "Remove" as const })),
+    })
     await waitProgressing("exec-5", "True", "StepsCompleted")
     for (const name of order) expect(await app(name)).toBeUndefined()
     const deleted = order.map((n) => recorder.apps(n).find((e) => e.type === "DELETED")!)
@@ -324,7 +457,13 @@ describe("step-executor on real Argo CD", () => {
     expect((await kubeRequest(info, { method: "GET", path: oldDeployment })).status).toBe(200)
     const moved = await writePlan(info, ns, uid, [{ chart: charts["demo-m@0.1.0"]!, namespace: MOVED_TO }])
     const mark = recorder.events.length
-    await createRollout(info, { name: "exec-7", runtimeUID: uid, from: installed, to: moved, steps: [{ release: "demo-m", namespace: MOVED_TO, action: "Move", from: "0.1.0", to: "0.1.0" }] })
+    await createRollout(info, {
+      name: "exec-7",
+      runtimeUID: uid,
+      from: installed,
+      to: moved,
+      steps: [{ release: "demo-m", namespace: MOVED_TO, action: "Move", from: "0.1.0", to: "0.1.0" }],
+    })
     await waitProgressing("exec-7", "True", "StepsCompleted")
     const a = (await app("demo-m"))!
     expect(a.spec!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: MOVED_TO })
@@ -333,14 +472,27 @@ describe("step-executor on real Argo CD", () => {
     // Ready was first seen only after the new namespace's Deployment had rolled out.
     const after = recorder.apps("demo-m").filter((e) => e.seq >= recorder.events[mark]!.seq && e.object.spec?.destination?.namespace === MOVED_TO)
     const firstReady = after.find((e) => isReadyAt(e.object, at("demo-m", "0.1.0")))!
-    const dep = lastBefore(recorder.events.filter((e) => e.kind === "Deployment" && e.object.metadata.namespace === MOVED_TO), firstReady.seq)!.object
+    const dep = lastBefore(
+      recorder.events.filter((e) => e.kind === "Deployment" && e.object.metadata.namespace === MOVED_TO),
+      firstReady.seq,
+    )!.object
     expect(dep.status).toMatchObject({ observedGeneration: dep.metadata.generation, readyReplicas: 1, updatedReplicas: 1 })
     // The trap a Move sets (measured): right after the write, Argo CD still shows Synced and Healthy as compared in the
     // old namespace; a predicate that ignores the destination counts those events as ready.
-    const staleOld = after.filter((e) => e.object.status?.sync?.comparedTo?.destination?.namespace === from && e.object.status?.sync?.status === "Synced" && e.object.status?.health?.status === "Healthy")
-    process.stdout.write(`[step-executor int] Move: ${staleOld.length} Application events after the write were Synced+Healthy as compared in the old namespace\n`)
+    const staleOld = after.filter(
+      (e) =>
+        e.object.status?.sync?.comparedTo?.destination?.namespace === from &&
+        e.object.status?.sync?.status === "Synced" &&
+        e.object.status?.health?.status === "Healthy",
+    )
+    process.stdout.write(
+      `[step-executor int] Move: ${staleOld.length} Application events after the write were Synced+Healthy as compared in the old namespace\n`,
+    )
     // Argo CD prunes what the release left in the old namespace (automated prune; the resources carry its tracking id).
-    await eventually(async () => (await kubeRequest(info, { method: "GET", path: oldDeployment })).status === 404, { timeoutMs: 60_000, what: "old namespace's Deployment pruned" })
+    await eventually(async () => (await kubeRequest(info, { method: "GET", path: oldDeployment })).status === 404, {
+      timeoutMs: 60_000,
+      what: "old namespace's Deployment pruned",
+    })
     expect((await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${from}/configmaps/demo-m-settings` })).status).toBe(404)
     // The old namespace is the chart's, not a managed resource of the Application: it stays.
     expect((await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${from}` })).status).toBe(200)
@@ -349,8 +501,16 @@ describe("step-executor on real Argo CD", () => {
   })
 
   it("a Move whose Application is not at its old location is MovedReleaseMissing and writes nothing", async () => {
-    const plan = await writePlan(info, ns, uid, [{ chart: charts["demo-m@0.1.0"]!, namespace: MOVED_TO }, { chart: charts["demo-a@0.1.0"]!, namespace: MOVED_TO }])
-    await createRollout(info, { name: "exec-8", runtimeUID: uid, to: plan, steps: [{ release: "demo-a", namespace: MOVED_TO, action: "Move", from: "0.1.0", to: "0.1.0" }] })
+    const plan = await writePlan(info, ns, uid, [
+      { chart: charts["demo-m@0.1.0"]!, namespace: MOVED_TO },
+      { chart: charts["demo-a@0.1.0"]!, namespace: MOVED_TO },
+    ])
+    await createRollout(info, {
+      name: "exec-8",
+      runtimeUID: uid,
+      to: plan,
+      steps: [{ release: "demo-a", namespace: MOVED_TO, action: "Move", from: "0.1.0", to: "0.1.0" }],
+    })
     const c = await waitProgressing("exec-8", "False", "MovedReleaseMissing")
     expect(c.message).toContain("Application argocd/demo-a is not at its old location (it does not exist)")
     expect(await app("demo-a")).toBeUndefined()
@@ -366,24 +526,44 @@ describe("step-executor on real Argo CD", () => {
         spec: {
           failurePolicy: "Fail",
           matchConstraints: { resourceRules: [{ apiGroups: ["argoproj.io"], apiVersions: ["*"], operations: ["UPDATE"], resources: ["applications"] }] },
-          validations: [{
-            expression: "!has(object.spec.syncPolicy) || !has(object.spec.syncPolicy.automated) || !has(object.spec.syncPolicy.automated.enabled) || object.spec.syncPolicy.automated.enabled",
-            message: "change freeze: automated sync may not be turned off",
-            reason: "Forbidden",
-          }],
+          validations: [
+            {
+              expression:
+                "!has(object.spec.syncPolicy) || !has(object.spec.syncPolicy.automated) || !has(object.spec.syncPolicy.automated.enabled) || object.spec.syncPolicy.automated.enabled",
+              message: "change freeze: automated sync may not be turned off",
+              reason: "Forbidden",
+            },
+          ],
         },
       },
-      { apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicyBinding", metadata: { name: FREEZE }, spec: { policyName: FREEZE, validationActions: ["Deny"], matchResources: { objectSelector: { matchLabels: { "operator.aicr.run/release": "demo-m" } } } } },
+      {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingAdmissionPolicyBinding",
+        metadata: { name: FREEZE },
+        spec: {
+          policyName: FREEZE,
+          validationActions: ["Deny"],
+          matchResources: { objectSelector: { matchLabels: { "operator.aicr.run/release": "demo-m" } } },
+        },
+      },
     ])
     // The policy is in force once a dry run of the same patch is refused.
-    await eventually(async () => (await kubeRequest(info, { method: "PATCH", path: `${APPS}/demo-m?dryRun=All`, body: { spec: { syncPolicy: { automated: { enabled: false } } } } })).status === 403, { timeoutMs: 30_000, what: "the freeze policy refuses the patch" })
+    await eventually(
+      async () =>
+        (await kubeRequest(info, { method: "PATCH", path: `${APPS}/demo-m?dryRun=All`, body: { spec: { syncPolicy: { automated: { enabled: false } } } } }))
+          .status === 403,
+      { timeoutMs: 30_000, what: "the freeze policy refuses the patch" },
+    )
     await setSuspended(true)
     const refused = await eventually(async () => (await engine())?.suspensionRefused, { timeoutMs: 30_000, what: "status.engine.suspensionRefused" })
     expect(refused).toContain("argocd/demo-m: the API server refused the suspension patch (Forbidden)")
     expect(refused).toContain("change freeze: automated sync may not be turned off")
     expect(await engine()).toMatchObject({ applications: 1, suspended: 0 })
     expect((await app("demo-m"))!.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
-    expectOk(await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${FREEZE}` }), "lift the freeze")
+    expectOk(
+      await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${FREEZE}` }),
+      "lift the freeze",
+    )
     // No watch sees the policy go: the executor's retry (10 s) does.
     await eventually(async () => (await engine())?.suspensionRefused === undefined, { timeoutMs: 60_000, what: "the refusal cleared" })
     expect(await engine()).toMatchObject({ applications: 1, suspended: 1 })
@@ -393,7 +573,10 @@ describe("step-executor on real Argo CD", () => {
   })
 
   it("EngineSuspensionRefused while a sync operation runs (Argo CD finishes it, later waves included); it clears once the operation ended", async () => {
-    const plan = await writePlan(info, ns, uid, [{ chart: charts["demo-m@0.1.0"]!, namespace: MOVED_TO }, { chart: charts["demo-slow@0.1.0"]!, namespace: target("demo-slow") }])
+    const plan = await writePlan(info, ns, uid, [
+      { chart: charts["demo-m@0.1.0"]!, namespace: MOVED_TO },
+      { chart: charts["demo-slow@0.1.0"]!, namespace: target("demo-slow") },
+    ])
     await createRollout(info, { name: "exec-9", runtimeUID: uid, to: plan, steps: steps("Install", ["demo-slow"]) })
     // Wave 0's Deployment cannot be scheduled yet: the operation stays Running, waiting for it to be healthy.
     await eventually(async () => (await app("demo-slow"))?.status?.operationState?.phase === "Running", { timeoutMs: 60_000, what: "demo-slow's sync Running" })
@@ -402,11 +585,16 @@ describe("step-executor on real Argo CD", () => {
     expect(c.message).toContain("argocd/demo-slow: a sync operation is running")
     expect((await app("demo-slow"))!.spec!.syncPolicy!.automated!.enabled).toBe(false)
     // The runtime's status is written right after the rollout's.
-    expect(await eventually(async () => (await engine())?.suspensionRefused, { what: "status.engine.suspensionRefused" })).toContain("Argo CD finishes it before automated sync stays off")
+    expect(await eventually(async () => (await engine())?.suspensionRefused, { what: "status.engine.suspensionRefused" })).toContain(
+      "Argo CD finishes it before automated sync stays off",
+    )
     const afterWave0 = `/api/v1/namespaces/${target("demo-slow")}/configmaps/demo-slow-after`
     expect((await kubeRequest(info, { method: "GET", path: afterWave0 })).status).toBe(404)
     // Let wave 0 become healthy: Argo CD goes on with the operation although automated sync is off, and finishes it.
-    expectOk(await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${GATE_NODE}`, body: { metadata: { labels: { [GATE_LABEL]: "open" } } } }), "open the gate")
+    expectOk(
+      await kubeRequest(info, { method: "PATCH", path: `/api/v1/nodes/${GATE_NODE}`, body: { metadata: { labels: { [GATE_LABEL]: "open" } } } }),
+      "open the gate",
+    )
     // The operation ends and the step is ready at its revision (a step in flight finishes even while suspended): the
     // rollout completes, and the suspension now holds everywhere.
     await waitProgressing("exec-9", "True", "StepsCompleted", 120_000)
@@ -428,12 +616,20 @@ describe("step-executor on real Argo CD", () => {
     let held = 0
     const deaf = (kube: KubeShape): KubeShape => ({
       ...kube,
-      watch: ((kind, options, onEvent) => kube.watch(kind, options, (e) => (kind.kind === "Application" ? Effect.sync(() => void held++) : onEvent(e as never)))) as KubeShape["watch"],
+      watch: ((kind, options, onEvent) =>
+        kube.watch(kind, options, (e) => (kind.kind === "Application" ? Effect.sync(() => void held++) : onEvent(e as never)))) as KubeShape["watch"],
     })
     await stopExecutor()
     startExecutor({ wrapKube: deaf })
-    const plan = await writePlan(info, ns, uid, LAGGED.map((r) => ({ chart: charts[`${r}@0.1.0`]!, namespace: target(r) })))
-    const beforeWrite: string = (expectOk(await kubeRequest(info, { method: "GET", path: APPS }), "list Applications") as { metadata: { resourceVersion: string } }).metadata.resourceVersion
+    const plan = await writePlan(
+      info,
+      ns,
+      uid,
+      LAGGED.map((r) => ({ chart: charts[`${r}@0.1.0`]!, namespace: target(r) })),
+    )
+    const beforeWrite: string = (
+      expectOk(await kubeRequest(info, { method: "GET", path: APPS }), "list Applications") as { metadata: { resourceVersion: string } }
+    ).metadata.resourceVersion
     await createRollout(info, { name: "exec-lag", runtimeUID: uid, to: plan, steps: steps("Install", LAGGED) })
     await eventually(async () => writesOf("demo-k1").length === 1, { intervalMs: 20, what: "demo-k1 written" })
     // Its own status writes and Argo CD's work bring more passes; the cache still shows no demo-k1: none writes again.
@@ -457,14 +653,24 @@ describe("step-executor on real Argo CD", () => {
         return Effect.promise(() => kubeRequest(info, { method: "GET", path: `${APPS}?resourceVersion=${beforeWrite}&resourceVersionMatch=Exact` })).pipe(
           Effect.map((res) => {
             const body = expectOk(res, "list Applications before the write") as { items: Application[]; metadata: { resourceVersion: string } }
-            return { items: body.items.map((a) => ({ ...a, apiVersion: "argoproj.io/v1alpha1", kind: "Application" })), resourceVersion: body.metadata.resourceVersion }
+            return {
+              items: body.items.map((a) => ({ ...a, apiVersion: "argoproj.io/v1alpha1", kind: "Application" })),
+              resourceVersion: body.metadata.resourceVersion,
+            }
           }),
         )
       }) as KubeShape["list"],
-      watch: ((kind, options, onEvent) => kube.watch(kind, options, (e) => (kind.kind === "Application" ? Effect.promise(() => released).pipe(Effect.andThen(onEvent(e as never))) : onEvent(e as never)))) as KubeShape["watch"],
+      watch: ((kind, options, onEvent) =>
+        kube.watch(kind, options, (e) =>
+          kind.kind === "Application" ? Effect.promise(() => released).pipe(Effect.andThen(onEvent(e as never))) : onEvent(e as never),
+        )) as KubeShape["watch"],
     })
     startExecutor({ wrapKube: stale })
-    await eventually(async () => refusedOf("demo-k1").length >= 1, { timeoutMs: 60_000, intervalMs: 50, what: "the successor's repeated create of demo-k1 refused" })
+    await eventually(async () => refusedOf("demo-k1").length >= 1, {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+      what: "the successor's repeated create of demo-k1 refused",
+    })
     expect(listedAt).toBe(beforeWrite)
     expect(refusedOf("demo-k1").every((e) => e.verb === "create")).toBe(true)
     expect(writesOf("demo-k1")).toHaveLength(1)
@@ -489,10 +695,17 @@ describe("step-executor on real Argo CD", () => {
     expect(await app(UNCREATED)).toBeUndefined()
     expect(writesOf(UNCREATED)).toEqual([])
     // The command from the message, run as a person would, with the real kubectl.
-    execFileSync("bash", ["-c", command], { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: info.dir }, stdio: "pipe" })
+    execFileSync("bash", ["-c", command], {
+      env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: info.dir },
+      stdio: "pipe",
+    })
     await waitProgressing("exec-n", "True", "StepsCompleted")
     const created = await get(info, `/api/v1/namespaces/${where}`)
-    expect(created.metadata.labels).toMatchObject({ "pod-security.kubernetes.io/enforce": UNCREATED_LEVEL, "pod-security.kubernetes.io/audit": UNCREATED_LEVEL, "pod-security.kubernetes.io/warn": UNCREATED_LEVEL })
+    expect(created.metadata.labels).toMatchObject({
+      "pod-security.kubernetes.io/enforce": UNCREATED_LEVEL,
+      "pod-security.kubernetes.io/audit": UNCREATED_LEVEL,
+      "pod-security.kubernetes.io/warn": UNCREATED_LEVEL,
+    })
     expect(isReadyAt((await app(UNCREATED))!, at(UNCREATED, "0.1.0"))).toBe(true)
     expect(writesOf(UNCREATED)).toHaveLength(1)
     await closeRollout(info, "exec-n", "Succeeded")
@@ -505,28 +718,55 @@ describe("step-executor on real Argo CD", () => {
     // A newer build's CRD accepts one more step action; this executor's build does not know it.
     const crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/runtimerollouts.operator.aicr.run"
     const props = "/spec/versions/0/schema/openAPIV3Schema/properties"
-    const enums = [`${props}/spec/properties/steps/items/properties/action/enum`, `${props}/status/properties/steps/properties/items/items/properties/action/enum`]
+    const enums = [
+      `${props}/spec/properties/steps/items/properties/action/enum`,
+      `${props}/status/properties/steps/properties/items/items/properties/action/enum`,
+    ]
     const before = (await get(info, crd)).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.steps.items.properties.action.enum as string[]
     expect(before).toEqual(["Install", "Upgrade", "Remove", "Move", "Adopt"])
-    expectOk(await kubeRequest(info, { method: "PATCH", path: crd, body: enums.map((path) => ({ op: "add", path: `${path}/-`, value: "Replace" })), contentType: "application/json-patch+json" }), "a newer build's CRD")
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: crd,
+        body: enums.map((path) => ({ op: "add", path: `${path}/-`, value: "Replace" })),
+        contentType: "application/json-patch+json",
+      }),
+      "a newer build's CRD",
+    )
     try {
       const plan = await writePlan(info, ns, uid, [{ chart: charts["demo-a@0.1.0"]!, namespace: target("demo-a") }])
       const applied = writesOf("demo-a").length
-      await eventually(async () => {
-        try {
-          await createRollout(info, { name: "exec-u", runtimeUID: uid, to: plan, steps: [{ release: "demo-a", namespace: target("demo-a"), action: "Replace" as RolloutStep["action"] }] })
-          return true
-        } catch {
-          return undefined
-        }
-      }, { timeoutMs: 30_000, what: "a rollout with the newer action admitted" })
+      await eventually(
+        async () => {
+          try {
+            await createRollout(info, {
+              name: "exec-u",
+              runtimeUID: uid,
+              to: plan,
+              steps: [{ release: "demo-a", namespace: target("demo-a"), action: "Replace" as RolloutStep["action"] }],
+            })
+            return true
+          } catch {
+            return undefined
+          }
+        },
+        { timeoutMs: 30_000, what: "a rollout with the newer action admitted" },
+      )
       const c = await waitProgressing("exec-u", "False", "StepUnknown")
       expect(c.message).toBe("step 1/1 demo-a (Replace): this step-executor does not know the action Replace")
       expect(writesOf("demo-a")).toHaveLength(applied)
       await closeRollout(info, "exec-u", "Failed")
     } finally {
       const added = before.length
-      const restored = await kubeRequest(info, { method: "PATCH", path: crd, body: enums.flatMap((path) => [{ op: "test", path: `${path}/${added}`, value: "Replace" }, { op: "remove", path: `${path}/${added}` }]), contentType: "application/json-patch+json" })
+      const restored = await kubeRequest(info, {
+        method: "PATCH",
+        path: crd,
+        body: enums.flatMap((path) => [
+          { op: "test", path: `${path}/${added}`, value: "Replace" },
+          { op: "remove", path: `${path}/${added}` },
+        ]),
+        contentType: "application/json-patch+json",
+      })
       expectOk(restored, "this build's CRD restored")
     }
   })

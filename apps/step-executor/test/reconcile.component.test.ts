@@ -3,7 +3,19 @@
 // at the revision written, the approval and validation gates, ForeignObject, sync failure and deadline, revocation,
 // removal, suspendEngine and a restart that rebuilds everything from the API server.
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, ClusterRuntimeKind, Core, type ClusterRuntime, encodePlan, type KubeObject, LABEL_OUTCOME, LABEL_ROLE, PLAN_DATA_KEY, planConfigMapName, ROLE_PLAN, type RuntimeRollout,
+  ANNOTATION_DESIRED_STATE_DIGEST,
+  ArgoCD,
+  ClusterRuntimeKind,
+  Core,
+  type ClusterRuntime,
+  encodePlan,
+  type KubeObject,
+  LABEL_OUTCOME,
+  LABEL_ROLE,
+  PLAN_DATA_KEY,
+  planConfigMapName,
+  ROLE_PLAN,
+  type RuntimeRollout,
   RuntimeRolloutKind,
 } from "@aicr/api"
 import { ANNOTATION_CHART_DIGEST, type Application } from "@aicr/argocd"
@@ -20,12 +32,40 @@ import { contract } from "../src/contract"
 import { makePlanReads, PlanReads } from "../src/gather"
 import { reconcile } from "../src/reconcile"
 import {
-  aPlan, applicationCrd, appProject, aRollout, aRuntime, digestOf, failedStatus, gateStatus, NAMESPACE, readyStatus, type Rel, type RolloutState, staleStatus, stepsOf, T0, UID,
+  aPlan,
+  applicationCrd,
+  appProject,
+  aRollout,
+  aRuntime,
+  digestOf,
+  failedStatus,
+  gateStatus,
+  NAMESPACE,
+  readyStatus,
+  type Rel,
+  type RolloutState,
+  staleStatus,
+  stepsOf,
+  T0,
+  UID,
 } from "./support/fixtures"
 
-const settings: ExecutorSettings = { namespace: NAMESPACE, engineNamespace: "argocd", project: "aicr", stepTimeoutMs: 600_000, releaseTimeoutsMs: {}, syncRetries: 2, engineStaleAfterMs: 600_000, componentPodSecurity: {} }
+const settings: ExecutorSettings = {
+  namespace: NAMESPACE,
+  engineNamespace: "argocd",
+  project: "aicr",
+  stepTimeoutMs: 600_000,
+  releaseTimeoutsMs: {},
+  syncRetries: 2,
+  engineStaleAfterMs: 600_000,
+  componentPodSecurity: {},
+}
 const ROLLOUT = "cluster-abc-1"
-const CHAIN = [{ name: "a", version: "0.2.0" }, { name: "b", version: "0.2.0" }, { name: "c", version: "0.2.0" }]
+const CHAIN = [
+  { name: "a", version: "0.2.0" },
+  { name: "b", version: "0.2.0" },
+  { name: "c", version: "0.2.0" },
+]
 
 interface Setup {
   readonly runtime?: Partial<ClusterRuntime["spec"]>
@@ -54,7 +94,20 @@ const setup = (s: Setup = {}) => {
   for (const n of namespaces) if (!s.missingNamespaces?.includes(n)) fake.seed(Core.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: n } })
   if (s.engine !== "no-crd") fake.seed(Core.CustomResourceDefinition, applicationCrd)
   if (s.engine !== "no-project" && s.engine !== "no-crd") fake.seed(ArgoCD.AppProject, appProject)
-  if (s.rollout !== false) fake.seed(RuntimeRolloutKind, aRollout(ROLLOUT, plan, s.steps ?? stepsOf("Install", (s.releases ?? CHAIN).map((r) => r.name)), s.rollout ?? {}))
+  if (s.rollout !== false)
+    fake.seed(
+      RuntimeRolloutKind,
+      aRollout(
+        ROLLOUT,
+        plan,
+        s.steps ??
+          stepsOf(
+            "Install",
+            (s.releases ?? CHAIN).map((r) => r.name),
+          ),
+        s.rollout ?? {},
+      ),
+    )
   const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(fake.layer))
   const config = { ...settings, ...s.settings }
   // The executor's caches on FakeKube, made by the first pass; each pass starts once they show what the test wrote.
@@ -76,7 +129,7 @@ const setup = (s: Setup = {}) => {
         Effect.provideService(Expectations, expectations),
         Effect.provideService(StatusPacer, pacer),
         Effect.provideService(PlanReads, plans),
-      )
+      ),
     ),
     Effect.exit,
   )
@@ -92,9 +145,20 @@ const setup = (s: Setup = {}) => {
    * status subresource; the real CRD has none) and, with extra, top-level fields such as `operation`.
    */
   const argo = (name: string, status: (a: Application) => unknown, extra: Record<string, unknown> = {}) =>
-    fake.kube.patch(ArgoCD.Application, `argocd/${name}`, { type: "merge", body: { status: status(app(name)!) } }, { fieldManager: "argocd-application-controller", subresource: "status" }).pipe(
-      Effect.andThen(Object.keys(extra).length > 0 ? fake.kube.patch(ArgoCD.Application, `argocd/${name}`, { type: "merge", body: extra }, { fieldManager: "argocd-application-controller" }) : Effect.void),
-    )
+    fake.kube
+      .patch(
+        ArgoCD.Application,
+        `argocd/${name}`,
+        { type: "merge", body: { status: status(app(name)!) } },
+        { fieldManager: "argocd-application-controller", subresource: "status" },
+      )
+      .pipe(
+        Effect.andThen(
+          Object.keys(extra).length > 0
+            ? fake.kube.patch(ArgoCD.Application, `argocd/${name}`, { type: "merge", body: extra }, { fieldManager: "argocd-application-controller" })
+            : Effect.void,
+        ),
+      )
   return { fake, plan, run, app, rollout, progressing, runtime, appWrites, landed, argo }
 }
 
@@ -108,16 +172,24 @@ describe("step-executor reconcile", () => {
       Effect.gen(function* () {
         const t = setup({ rollout: false })
         expect(yield* t.run).toEqual(Exit.succeed({ _tag: "OnChange" }))
-        expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "True", reason: "EngineReady", observedGeneration: 1 })
+        expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({
+          status: "True",
+          reason: "EngineReady",
+          observedGeneration: 1,
+        })
         expect(t.runtime().status?.engine).toEqual({ namespace: "argocd", project: "aicr", applications: 0, suspended: 0 })
         expect(t.appWrites()).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("engine missing or project missing: EngineAvailable False and no step starts", () =>
     at0(
       Effect.gen(function* () {
-        for (const [engine, reason] of [["no-crd", "EngineMissing"], ["no-project", "ProjectMissing"]] as const) {
+        for (const [engine, reason] of [
+          ["no-crd", "EngineMissing"],
+          ["no-project", "ProjectMissing"],
+        ] as const) {
           const t = setup({ engine })
           yield* t.run
           expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "False", reason })
@@ -125,7 +197,8 @@ describe("step-executor reconcile", () => {
           expect(t.appWrites()).toHaveLength(0)
         }
       }),
-    ))
+    ),
+  )
 
   it.effect("an approved rollout writes the first release's Application only, with its markers, values and project", () =>
     at0(
@@ -135,20 +208,31 @@ describe("step-executor reconcile", () => {
         // Created, as the caches showed none: a second create from a stale view would fail AlreadyExists.
         expect(t.appWrites().map((w) => [w.verb, w.key, w.manager])).toEqual([["create", "argocd/a", contract.fieldManager]])
         const a = t.app("a")!
-        expect(a.metadata.labels).toEqual({ "operator.aicr.run/runtime-uid": UID, "operator.aicr.run/release": "a", "operator.aicr.run/plan": t.plan.desiredStateDigest.slice(7, 39) })
+        expect(a.metadata.labels).toEqual({
+          "operator.aicr.run/runtime-uid": UID,
+          "operator.aicr.run/release": "a",
+          "operator.aicr.run/plan": t.plan.desiredStateDigest.slice(7, 39),
+        })
         expect(a.metadata.annotations).toMatchObject({ [ANNOTATION_CHART_DIGEST]: digestOf("a@0.2.0"), "operator.aicr.run/written-at": "2026-12-02T10:00:00Z" })
         expect(a.metadata.finalizers).toEqual(["resources-finalizer.argocd.argoproj.io"])
         expect(a.spec).toMatchObject({
           project: "aicr",
           // Pinned by digest: Argo CD's native OCI source, the chart's manifest digest as targetRevision (never the tag).
-          source: { repoURL: "oci://registry.example/aicr/cluster/charts/a", path: ".", targetRevision: digestOf("a@0.2.0"), helm: { releaseName: "a", valuesObject: { message: "a-0.2.0", nested: { a: 1 } } } },
+          source: {
+            repoURL: "oci://registry.example/aicr/cluster/charts/a",
+            path: ".",
+            targetRevision: digestOf("a@0.2.0"),
+            helm: { releaseName: "a", valuesObject: { message: "a-0.2.0", nested: { a: 1 } } },
+          },
           destination: { server: "https://kubernetes.default.svc", namespace: "a" },
           syncPolicy: { automated: { prune: true, selfHeal: true }, retry: { limit: 2, backoff: { duration: "5s", factor: 2, maxDuration: "1m" } } },
         })
         expect(a.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress", observedGeneration: 1 })
         expect(a.spec!.source.chart).toBeUndefined()
-        expect(t.progressing()!.message).toBe(`step 1/3 a (Install): Waiting for 0.2.0@${digestOf("a@0.2.0").slice(0, 19)}: Argo CD has not compared the written source and destination yet; sync status unknown; sync revision unknown, want ${digestOf("a@0.2.0")}; health unknown`)
+        expect(t.progressing()!.message).toBe(
+          `step 1/3 a (Install): Waiting for 0.2.0@${digestOf("a@0.2.0").slice(0, 19)}: Argo CD has not compared the written source and destination yet; sync status unknown; sync revision unknown, want ${digestOf("a@0.2.0")}; health unknown`,
+        )
         expect(t.rollout().status!.steps).toMatchObject({ total: 3, done: 0, current: "1/3 a (Install)" })
         expect(t.rollout().status!.steps!.items!.map((s) => s.state)).toEqual(["WaitingForReady", "Pending", "Pending"])
         // The step in flight carries its deadline (written-at + the 10 m step timeout); the others none.
@@ -156,7 +240,8 @@ describe("step-executor reconcile", () => {
         expect(Date.parse(items[0]!.deadline!) - Date.parse(items[0]!.startedAt!)).toBe(10 * 60_000)
         expect(items.slice(1).map((s) => s.deadline)).toEqual([undefined, undefined])
       }),
-    ))
+    ),
+  )
 
   it.effect("idempotence and restart: a second pass, or a fresh executor, writes no Application again", () =>
     at0(
@@ -173,7 +258,8 @@ describe("step-executor reconcile", () => {
         // Every read of the second pass came from the caches (the plan was read and verified once, by the first).
         expect(reads()).toBe(before)
       }),
-    ))
+    ),
+  )
 
   it.effect("advances only at the revision written: stale Healthy holds the next step back, ready at revision releases it", () =>
     at0(
@@ -211,32 +297,36 @@ describe("step-executor reconcile", () => {
         expect(t.rollout().status!.steps).toMatchObject({ total: 3, done: 3 })
         expect(t.rollout().status!.steps!.current).toBeUndefined()
       }),
-    ))
+    ),
+  )
 
-  it.effect("pacing: a step writes its Application, its Event and the rollout's room at once; the Application count and message-only rewrites wait 10 s, then are written", () =>
-    at0(
-      Effect.gen(function* () {
-        const t = setup()
-        yield* t.run
-        expect(t.runtime().status?.engine?.applications).toBe(1)
-        yield* t.argo("a", readyStatus)
-        t.fake.clearWrites()
-        // Step 2: its Application, its StepStarted Event and the rollout's room (a Ready, b written) at once; the
-        // runtime's Application count (1 → 2) is all that changes there, so it waits.
-        const r = yield* t.run
-        expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`).sort()).toEqual(["apply RuntimeRollout", "create Application", "create Event"])
-        expect(r).toEqual(Exit.succeed(Requeue.after(10_000)))
-        expect(t.runtime().status?.engine?.applications).toBe(1)
-        t.fake.clearWrites()
-        yield* TestClock.adjust("10 seconds")
-        yield* t.run
-        expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`)).toEqual(["apply ClusterRuntime"])
-        expect(t.runtime().status?.engine?.applications).toBe(2)
-        t.fake.clearWrites()
-        yield* t.run
-        expect(t.fake.writes).toHaveLength(0)
-      }),
-    ))
+  it.effect(
+    "pacing: a step writes its Application, its Event and the rollout's room at once; the Application count and message-only rewrites wait 10 s, then are written",
+    () =>
+      at0(
+        Effect.gen(function* () {
+          const t = setup()
+          yield* t.run
+          expect(t.runtime().status?.engine?.applications).toBe(1)
+          yield* t.argo("a", readyStatus)
+          t.fake.clearWrites()
+          // Step 2: its Application, its StepStarted Event and the rollout's room (a Ready, b written) at once; the
+          // runtime's Application count (1 → 2) is all that changes there, so it waits.
+          const r = yield* t.run
+          expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`).sort()).toEqual(["apply RuntimeRollout", "create Application", "create Event"])
+          expect(r).toEqual(Exit.succeed(Requeue.after(10_000)))
+          expect(t.runtime().status?.engine?.applications).toBe(1)
+          t.fake.clearWrites()
+          yield* TestClock.adjust("10 seconds")
+          yield* t.run
+          expect(t.fake.writes.map((w) => `${w.verb} ${w.kind}`)).toEqual(["apply ClusterRuntime"])
+          expect(t.runtime().status?.engine?.applications).toBe(2)
+          t.fake.clearWrites()
+          yield* t.run
+          expect(t.fake.writes).toHaveLength(0)
+        }),
+      ),
+  )
 
   it.effect("gates: no approval, a stale approval, AwaitingAcknowledgement, validation Required without ValidationReady", () =>
     at0(
@@ -259,37 +349,46 @@ describe("step-executor reconcile", () => {
         yield* ok.run
         expect(ok.app("a")).toBeDefined()
       }),
-    ))
+    ),
+  )
 
   it.effect("ForeignObject: an Application with the wanted name that is not ours is never touched", () =>
     at0(
       Effect.gen(function* () {
         const t = setup()
-        t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "a", namespace: "argocd", labels: { team: "x" } } })
+        t.fake.seed(ArgoCD.Application, {
+          apiVersion: "argoproj.io/v1alpha1",
+          kind: "Application",
+          metadata: { name: "a", namespace: "argocd", labels: { team: "x" } },
+        })
         t.fake.clearWrites()
         yield* t.run
         expect(t.appWrites()).toHaveLength(0)
         expect(t.progressing()).toMatchObject({ status: "False", reason: "ForeignObject" })
         expect(t.progressing()!.message).toContain("Application argocd/a was not created by this operator")
       }),
-    ))
+    ),
+  )
 
   it.effect("a sync failure fails the rollout with Argo CD's message, and the verdict stands", () =>
     at0(
       Effect.gen(function* () {
         const t = setup()
         yield* t.run
-        yield* t.argo("a", (a) => failedStatus(a, "one or more objects failed to apply, reason: ConfigMap \"Bad\" is invalid"))
+        yield* t.argo("a", (a) => failedStatus(a, 'one or more objects failed to apply, reason: ConfigMap "Bad" is invalid'))
         yield* t.run
         expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
-        expect(t.progressing()!.message).toBe(`step 1/3 a (Install) failed: Argo CD sync of 0.2.0@${digestOf("a@0.2.0").slice(0, 19)} failed: one or more objects failed to apply, reason: ConfigMap "Bad" is invalid`)
+        expect(t.progressing()!.message).toBe(
+          `step 1/3 a (Install) failed: Argo CD sync of 0.2.0@${digestOf("a@0.2.0").slice(0, 19)} failed: one or more objects failed to apply, reason: ConfigMap "Bad" is invalid`,
+        )
         expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "Failed" })
         t.fake.clearWrites()
         yield* t.argo("a", readyStatus)
         yield* t.run
         expect(t.fake.writes.filter((w) => w.kind !== "Application" || w.manager === contract.fieldManager)).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("the step deadline fails the rollout naming what never held", () =>
     at0(
@@ -302,16 +401,41 @@ describe("step-executor reconcile", () => {
         expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
         expect(t.progressing()!.message).toContain(`Not ready at 0.2.0@${digestOf("a@0.2.0").slice(0, 19)} within 10m: sync status OutOfSync`)
       }),
-    ))
+    ),
+  )
 
   it.effect("revocation: the step in flight finishes, then Progressing=False/RolloutRevoked and nothing new starts", () =>
     at0(
       Effect.gen(function* () {
         const t = setup()
         yield* t.run
-        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { spec: { revocation: { revokedBy: "bob", reason: "stop", revokedAt: "2026-12-02T10:00:01Z" } } } })
+        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, {
+          type: "merge",
+          body: { spec: { revocation: { revokedBy: "bob", reason: "stop", revokedAt: "2026-12-02T10:00:01Z" } } },
+        })
         const g = t.rollout().metadata.generation
-        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { status: { conditions: [{ type: "Approved", status: "False", reason: "RolloutRevoked", message: "Revoked by bob", observedGeneration: g, lastTransitionTime: "2026-12-02T10:00:01Z" }] } } }, { subresource: "status" })
+        yield* t.fake.kube.patch(
+          RuntimeRolloutKind,
+          ROLLOUT,
+          {
+            type: "merge",
+            body: {
+              status: {
+                conditions: [
+                  {
+                    type: "Approved",
+                    status: "False",
+                    reason: "RolloutRevoked",
+                    message: "Revoked by bob",
+                    observedGeneration: g,
+                    lastTransitionTime: "2026-12-02T10:00:01Z",
+                  },
+                ],
+              },
+            },
+          },
+          { subresource: "status" },
+        )
         yield* t.run
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
         yield* t.argo("a", readyStatus)
@@ -320,7 +444,8 @@ describe("step-executor reconcile", () => {
         expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutRevoked" })
         expect(t.progressing()!.message).toContain("step 2/3 b (Install) not started")
       }),
-    ))
+    ),
+  )
 
   it.effect("acknowledge: a manual step waits after it is ready until its acknowledgement", () =>
     at0(
@@ -332,20 +457,54 @@ describe("step-executor reconcile", () => {
         expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "AwaitingAcknowledgement" })
         expect(t.progressing()).toMatchObject({ status: "False", reason: "AwaitingAcknowledgement" })
         expect(t.app("b")).toBeUndefined()
-        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { spec: { acknowledgements: [{ step: "a", acknowledgedBy: "bob", at: "2026-12-02T10:00:02Z" }] } } })
+        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, {
+          type: "merge",
+          body: { spec: { acknowledgements: [{ step: "a", acknowledgedBy: "bob", at: "2026-12-02T10:00:02Z" }] } },
+        })
         const g = t.rollout().metadata.generation
-        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { status: { conditions: [{ type: "Approved", status: "True", reason: "ApprovedByUser", message: "ok", observedGeneration: g, lastTransitionTime: "2026-12-02T10:00:02Z" }] } } }, { subresource: "status" })
+        yield* t.fake.kube.patch(
+          RuntimeRolloutKind,
+          ROLLOUT,
+          {
+            type: "merge",
+            body: {
+              status: {
+                conditions: [
+                  {
+                    type: "Approved",
+                    status: "True",
+                    reason: "ApprovedByUser",
+                    message: "ok",
+                    observedGeneration: g,
+                    lastTransitionTime: "2026-12-02T10:00:02Z",
+                  },
+                ],
+              },
+            },
+          },
+          { subresource: "status" },
+        )
         yield* t.run
         expect(t.app("b")).toBeDefined()
       }),
-    ))
+    ),
+  )
 
   it.effect("Remove steps delete with the resources finalizer and wait until the Application is gone", () =>
     at0(
       Effect.gen(function* () {
         const t = setup({ steps: stepsOf("Remove", ["c", "b"]) })
         for (const n of ["b", "c"]) {
-          t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: n, namespace: "argocd", labels: { "operator.aicr.run/runtime-uid": UID }, finalizers: ["resources-finalizer.argocd.argoproj.io"] } })
+          t.fake.seed(ArgoCD.Application, {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "Application",
+            metadata: {
+              name: n,
+              namespace: "argocd",
+              labels: { "operator.aicr.run/runtime-uid": UID },
+              finalizers: ["resources-finalizer.argocd.argoproj.io"],
+            },
+          })
         }
         yield* t.run
         expect(t.fake.writes.filter((w) => w.verb === "delete").map((w) => w.key)).toEqual(["argocd/c"])
@@ -360,7 +519,8 @@ describe("step-executor reconcile", () => {
         yield* t.run
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
       }),
-    ))
+    ),
+  )
 
   it.effect("serves the Remove rollout of a runtime being deleted, without waiting for ValidationReady (nothing to validate)", () =>
     at0(
@@ -368,7 +528,16 @@ describe("step-executor reconcile", () => {
         const t = setup({ rollout: false, runtime: { validation: { deployment: "Required" } } })
         const removal = aRollout(ROLLOUT, aPlan(CHAIN).plan, stepsOf("Remove", ["c"]))
         t.fake.seed(RuntimeRolloutKind, { ...removal, spec: { ...removal.spec, kind: "Remove" } } as RuntimeRollout)
-        t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "c", namespace: "argocd", labels: { "operator.aicr.run/runtime-uid": UID }, finalizers: ["resources-finalizer.argocd.argoproj.io"] } })
+        t.fake.seed(ArgoCD.Application, {
+          apiVersion: "argoproj.io/v1alpha1",
+          kind: "Application",
+          metadata: {
+            name: "c",
+            namespace: "argocd",
+            labels: { "operator.aicr.run/runtime-uid": UID },
+            finalizers: ["resources-finalizer.argocd.argoproj.io"],
+          },
+        })
         // The planner's finalizer holds the runtime while it is being deleted.
         yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { metadata: { finalizers: ["operator.aicr.run/cleanup"] } } })
         yield* t.fake.kube.delete(ClusterRuntimeKind, "cluster")
@@ -377,7 +546,8 @@ describe("step-executor reconcile", () => {
         expect(t.fake.writes.filter((w) => w.verb === "delete" && w.kind === "Application").map((w) => w.key)).toEqual(["argocd/c"])
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
       }),
-    ))
+    ),
+  )
 
   it.effect("suspendEngine turns automated sync off on every operator Application only; clearing it turns it back on", () =>
     at0(
@@ -386,11 +556,19 @@ describe("step-executor reconcile", () => {
         yield* t.run
         yield* t.argo("a", readyStatus)
         yield* t.run
-        t.fake.seed(ArgoCD.Application, { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "other", namespace: "argocd" }, spec: { syncPolicy: { automated: {} } } } as never)
+        t.fake.seed(ArgoCD.Application, {
+          apiVersion: "argoproj.io/v1alpha1",
+          kind: "Application",
+          metadata: { name: "other", namespace: "argocd" },
+          spec: { syncPolicy: { automated: {} } },
+        } as never)
         yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { suspendEngine: true } } })
         t.fake.clearWrites()
         yield* t.run
-        expect(t.appWrites().map((w) => [w.verb, w.key])).toEqual([["patch", "argocd/a"], ["patch", "argocd/b"]])
+        expect(t.appWrites().map((w) => [w.verb, w.key])).toEqual([
+          ["patch", "argocd/a"],
+          ["patch", "argocd/b"],
+        ])
         for (const n of ["a", "b"]) expect(t.app(n)!.spec!.syncPolicy!.automated).toEqual({ enabled: false, prune: true, selfHeal: true })
         expect((t.app("other") as Application).spec!.syncPolicy!.automated).toEqual({})
         expect(t.runtime().status?.engine).toMatchObject({ applications: 2, suspended: 2 })
@@ -403,7 +581,8 @@ describe("step-executor reconcile", () => {
         for (const n of ["a", "b"]) expect(t.app(n)!.spec!.syncPolicy!.automated).toEqual({ prune: true, selfHeal: true })
         expect(t.runtime().status?.engine).toMatchObject({ suspended: 0 })
       }),
-    ))
+    ),
+  )
 
   it.effect("EngineSuspensionRefused: a sync operation in flight, then a refused patch; it clears once the suspension holds", () =>
     at0(
@@ -413,14 +592,23 @@ describe("step-executor reconcile", () => {
         yield* t.argo("a", readyStatus)
         yield* t.run
         // b's sync is running when suspendEngine is set: the patch is written, yet Argo CD finishes that operation.
-        yield* t.argo("b", (a) => ({ ...staleStatus(a), operationState: { phase: "Running", message: "waiting for healthy state of apps/Deployment/b", operation: { sync: { revision: "0.2.0" } } } }), { operation: { sync: { revision: "0.2.0" } } })
+        yield* t.argo(
+          "b",
+          (a) => ({
+            ...staleStatus(a),
+            operationState: { phase: "Running", message: "waiting for healthy state of apps/Deployment/b", operation: { sync: { revision: "0.2.0" } } },
+          }),
+          { operation: { sync: { revision: "0.2.0" } } },
+        )
         yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { suspendEngine: true } } })
         yield* t.run
         for (const n of ["a", "b"]) expect(t.app(n)!.spec!.syncPolicy!.automated!.enabled).toBe(false)
         expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineSuspensionRefused" })
         const busy = t.runtime().status!.engine!
         expect(busy).toMatchObject({ applications: 2, suspended: 1 })
-        expect(busy.suspensionRefused).toBe("spec.suspendEngine is set but 1 of 2 Applications are not suspended: argocd/b: a sync operation is running at 0.2.0 (waiting for healthy state of apps/Deployment/b); Argo CD finishes it before automated sync stays off")
+        expect(busy.suspensionRefused).toBe(
+          "spec.suspendEngine is set but 1 of 2 Applications are not suspended: argocd/b: a sync operation is running at 0.2.0 (waiting for healthy state of apps/Deployment/b); Argo CD finishes it before automated sync stays off",
+        )
         expect(t.progressing()!.message).toContain(busy.suspensionRefused)
         // The operation ends: the suspension holds.
         yield* t.argo("b", readyStatus, { operation: null })
@@ -436,17 +624,27 @@ describe("step-executor reconcile", () => {
         t.fake.failNext("Invalid", { verb: "patch", kind: ArgoCD.Application })
         t.fake.clearWrites()
         expect(yield* t.run).toEqual(Exit.succeed(Requeue.after(10_000)))
-        expect(t.appWrites().map((w) => [w.key, w.result])).toEqual([["argocd/a", "Invalid"], ["argocd/b", "ok"], ["argocd/c", "ok"]])
+        expect(t.appWrites().map((w) => [w.key, w.result])).toEqual([
+          ["argocd/a", "Invalid"],
+          ["argocd/b", "ok"],
+          ["argocd/c", "ok"],
+        ])
         expect(t.app("a")!.spec!.syncPolicy!.automated!.enabled).toBeUndefined()
         expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineSuspensionRefused" })
-        expect(t.runtime().status!.engine).toMatchObject({ applications: 3, suspended: 2, suspensionRefused: "spec.suspendEngine is set but 1 of 3 Applications are not suspended: argocd/a: the API server refused the suspension patch (Invalid): injected Invalid" })
+        expect(t.runtime().status!.engine).toMatchObject({
+          applications: 3,
+          suspended: 2,
+          suspensionRefused:
+            "spec.suspendEngine is set but 1 of 3 Applications are not suspended: argocd/a: the API server refused the suspension patch (Invalid): injected Invalid",
+        })
         // The retry goes through: cleared.
         yield* t.run
         expect(t.app("a")!.spec!.syncPolicy!.automated!.enabled).toBe(false)
         expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineSuspended" })
         expect(t.runtime().status!.engine!.suspensionRefused).toBeUndefined()
       }),
-    ))
+    ),
+  )
 
   it.effect("Move: rewrites the Application in place with the new namespace; ready only once Argo CD compared it there", () =>
     at0(
@@ -465,12 +663,18 @@ describe("step-executor reconcile", () => {
         for (const cm of moved.configMaps) t.fake.seed(Core.ConfigMap, cm as never)
         yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { metadata: { labels: { "operator.aicr.run/outcome": "Succeeded" } } } })
         const stale = readyStatus(t.app("b")!)
-        t.fake.seed(RuntimeRolloutKind, aRollout("cluster-abc-2", moved.plan, [{ release: "b", namespace: "b-new", action: "Move", from: "0.2.0", to: "0.2.0" }]))
+        t.fake.seed(
+          RuntimeRolloutKind,
+          aRollout("cluster-abc-2", moved.plan, [{ release: "b", namespace: "b-new", action: "Move", from: "0.2.0", to: "0.2.0" }]),
+        )
         t.fake.clearWrites()
         yield* t.run
         // b was created (its fields under the executor's Update entry): the apply at b's resourceVersion conflicts with
         // nobody but that entry, so it goes again with force, at the same resourceVersion.
-        expect(t.appWrites().map((w) => [w.verb, w.key, w.result])).toEqual([["apply", "argocd/b", "FieldManagerConflict"], ["apply", "argocd/b", "ok"]])
+        expect(t.appWrites().map((w) => [w.verb, w.key, w.result])).toEqual([
+          ["apply", "argocd/b", "FieldManagerConflict"],
+          ["apply", "argocd/b", "ok"],
+        ])
         expect(t.app("b")!.spec!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: "b-new" })
         const second = () => t.fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-abc-2")!.status?.conditions?.find((c) => c.type === "Progressing")
         // Argo CD still shows b Synced and Healthy as compared in the old namespace: not ready.
@@ -484,7 +688,8 @@ describe("step-executor reconcile", () => {
         expect(second()).toMatchObject({ status: "True", reason: "StepsCompleted" })
         expect(t.landed()).toHaveLength(1)
       }),
-    ))
+    ),
+  )
 
   it.effect("NamespaceMissing: a step whose release namespace does not exist writes nothing, names the command, and starts once it exists", () =>
     at0(
@@ -493,18 +698,27 @@ describe("step-executor reconcile", () => {
         yield* t.run
         yield* t.argo("a", readyStatus)
         yield* t.run
-        const written = () => t.appWrites().filter((w) => w.verb === "apply" || w.verb === "create").map((w) => w.key)
+        const written = () =>
+          t
+            .appWrites()
+            .filter((w) => w.verb === "apply" || w.verb === "create")
+            .map((w) => w.key)
         expect(written()).toEqual(["argocd/a"])
         expect(t.progressing()).toMatchObject({ status: "False", reason: "NamespaceMissing" })
         expect(t.progressing()!.message).toBe(
           "step 2/3 b (Install) not started: namespace b does not exist (or is being deleted) and Argo CD does not create namespaces, so no Application is written into it; create it with its Pod Security labels: kubectl create namespace b && kubectl label namespace b pod-security.kubernetes.io/enforce=baseline pod-security.kubernetes.io/audit=baseline pod-security.kubernetes.io/warn=baseline (its level in the chart's namespaces.components), or set create: true for it there and upgrade the chart",
         )
-        yield* t.fake.kube.create(Core.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "b", labels: { "pod-security.kubernetes.io/enforce": "baseline" } } })
+        yield* t.fake.kube.create(Core.Namespace, {
+          apiVersion: "v1",
+          kind: "Namespace",
+          metadata: { name: "b", labels: { "pod-security.kubernetes.io/enforce": "baseline" } },
+        })
         yield* t.run
         expect(written()).toEqual(["argocd/a", "argocd/b"])
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
       }),
-    ))
+    ),
+  )
 
   it.effect("MovedReleaseMissing: a Move step whose Application is not at its old location writes nothing", () =>
     at0(
@@ -515,13 +729,19 @@ describe("step-executor reconcile", () => {
         expect(t.progressing()).toMatchObject({ status: "False", reason: "MovedReleaseMissing" })
         expect(t.progressing()!.message).toContain("Application argocd/a is not at its old location (it does not exist)")
       }),
-    ))
+    ),
+  )
 
   // AICR 1.x readiness gates: FIXTURES shaped after the documented layout (research/aicr-newer.md §3; no 1.x bundle
   // or gate image runs here). The `<component>-readiness` release is its own step right after its component.
   const GATED: ReadonlyArray<Rel> = [
     { name: "gpu-operator", version: "v26.3.1" },
-    { name: "gpu-operator-readiness", version: "0.1.0", namespace: "gpu-operator", readinessGate: { image: `ghcr.io/nvidia/aicr-gate@sha256:${"1".repeat(64)}`, timeoutSeconds: 5400 } },
+    {
+      name: "gpu-operator-readiness",
+      version: "0.1.0",
+      namespace: "gpu-operator",
+      readinessGate: { image: `ghcr.io/nvidia/aicr-gate@sha256:${"1".repeat(64)}`, timeoutSeconds: 5400 },
+    },
     { name: "nvsentinel", version: "v1.1.0" },
   ]
 
@@ -553,13 +773,16 @@ describe("step-executor reconcile", () => {
         // A message-only change: written once the pacer's interval is over.
         yield* TestClock.adjust("10 seconds")
         yield* t.run
-        expect(t.progressing()!.message).toContain(`step 2/3 gpu-operator-readiness (Install): Waiting for ${GATE} (the readiness gate's Job completes only once the gate passed): health Progressing`)
+        expect(t.progressing()!.message).toContain(
+          `step 2/3 gpu-operator-readiness (Install): Waiting for ${GATE} (the readiness gate's Job completes only once the gate passed): health Progressing`,
+        )
         yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Healthy"))
         yield* t.run
         expect(t.rollout().status!.steps!.items![1]).toMatchObject({ state: "Ready", gate: "Passed" })
         expect(t.app("nvsentinel")).toBeDefined()
       }),
-    ))
+    ),
+  )
 
   it.effect("readiness gate: a failed gate Job fails the step at once with Argo CD's message; the deadline is max-wait + 5 m", () =>
     at0(
@@ -572,11 +795,14 @@ describe("step-executor reconcile", () => {
         yield* t.argo("gpu-operator-readiness", (a) => gateStatus(a, "Degraded"))
         yield* t.run
         expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutFailed" })
-        expect(t.progressing()!.message).toBe(`step 2/3 gpu-operator-readiness (Install) failed: AICR readiness gate gpu-operator-readiness failed at ${GATE}: Job gpu-operator/gpu-operator-readiness-gate failed: Job has reached the specified backoff limit`)
+        expect(t.progressing()!.message).toBe(
+          `step 2/3 gpu-operator-readiness (Install) failed: AICR readiness gate gpu-operator-readiness failed at ${GATE}: Job gpu-operator/gpu-operator-readiness-gate failed: Job has reached the specified backoff limit`,
+        )
         expect(t.rollout().status!.steps!.items![1]).toMatchObject({ state: "Failed", gate: "Failed" })
         expect(t.app("nvsentinel")).toBeUndefined()
       }),
-    ))
+    ),
+  )
 
   it.effect("readiness gate: not ready by max-wait + 5 m fails the step; --release-step-timeout overrides it", () =>
     at0(
@@ -590,7 +816,8 @@ describe("step-executor reconcile", () => {
         yield* own.run
         expect(own.progressing()!.message).toContain(`failed: Not ready at ${GATE} within 2m`)
       }),
-    ))
+    ),
+  )
 
   it.effect("EngineNotResponding: an Application Argo CD stopped comparing holds new steps back until it compares again", () =>
     at0(
@@ -602,14 +829,17 @@ describe("step-executor reconcile", () => {
         expect(yield* t.run).toEqual(Exit.succeed({ _tag: "After", delay: expect.anything() }))
         expect(t.app("b")).toBeUndefined()
         expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "False", reason: "EngineNotResponding" })
-        expect(t.runtime().status!.conditions!.find((c) => c.type === "EngineAvailable")!.message).toContain("Application argocd/a was last compared at 2026-12-02T10:00:00Z, more than 60s ago")
+        expect(t.runtime().status!.conditions!.find((c) => c.type === "EngineAvailable")!.message).toContain(
+          "Application argocd/a was last compared at 2026-12-02T10:00:00Z, more than 60s ago",
+        )
         expect(t.progressing()).toMatchObject({ status: "False", reason: "EngineNotResponding" })
         yield* t.argo("a", (a) => ({ ...readyStatus(a), reconciledAt: "2026-12-02T10:02:00Z" }))
         yield* t.run
         expect(t.app("b")).toBeDefined()
         expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "True" })
       }),
-    ))
+    ),
+  )
 
   it.effect("PlanUnreadable: a target plan that is missing stops the rollout with the reason", () =>
     at0(
@@ -620,7 +850,8 @@ describe("step-executor reconcile", () => {
         expect(t.progressing()).toMatchObject({ status: "False", reason: "PlanUnreadable" })
         expect(t.appWrites()).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("Adopt: relabels each Application of the adopted runtime once, keeping its live spec, and only when spec.adoption names it", () =>
     at0(
@@ -636,15 +867,44 @@ describe("step-executor reconcile", () => {
         // The operator's namespace is lost: the plan and content ConfigMaps go; the runtime that wrote the stack is
         // gone too (its UID stays on the Applications). What is left is rebuilt into an Adoption plan (no values).
         yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { metadata: { labels: { [LABEL_OUTCOME]: "Succeeded" } } } })
-        for (const r of CHAIN) yield* t.fake.kube.patch(ArgoCD.Application, `argocd/${r.name}`, { type: "merge", body: { metadata: { labels: { "operator.aicr.run/runtime-uid": OLD } } } }, { fieldManager: "aicr-step-executor" })
+        for (const r of CHAIN)
+          yield* t.fake.kube.patch(
+            ArgoCD.Application,
+            `argocd/${r.name}`,
+            { type: "merge", body: { metadata: { labels: { "operator.aicr.run/runtime-uid": OLD } } } },
+            { fieldManager: "aicr-step-executor" },
+          )
         const cms = yield* t.fake.kube.list(Core.ConfigMap, { namespace: NAMESPACE })
         for (const cm of cms.items) yield* t.fake.kube.delete(Core.ConfigMap, `${NAMESPACE}/${cm.metadata.name}`)
         const adopted = { ...t.plan, source: "Adoption" as const, content: [] }
-        t.fake.seed(Core.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: planConfigMapName(adopted.desiredStateDigest), namespace: NAMESPACE, labels: { [LABEL_ROLE]: ROLE_PLAN }, annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: adopted.desiredStateDigest } }, immutable: true, data: { [PLAN_DATA_KEY]: encodePlan(adopted) } } as never)
-        const base = aRollout("cluster-adopt-1", adopted, stepsOf("Adopt", CHAIN.map((r) => r.name)))
-        t.fake.seed(RuntimeRolloutKind, { ...base, metadata: { ...base.metadata, creationTimestamp: "2026-12-02T10:05:00Z" }, spec: { ...base.spec, kind: "Adopt", fromDigest: adopted.desiredStateDigest } } as never)
+        t.fake.seed(Core.ConfigMap, {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: {
+            name: planConfigMapName(adopted.desiredStateDigest),
+            namespace: NAMESPACE,
+            labels: { [LABEL_ROLE]: ROLE_PLAN },
+            annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: adopted.desiredStateDigest },
+          },
+          immutable: true,
+          data: { [PLAN_DATA_KEY]: encodePlan(adopted) },
+        } as never)
+        const base = aRollout(
+          "cluster-adopt-1",
+          adopted,
+          stepsOf(
+            "Adopt",
+            CHAIN.map((r) => r.name),
+          ),
+        )
+        t.fake.seed(RuntimeRolloutKind, {
+          ...base,
+          metadata: { ...base.metadata, creationTimestamp: "2026-12-02T10:05:00Z" },
+          spec: { ...base.spec, kind: "Adopt", fromDigest: adopted.desiredStateDigest },
+        } as never)
         const specs = Object.fromEntries(CHAIN.map((r) => [r.name, structuredClone(t.app(r.name)!.spec)]))
-        const adoptProgress = () => t.fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-adopt-1")!.status?.conditions?.find((c) => c.type === "Progressing")
+        const adoptProgress = () =>
+          t.fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-adopt-1")!.status?.conditions?.find((c) => c.type === "Progressing")
         // Without spec.adoption the old runtime's Applications are foreign.
         t.fake.clearWrites()
         yield* t.run
@@ -652,16 +912,36 @@ describe("step-executor reconcile", () => {
         expect(adoptProgress()).toMatchObject({ status: "False", reason: "ForeignObject" })
         yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { adoption: { fromRuntimeUID: OLD } } } })
         // A hand edit since the plan was rebuilt stops the step that would take that Application over.
-        yield* t.fake.kube.patch(ArgoCD.Application, "argocd/b", { type: "merge", body: { spec: { source: { helm: { valuesObject: { message: "edited" } } } } } }, { fieldManager: "kubectl-edit" })
+        yield* t.fake.kube.patch(
+          ArgoCD.Application,
+          "argocd/b",
+          { type: "merge", body: { spec: { source: { helm: { valuesObject: { message: "edited" } } } } } },
+          { fieldManager: "kubectl-edit" },
+        )
         for (let i = 0; i < 4; i++) yield* t.run
         expect(adoptProgress()).toMatchObject({ status: "False", reason: "InventoryDrift" })
-        expect(adoptProgress()!.message).toBe("step 2/3 b (Adopt): Application argocd/b cannot be adopted: its spec was changed after the operator wrote it; the planner rebuilds the plan once the rollout ends")
-        const executorWrites = () => t.landed().filter((w) => w.manager === contract.fieldManager).map((w) => [w.verb, w.key])
+        expect(adoptProgress()!.message).toBe(
+          "step 2/3 b (Adopt): Application argocd/b cannot be adopted: its spec was changed after the operator wrote it; the planner rebuilds the plan once the rollout ends",
+        )
+        const executorWrites = () =>
+          t
+            .landed()
+            .filter((w) => w.manager === contract.fieldManager)
+            .map((w) => [w.verb, w.key])
         expect(executorWrites()).toEqual([["apply", "argocd/a"]])
-        yield* t.fake.kube.patch(ArgoCD.Application, "argocd/b", { type: "merge", body: { spec: { source: { helm: { valuesObject: { message: "b-0.2.0" } } } } } }, { fieldManager: "kubectl-edit" })
+        yield* t.fake.kube.patch(
+          ArgoCD.Application,
+          "argocd/b",
+          { type: "merge", body: { spec: { source: { helm: { valuesObject: { message: "b-0.2.0" } } } } } },
+          { fieldManager: "kubectl-edit" },
+        )
         for (let i = 0; i < 4; i++) yield* t.run
         expect(adoptProgress()).toMatchObject({ status: "True", reason: "StepsCompleted" })
-        expect(executorWrites()).toEqual([["apply", "argocd/a"], ["apply", "argocd/b"], ["apply", "argocd/c"]])
+        expect(executorWrites()).toEqual([
+          ["apply", "argocd/a"],
+          ["apply", "argocd/b"],
+          ["apply", "argocd/c"],
+        ])
         for (const r of CHAIN) {
           const a = t.app(r.name)!
           expect(a.metadata.labels).toMatchObject({ "operator.aicr.run/runtime-uid": UID, "operator.aicr.run/plan": adopted.desiredStateDigest.slice(7, 39) })
@@ -672,7 +952,8 @@ describe("step-executor reconcile", () => {
         yield* t.run
         expect(t.appWrites()).toHaveLength(0)
       }),
-    ))
+    ),
+  )
 
   it.effect("expectations: a pass waits until the caches show its own write, so a lagging watch repeats no Application write", () =>
     at0(
@@ -684,7 +965,9 @@ describe("step-executor reconcile", () => {
         const lagging: KubeShape = {
           ...t.fake.kube,
           watch: (kind, options, onEvent) =>
-            t.fake.kube.watch(kind, options, (e) => (kind.kind === "Application" && holding ? Effect.sync(() => void held.push(onEvent(e as never))) : onEvent(e as never))),
+            t.fake.kube.watch(kind, options, (e) =>
+              kind.kind === "Application" && holding ? Effect.sync(() => void held.push(onEvent(e as never))) : onEvent(e as never),
+            ),
         }
         const { caches } = yield* makeCaches(settings).pipe(Effect.provide(Layer.succeed(Kube)(lagging)))
         const all = Object.values(caches) as ReadonlyArray<Informer<KubeObject>>
@@ -715,7 +998,10 @@ describe("step-executor reconcile", () => {
         // write the Application again; it was decided on an absent Application, so the API server refuses it.
         const repeated = yield* pass(makeExpectations())
         expect(Exit.isFailure(repeated) && String(repeated.cause)).toContain("AlreadyExists")
-        expect(t.appWrites().map((w) => [w.verb, w.key, w.result])).toEqual([["create", "argocd/a", "ok"], ["create", "argocd/a", "AlreadyExists"]])
+        expect(t.appWrites().map((w) => [w.verb, w.key, w.result])).toEqual([
+          ["create", "argocd/a", "ok"],
+          ["create", "argocd/a", "AlreadyExists"],
+        ])
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
         holding = false
         yield* Effect.forEach(held.splice(0), (e) => e, { discard: true })
@@ -725,72 +1011,87 @@ describe("step-executor reconcile", () => {
         expect(t.appWrites()).toHaveLength(0)
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
       }),
-    ))
+    ),
+  )
 
-  it.effect("killed between its write and the cache seeing it: a successor deciding from a cache filled before the write is refused (Conflict), the upgrade lands once", () =>
-    at0(
-      Effect.gen(function* () {
-        const t = setup({ releases: [{ name: "a", version: "0.2.0" }], steps: stepsOf("Install", ["a"]) })
-        yield* t.run
-        yield* t.argo("a", readyStatus)
-        yield* t.run
-        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
-        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { metadata: { labels: { [LABEL_OUTCOME]: "Succeeded" } } } })
-        const next = aPlan([{ name: "a", version: "0.3.0" }])
-        for (const cm of next.configMaps) t.fake.seed(Core.ConfigMap, cm as never)
-        t.fake.seed(RuntimeRolloutKind, aRollout("cluster-abc-2", next.plan, stepsOf("Upgrade", ["a"], { from: "0.2.0", to: "0.3.0" })))
-        // Each process below has its own caches, filled now (Application a at the resourceVersion before the upgrade);
-        // the Application watch then holds its events, as a watch that has not delivered the write yet.
-        let holding = false
-        const held: Array<Effect.Effect<void>> = []
-        const lagging: KubeShape = {
-          ...t.fake.kube,
-          watch: (kind, options, onEvent) =>
-            t.fake.kube.watch(kind, options, (e) => (kind.kind === "Application" && holding ? Effect.sync(() => void held.push(onEvent(e as never))) : onEvent(e as never))),
-        }
-        const process = () =>
-          Effect.gen(function* () {
-            const { caches } = yield* makeCaches(settings).pipe(Effect.provide(Layer.succeed(Kube)(lagging)))
-            const informers = Object.values(caches) as ReadonlyArray<Informer<KubeObject>>
-            yield* settle(t.fake, informers)
-            const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(t.fake.layer))
-            return { informers, pass: reconcile("cluster").pipe(
-              Effect.provide(Layer.mergeAll(t.fake.layer, events)),
-              Effect.provideService(ExecutorConfig, settings),
-              Effect.provideService(Caches, caches),
-              Effect.provideService(Expectations, makeExpectations()),
-              Effect.provideService(StatusPacer, makeStatusPacer()),
-              Effect.provideService(PlanReads, makePlanReads()),
-              Effect.exit,
-            ) }
+  it.effect(
+    "killed between its write and the cache seeing it: a successor deciding from a cache filled before the write is refused (Conflict), the upgrade lands once",
+    () =>
+      at0(
+        Effect.gen(function* () {
+          const t = setup({ releases: [{ name: "a", version: "0.2.0" }], steps: stepsOf("Install", ["a"]) })
+          yield* t.run
+          yield* t.argo("a", readyStatus)
+          yield* t.run
+          expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
+          yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, { type: "merge", body: { metadata: { labels: { [LABEL_OUTCOME]: "Succeeded" } } } })
+          const next = aPlan([{ name: "a", version: "0.3.0" }])
+          for (const cm of next.configMaps) t.fake.seed(Core.ConfigMap, cm as never)
+          t.fake.seed(RuntimeRolloutKind, aRollout("cluster-abc-2", next.plan, stepsOf("Upgrade", ["a"], { from: "0.2.0", to: "0.3.0" })))
+          // Each process below has its own caches, filled now (Application a at the resourceVersion before the upgrade);
+          // the Application watch then holds its events, as a watch that has not delivered the write yet.
+          let holding = false
+          const held: Array<Effect.Effect<void>> = []
+          const lagging: KubeShape = {
+            ...t.fake.kube,
+            watch: (kind, options, onEvent) =>
+              t.fake.kube.watch(kind, options, (e) =>
+                kind.kind === "Application" && holding ? Effect.sync(() => void held.push(onEvent(e as never))) : onEvent(e as never),
+              ),
+          }
+          const process = () =>
+            Effect.gen(function* () {
+              const { caches } = yield* makeCaches(settings).pipe(Effect.provide(Layer.succeed(Kube)(lagging)))
+              const informers = Object.values(caches) as ReadonlyArray<Informer<KubeObject>>
+              yield* settle(t.fake, informers)
+              const events = eventRecorderLayer({ controller: "operator.aicr.run/step-executor", instance: "test" }).pipe(Layer.provide(t.fake.layer))
+              return {
+                informers,
+                pass: reconcile("cluster").pipe(
+                  Effect.provide(Layer.mergeAll(t.fake.layer, events)),
+                  Effect.provideService(ExecutorConfig, settings),
+                  Effect.provideService(Caches, caches),
+                  Effect.provideService(Expectations, makeExpectations()),
+                  Effect.provideService(StatusPacer, makeStatusPacer()),
+                  Effect.provideService(PlanReads, makePlanReads()),
+                  Effect.exit,
+                ),
+              }
+            })
+          const first = yield* process()
+          const successor = yield* process()
+          const before = t.app("a")!.metadata.resourceVersion
+          holding = true
+          t.fake.clearWrites()
+          // The first process writes the upgrade at the resourceVersion it saw, and is "killed" before its cache shows it.
+          yield* first.pass
+          // (a was created: the apply conflicts with the executor's own Update entry first, then goes with force.)
+          expect(t.appWrites().map((w) => [w.verb, w.key, w.result])).toEqual([
+            ["apply", "argocd/a", "FieldManagerConflict"],
+            ["apply", "argocd/a", "ok"],
+          ])
+          expect(t.app("a")!.spec!.source.targetRevision).toBe(digestOf("a@0.3.0"))
+          // Its successor's cache shows Application a as before the write: it decides the same write, at the old
+          // resourceVersion, and the API server refuses it.
+          const again = yield* successor.pass
+          expect(Exit.isFailure(again) && String(again.cause)).toContain("Conflict")
+          expect((t.appWrites().at(-1)!.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion).toBe(before)
+          expect(t.appWrites().at(-1)).toMatchObject({ verb: "apply", key: "argocd/a", result: "Conflict" })
+          expect(t.landed().map((w) => [w.verb, w.key])).toEqual([["apply", "argocd/a"]])
+          // Once the watch delivers the write, the successor waits for Argo CD and writes nothing.
+          holding = false
+          yield* Effect.forEach(held.splice(0), (e) => e, { discard: true })
+          yield* settle(t.fake, successor.informers)
+          t.fake.clearWrites()
+          yield* successor.pass
+          expect(t.appWrites()).toHaveLength(0)
+          expect(t.fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-abc-2")!.status?.conditions?.find((c) => c.type === "Progressing")).toMatchObject({
+            status: "True",
+            reason: "StepInProgress",
           })
-        const first = yield* process()
-        const successor = yield* process()
-        const before = t.app("a")!.metadata.resourceVersion
-        holding = true
-        t.fake.clearWrites()
-        // The first process writes the upgrade at the resourceVersion it saw, and is "killed" before its cache shows it.
-        yield* first.pass
-        // (a was created: the apply conflicts with the executor's own Update entry first, then goes with force.)
-        expect(t.appWrites().map((w) => [w.verb, w.key, w.result])).toEqual([["apply", "argocd/a", "FieldManagerConflict"], ["apply", "argocd/a", "ok"]])
-        expect(t.app("a")!.spec!.source.targetRevision).toBe(digestOf("a@0.3.0"))
-        // Its successor's cache shows Application a as before the write: it decides the same write, at the old
-        // resourceVersion, and the API server refuses it.
-        const again = yield* successor.pass
-        expect(Exit.isFailure(again) && String(again.cause)).toContain("Conflict")
-        expect((t.appWrites().at(-1)!.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion).toBe(before)
-        expect(t.appWrites().at(-1)).toMatchObject({ verb: "apply", key: "argocd/a", result: "Conflict" })
-        expect(t.landed().map((w) => [w.verb, w.key])).toEqual([["apply", "argocd/a"]])
-        // Once the watch delivers the write, the successor waits for Argo CD and writes nothing.
-        holding = false
-        yield* Effect.forEach(held.splice(0), (e) => e, { discard: true })
-        yield* settle(t.fake, successor.informers)
-        t.fake.clearWrites()
-        yield* successor.pass
-        expect(t.appWrites()).toHaveLength(0)
-        expect(t.fake.peek<RuntimeRollout>(RuntimeRolloutKind, "cluster-abc-2")!.status?.conditions?.find((c) => c.type === "Progressing")).toMatchObject({ status: "True", reason: "StepInProgress" })
-      }),
-    ))
+        }),
+      ),
+  )
 
   it.effect("a transient failure goes back to the driver untouched; a defect writes InternalError on both rooms and one Warning Event per transition", () =>
     at0(
@@ -808,10 +1109,11 @@ describe("step-executor reconcile", () => {
           expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "Unknown", reason: "InternalError" })
           expect(t.fake.writesTo(Core.Event).filter((w) => w.verb === "create")).toHaveLength(1)
         }
-        expect((t.fake.writesTo(Core.Event)[0]!.body as { reason: string; type: string })).toMatchObject({ type: "Warning", reason: "InternalError" })
+        expect(t.fake.writesTo(Core.Event)[0]!.body as { reason: string; type: string }).toMatchObject({ type: "Warning", reason: "InternalError" })
         yield* t.run
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
         expect(t.runtime().status?.conditions?.find((c) => c.type === "EngineAvailable")).toMatchObject({ status: "True", reason: "EngineReady" })
       }),
-    ))
+    ),
+  )
 })

@@ -26,8 +26,14 @@ const gatePid = async (): Promise<number> => {
     const found = (JSON.parse(readFileSync(file, "utf8")) as Array<{ name: string; pid: number }>).find((p) => p.name === "validation-gate")
     if (found !== undefined) return found.pid
   }
-  const pods = expectOk(await kubeRequest(info, { method: "GET", path: "/api/v1/pods?labelSelector=app.kubernetes.io%2Fname%3Daicr-validation-gate" }), "gate pods").items as Array<{ status?: { containerStatuses?: Array<{ containerID?: string }> } }>
-  const id = pods.flatMap((p) => p.status?.containerStatuses ?? []).map((c) => c.containerID ?? "").find((c) => c !== "")
+  const pods = expectOk(
+    await kubeRequest(info, { method: "GET", path: "/api/v1/pods?labelSelector=app.kubernetes.io%2Fname%3Daicr-validation-gate" }),
+    "gate pods",
+  ).items as Array<{ status?: { containerStatuses?: Array<{ containerID?: string }> } }>
+  const id = pods
+    .flatMap((p) => p.status?.containerStatuses ?? [])
+    .map((c) => c.containerID ?? "")
+    .find((c) => c !== "")
   if (id === undefined) throw new Error("no validation-gate process: neither in operator.json nor a running aicr-validation-gate pod")
   return Number(id.split("/").at(-1))
 }
@@ -35,29 +41,62 @@ const gate = { pid: await gatePid() }
 const status = (field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${gate.pid}/status`, "utf8"))![1]) * 1024
 const mib = (b: number) => `${(b / MiB).toFixed(1)} MiB`
 
-interface Cond { type: string; status: string; reason: string; lastTransitionTime: string }
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  lastTransitionTime: string
+}
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const get = async (path: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path }), `GET ${path}`)
-const all = (await get(ROLLOUTS)).items as Array<{ metadata: { name: string; creationTimestamp: string; labels?: Record<string, string> }; spec: { approval?: unknown } }>
+const all = (await get(ROLLOUTS)).items as Array<{
+  metadata: { name: string; creationTimestamp: string; labels?: Record<string, string> }
+  spec: { approval?: unknown }
+}>
 // The open rollout; else (re-measuring) the newest one.
-const open = all.find((r) => !r.metadata.labels?.["operator.aicr.run/outcome"]) ?? [...all].sort((a, b) => (a.metadata.creationTimestamp < b.metadata.creationTimestamp ? 1 : -1))[0]
+const open =
+  all.find((r) => !r.metadata.labels?.["operator.aicr.run/outcome"]) ??
+  [...all].sort((a, b) => (a.metadata.creationTimestamp < b.metadata.creationTimestamp ? 1 : -1))[0]
 if (open === undefined) throw new Error("no rollout: up creates one for the sample runtime")
 const name = open.metadata.name as string
-console.log(`validation-gate pid ${gate.pid}: ${open.metadata.labels?.["operator.aicr.run/outcome"] ? "(rollout already ended) " : "idle "}RSS ${mib(status("VmRSS"))} (peak so far ${mib(status("VmHWM"))}), rollout ${name}`)
+console.log(
+  `validation-gate pid ${gate.pid}: ${open.metadata.labels?.["operator.aicr.run/outcome"] ? "(rollout already ended) " : "idle "}RSS ${mib(status("VmRSS"))} (peak so far ${mib(status("VmHWM"))}), rollout ${name}`,
+)
 
 if (open.spec.approval === undefined) {
-  execFileSync(process.execPath, [join(repoRoot(), "dist", "apps", "kubectl-aicr", "kubectl-aicr"), "approve", name, "--expires", "2h", "--reason", "validation bench", "--context", "approver", "--kubeconfig", info.kubeconfig], { stdio: "inherit" })
+  execFileSync(
+    process.execPath,
+    [
+      join(repoRoot(), "dist", "apps", "kubectl-aicr", "kubectl-aicr"),
+      "approve",
+      name,
+      "--expires",
+      "2h",
+      "--reason",
+      "validation bench",
+      "--context",
+      "approver",
+      "--kubeconfig",
+      info.kubeconfig,
+    ],
+    { stdio: "inherit" },
+  )
 }
-const done = await eventually(async () => {
-  const r = await get(`${ROLLOUTS}/${name}`)
-  const outcome = r.metadata.labels?.["operator.aicr.run/outcome"]
-  return outcome !== undefined && r
-}, { timeoutMs: 1_800_000, intervalMs: 1000, what: `rollout ${name} to end` })
+const done = await eventually(
+  async () => {
+    const r = await get(`${ROLLOUTS}/${name}`)
+    const outcome = r.metadata.labels?.["operator.aicr.run/outcome"]
+    return outcome !== undefined && r
+  },
+  { timeoutMs: 1_800_000, intervalMs: 1000, what: `rollout ${name} to end` },
+)
 const cond = (type: string): Cond | undefined => done.status?.conditions?.find((c: Cond) => c.type === type)
 console.log(`rollout ${name} ended ${done.metadata.labels["operator.aicr.run/outcome"]}: Validated ${cond("Validated")?.status}/${cond("Validated")?.reason}`)
 const v = done.status?.validation ?? {}
 const job = await get(`/apis/batch/v1/namespaces/aicr-validation/jobs/${v.runID}`)
-const snapshots = (await get(`/apis/batch/v1/namespaces/aicr-validation/jobs?labelSelector=operator.aicr.run%2Frollout%3D${name},operator.aicr.run%2Faicr-job%3Dsnapshot`)).items
+const snapshots = (
+  await get(`/apis/batch/v1/namespaces/aicr-validation/jobs?labelSelector=operator.aicr.run%2Frollout%3D${name},operator.aicr.run%2Faicr-job%3Dsnapshot`)
+).items
 const t = (s: string | undefined) => (s === undefined ? Number.NaN : Date.parse(s))
 // The gate's run starts with its snapshot Job (created on its first pass after StepsCompleted); the last step's start
 // bounds it from above (steps record no completion time, and Progressing stays True across StepsCompleted).
@@ -67,8 +106,12 @@ const validatedAt = t(cond("Validated")?.lastTransitionTime)
 const validatorMs = t(job.status?.completionTime) - t(job.status?.startTime)
 const snapshotMs = snapshots.length > 0 ? t(snapshots[0].status?.completionTime) - t(snapshots[0].status?.startTime) : Number.NaN
 const totalMs = validatedAt - runAt
-console.log(`the gate's run (snapshot Job created → Validated=True): ${(totalMs / 1000).toFixed(0)} s; aicr validate Job: ${(validatorMs / 1000).toFixed(0)} s; fresh snapshot Job: ${(snapshotMs / 1000).toFixed(0)} s`)
-console.log(`overhead beyond the validator's own run: ${((totalMs - validatorMs) / 1000).toFixed(0)} s (of which the snapshot ${(snapshotMs / 1000).toFixed(0)} s); last step started → Validated: ${((validatedAt - lastStepAt) / 1000).toFixed(0)} s; second-resolution timestamps`)
+console.log(
+  `the gate's run (snapshot Job created → Validated=True): ${(totalMs / 1000).toFixed(0)} s; aicr validate Job: ${(validatorMs / 1000).toFixed(0)} s; fresh snapshot Job: ${(snapshotMs / 1000).toFixed(0)} s`,
+)
+console.log(
+  `overhead beyond the validator's own run: ${((totalMs - validatorMs) / 1000).toFixed(0)} s (of which the snapshot ${(snapshotMs / 1000).toFixed(0)} s); last step started → Validated: ${((validatedAt - lastStepAt) / 1000).toFixed(0)} s; second-resolution timestamps`,
+)
 const cm = await get(`/api/v1/namespaces/aicr-validation/configmaps/${v.runID}`)
 const report = JSON.parse(cm.data["snapshot.json"])
 for (const test of report.results.tests) console.log(`  check ${test.name}: ${test.status} in ${test.duration} ms`)

@@ -14,7 +14,17 @@
  * bytes are deterministic, so a repeated push changes nothing.
  */
 import {
-  type AicrObject, type CheckCounts, type JobState, outputConfigMap, parseCtrf, runAicrJob, snapshotJob, validateInput, validateJob, validateJobName, verdictOf,
+  type AicrObject,
+  type CheckCounts,
+  type JobState,
+  outputConfigMap,
+  parseCtrf,
+  runAicrJob,
+  snapshotJob,
+  validateInput,
+  validateJob,
+  validateJobName,
+  verdictOf,
 } from "@aicr/aicr"
 import { Core, digestOf, type KubeObject, planConfigMapName, readPlan, sha256 } from "@aicr/api"
 import { shortDigest } from "@aicr/conditions"
@@ -24,7 +34,18 @@ import { Context, Effect, Option, Result, type Scope } from "effect"
 import type { GateSettings } from "./config"
 import type { TerminalReason } from "./decide"
 import type { EvidenceError } from "./errors"
-import { BINDING_FILE, BINDING_MEDIA_TYPE, bindingDocument, CTRF_FILE, CTRF_MEDIA_TYPE, type EvidencePush, evidenceRepository, EVIDENCE_ARTIFACT_TYPE, SIGNATURE_FILE, SIGNATURE_MEDIA_TYPE } from "./evidence"
+import {
+  BINDING_FILE,
+  BINDING_MEDIA_TYPE,
+  bindingDocument,
+  CTRF_FILE,
+  CTRF_MEDIA_TYPE,
+  type EvidencePush,
+  evidenceRepository,
+  EVIDENCE_ARTIFACT_TYPE,
+  SIGNATURE_FILE,
+  SIGNATURE_MEDIA_TYPE,
+} from "./evidence"
 import type { Observed, ValidationRoom } from "./gather"
 
 export const FIELD_MANAGER = "aicr-validation-gate"
@@ -66,15 +87,26 @@ export type RunOutcome =
 type Job = KubeObject & { readonly spec?: { readonly suspend?: boolean }; readonly status?: { readonly startTime?: string; readonly completionTime?: string } }
 type ConfigMap = KubeObject & { readonly data?: Readonly<Record<string, string>> }
 
-const notValidated = (reason: TerminalReason, message: string, room: ValidationRoom): RunOutcome => ({ _tag: "Verdict", status: "False", reason, message, room: { ...room, result: "Failed" } })
+const notValidated = (reason: TerminalReason, message: string, room: ValidationRoom): RunOutcome => ({
+  _tag: "Verdict",
+  status: "False",
+  reason,
+  message,
+  room: { ...room, result: "Failed" },
+})
 
 /** The run's key: one run per rollout (uid) and target plan. */
-export const runKey = (o: Observed): string => digestOf({ rollout: o.rollout.metadata.uid ?? o.rollout.metadata.name, toDigest: o.rollout.spec.toDigest, purpose: "deployment-validation" })
+export const runKey = (o: Observed): string =>
+  digestOf({ rollout: o.rollout.metadata.uid ?? o.rollout.metadata.name, toDigest: o.rollout.spec.toDigest, purpose: "deployment-validation" })
 
 const withRolloutLabel = (job: AicrObject, rollout: string): AicrObject => {
   const tag = (labels: unknown) => ({ ...(labels as Record<string, string>), "operator.aicr.run/rollout": rollout })
   const spec = job["spec"] as { template: { metadata: { labels: unknown } } }
-  return { ...job, metadata: { ...job.metadata, labels: tag(job.metadata.labels) }, spec: { ...spec, template: { ...spec.template, metadata: { ...spec.template.metadata, labels: tag(spec.template.metadata.labels) } } } }
+  return {
+    ...job,
+    metadata: { ...job.metadata, labels: tag(job.metadata.labels) },
+    spec: { ...spec, template: { ...spec.template, metadata: { ...spec.template.metadata, labels: tag(spec.template.metadata.labels) } } },
+  }
 }
 
 interface Inputs {
@@ -101,12 +133,21 @@ const readInputs = (o: Observed): Effect.Effect<Result.Result<Inputs, string>, K
     const cm = yield* kube.get<ConfigMap>(Core.ConfigMap, `${ns}/${content.configMap}`)
     const recipe = Option.isSome(cm) ? cm.value.data?.["recipe.json"] : undefined
     if (recipe === undefined) return Result.fail(`the recipe of plan ${shortDigest(to)} (ConfigMap ${ns}/${content.configMap}) is gone`)
-    if (sha256(recipe) !== content.digest) return Result.fail(`the recipe in ConfigMap ${ns}/${content.configMap} is not the one plan ${shortDigest(to)} recorded`)
-    return Result.succeed({ recipe, plan: { desiredStateDigest: p.desiredStateDigest, inputDigest: p.inputDigest, bundle: p.bundle?.ref }, aicr: { version: p.aicr.version, image: p.aicr.image } })
+    if (sha256(recipe) !== content.digest)
+      return Result.fail(`the recipe in ConfigMap ${ns}/${content.configMap} is not the one plan ${shortDigest(to)} recorded`)
+    return Result.succeed({
+      recipe,
+      plan: { desiredStateDigest: p.desiredStateDigest, inputDigest: p.inputDigest, bundle: p.bundle?.ref },
+      aicr: { version: p.aicr.version, image: p.aicr.image },
+    })
   })
 
 const jobTimes = (job: Job | undefined): Pick<ValidationRoom, "startedAt" | "completedAt"> => ({
-  ...(job?.status?.startTime !== undefined ? { startedAt: job.status.startTime } : job?.metadata.creationTimestamp !== undefined ? { startedAt: job.metadata.creationTimestamp } : {}),
+  ...(job?.status?.startTime !== undefined
+    ? { startedAt: job.status.startTime }
+    : job?.metadata.creationTimestamp !== undefined
+      ? { startedAt: job.metadata.creationTimestamp }
+      : {}),
   ...(job?.status?.completionTime !== undefined ? { completedAt: job.status.completionTime } : {}),
 })
 
@@ -131,17 +172,33 @@ export const runValidation = (o: Observed): Effect.Effect<RunOutcome, KubeError,
     let snapshot = ""
     if (starting) {
       const node = o.runtime?.status?.discovery?.accelerated?.nodes?.[0]
-      if (node === undefined) return notValidated("ValidationIncomplete", "Deployment validation cannot take a fresh snapshot: the runtime's status names no accelerated node", room0)
-      const snapSettings = { image: aicr.image, namespace: ns, discoveryNamespace: ns, serviceAccount: s.launcher, agentServiceAccount: s.launcher, activeDeadlineSeconds: SNAPSHOT_DEADLINE_SECONDS, ttlSecondsAfterFinished: TTL_SECONDS }
+      if (node === undefined)
+        return notValidated("ValidationIncomplete", "Deployment validation cannot take a fresh snapshot: the runtime's status names no accelerated node", room0)
+      const snapSettings = {
+        image: aicr.image,
+        namespace: ns,
+        discoveryNamespace: ns,
+        serviceAccount: s.launcher,
+        agentServiceAccount: s.launcher,
+        activeDeadlineSeconds: SNAPSHOT_DEADLINE_SECONDS,
+        ttlSecondsAfterFinished: TTL_SECONDS,
+      }
       const snapJob = withRolloutLabel(snapshotJob(snapSettings, key, node), name)
       const snap: JobState = yield* runAicrJob(kube, FIELD_MANAGER, snapJob, (job) => [outputConfigMap(job, "snapshot", key)])
       const snapWhere = `Snapshot Job ${ns}/${snap.name} on node ${node}`
-      if (snap._tag === "Started" || snap._tag === "Running") return { _tag: "Running", message: `Validation run ${runID} for rollout ${name}: ${snapWhere}: ${snap._tag === "Started" ? "started" : snap.detail}`, room: room0 }
+      if (snap._tag === "Started" || snap._tag === "Running")
+        return {
+          _tag: "Running",
+          message: `Validation run ${runID} for rollout ${name}: ${snapWhere}: ${snap._tag === "Started" ? "started" : snap.detail}`,
+          room: room0,
+        }
       if (snap._tag === "Failed") {
-        if (snap.transient) return { _tag: "Running", message: `Validation run ${runID} for rollout ${name}: ${snapWhere} ${snap.message}; retrying`, room: room0 }
+        if (snap.transient)
+          return { _tag: "Running", message: `Validation run ${runID} for rollout ${name}: ${snapWhere} ${snap.message}; retrying`, room: room0 }
         return notValidated("ValidationIncomplete", `Deployment validation could not take a fresh snapshot: ${snapWhere} ${snap.message}`, room0)
       }
-      if (snap.output === undefined || snap.output.trim() === "") return notValidated("ValidationIncomplete", `Deployment validation could not take a fresh snapshot: ${snapWhere} wrote no snapshot`, room0)
+      if (snap.output === undefined || snap.output.trim() === "")
+        return notValidated("ValidationIncomplete", `Deployment validation could not take a fresh snapshot: ${snapWhere} wrote no snapshot`, room0)
       snapshot = snap.output
     }
 
@@ -154,10 +211,12 @@ export const runValidation = (o: Observed): Effect.Effect<RunOutcome, KubeError,
       return { _tag: "Running", message: `Deployment validation run ${runID} of rollout ${name}: ${state._tag === "Started" ? "started" : state.detail}`, room }
     }
     if (state._tag === "Failed") {
-      if (state.transient) return { _tag: "Running", message: `Deployment validation run ${runID} of rollout ${name}: aicr validate ${state.message}; retrying`, room }
+      if (state.transient)
+        return { _tag: "Running", message: `Deployment validation run ${runID} of rollout ${name}: aicr validate ${state.message}; retrying`, room }
       return notValidated("ValidationIncomplete", `Deployment validation run ${runID} wrote no report: aicr validate ${state.message}`, room)
     }
-    if (state.output === undefined) return notValidated("ValidationIncomplete", `Deployment validation run ${runID} completed without a report in ConfigMap ${where}`, room)
+    if (state.output === undefined)
+      return notValidated("ValidationIncomplete", `Deployment validation run ${runID} completed without a report in ConfigMap ${where}`, room)
     const parsed = parseCtrf(state.output)
     if (Result.isFailure(parsed)) return notValidated("ValidationIncomplete", `Deployment validation run ${runID}: ${parsed.failure}`, room)
     const verdict = verdictOf(parsed.success)
@@ -179,7 +238,15 @@ export const runValidation = (o: Observed): Effect.Effect<RunOutcome, KubeError,
       plan,
       bundle,
       aicr,
-      run: { id: runID, startedAt: counted.startedAt, completedAt: counted.completedAt, result: verdict._tag === "Passed" ? "Passed" : "Failed", reason, message: verdict.message, checks: verdict.checks },
+      run: {
+        id: runID,
+        startedAt: counted.startedAt,
+        completedAt: counted.completedAt,
+        result: verdict._tag === "Passed" ? "Passed" : "Failed",
+        reason,
+        message: verdict.message,
+        checks: verdict.checks,
+      },
       report: { bytes: reportBytes, parsed: parsed.success },
     })
     const signer = yield* Signer
@@ -204,14 +271,31 @@ export const runValidation = (o: Observed): Effect.Effect<RunOutcome, KubeError,
         tag: name,
         subject: bundle === undefined ? undefined : `${bundle.ref.replace(/[:@][^/]*$/u, "")}@${bundle.digest}`,
         files,
-        annotations: { "operator.aicr.run/rollout": name, "operator.aicr.run/desired-state-digest": plan.desiredStateDigest, "operator.aicr.run/validation-result": counted.result!, "org.opencontainers.image.title": `deployment validation of ${name}`, "operator.aicr.run/artifact-type": EVIDENCE_ARTIFACT_TYPE },
+        annotations: {
+          "operator.aicr.run/rollout": name,
+          "operator.aicr.run/desired-state-digest": plan.desiredStateDigest,
+          "operator.aicr.run/validation-result": counted.result!,
+          "org.opencontainers.image.title": `deployment validation of ${name}`,
+          "operator.aicr.run/artifact-type": EVIDENCE_ARTIFACT_TYPE,
+        },
       })
       .pipe(Effect.result)
     if (Result.isFailure(pushed)) return { _tag: "EvidenceFailed", error: pushed.failure, room: counted }
     const done: ValidationRoom = { ...counted, evidenceRef: pushed.success }
     if (s.signingKey !== undefined && signature === undefined) {
-      return notValidated("EvidenceUnsigned", `A signing key (${s.signingKey}) is configured but evidence ${pushed.success} carries no valid signature${unsigned !== undefined ? `: ${unsigned}` : ""}`, done)
+      return notValidated(
+        "EvidenceUnsigned",
+        `A signing key (${s.signingKey}) is configured but evidence ${pushed.success} carries no valid signature${unsigned !== undefined ? `: ${unsigned}` : ""}`,
+        done,
+      )
     }
-    if (verdict._tag === "Passed") return { _tag: "Verdict", status: "True", reason: "ValidationPassed", message: `${verdict.message} (run ${runID}; evidence ${pushed.success})`, room: done }
+    if (verdict._tag === "Passed")
+      return {
+        _tag: "Verdict",
+        status: "True",
+        reason: "ValidationPassed",
+        message: `${verdict.message} (run ${runID}; evidence ${pushed.success})`,
+        room: done,
+      }
     return { _tag: "Verdict", status: "False", reason: verdict.reason, message: `${verdict.message} (run ${runID}; evidence ${pushed.success})`, room: done }
   })

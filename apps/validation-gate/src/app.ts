@@ -5,7 +5,18 @@
  * validation installed — ServiceAccounts and Role bindings of the validation namespace, ClusterRoleBindings) and the controller, as an `AppSpec` the runtime
  * runs. No logic here.
  */
-import { type ClusterRuntime, ClusterRuntimeKind, Core, type KubeObject, LABEL_OUTCOME, LABEL_ROLLOUT, Rbac, type RuntimeRollout, RuntimeRolloutKind, SINGLETON_NAME } from "@aicr/api"
+import {
+  type ClusterRuntime,
+  ClusterRuntimeKind,
+  Core,
+  type KubeObject,
+  LABEL_OUTCOME,
+  LABEL_ROLLOUT,
+  Rbac,
+  type RuntimeRollout,
+  RuntimeRolloutKind,
+  SINGLETON_NAME,
+} from "@aicr/api"
 import { type KubeError, makeInformer } from "@aicr/kube"
 import { type AppSpec, mapped, self } from "@aicr/runtime"
 import { Effect } from "effect"
@@ -37,19 +48,35 @@ export const validationGateApp: AppSpec<Error> = {
       const runtimes = yield* makeInformer<ClusterRuntime>({ kind: ClusterRuntimeKind, fieldSelector: `metadata.name=${SINGLETON_NAME}` })
       // Without the chart's `validation.enabled` there is no validation namespace and no Role there: the two lists are
       // refused, count as empty (no launcher → ValidationUnavailable), and are retried until validation is installed.
-      const jobs = yield* makeInformer<KubeObject>({ kind: Core.Job, namespace: settings.validationNamespace, labelSelector: LABEL_ROLLOUT, tolerate: validationListError })
+      const jobs = yield* makeInformer<KubeObject>({
+        kind: Core.Job,
+        namespace: settings.validationNamespace,
+        labelSelector: LABEL_ROLLOUT,
+        tolerate: validationListError,
+      })
       // What makes validation installed (installation.ts): the ServiceAccounts and Role bindings of the validation
       // namespace and the ClusterRoleBindings; any change re-decides every rollout's ValidationReady.
       const accounts = yield* makeInformer<KubeObject>({ kind: Core.ServiceAccount, namespace: settings.validationNamespace, tolerate: validationListError })
       const roleBindings = yield* makeInformer<KubeObject>({ kind: Rbac.RoleBinding, namespace: settings.validationNamespace, tolerate: validationListError })
       const clusterBindings = yield* makeInformer<KubeObject>({ kind: Rbac.ClusterRoleBinding })
-      const rolloutsOf = (rt: ClusterRuntime) => rollouts.list().filter((r) => r.spec.runtimeUID === rt.metadata.uid).map((r) => r.metadata.name)
-      const openRollouts = () => rollouts.list().filter((r) => r.metadata.labels?.[LABEL_OUTCOME] === undefined).map((r) => r.metadata.name)
+      const rolloutsOf = (rt: ClusterRuntime) =>
+        rollouts
+          .list()
+          .filter((r) => r.spec.runtimeUID === rt.metadata.uid)
+          .map((r) => r.metadata.name)
+      const openRollouts = () =>
+        rollouts
+          .list()
+          .filter((r) => r.metadata.labels?.[LABEL_OUTCOME] === undefined)
+          .map((r) => r.metadata.name)
       return [
         {
           name: contract.controller,
           kind: RuntimeRolloutKind,
-          sources: [self(rollouts), mapped(runtimes, rolloutsOf), mapped(jobs, (j) => [j.metadata.labels?.[LABEL_ROLLOUT] ?? ""].filter((n) => n !== "")),
+          sources: [
+            self(rollouts),
+            mapped(runtimes, rolloutsOf),
+            mapped(jobs, (j) => [j.metadata.labels?.[LABEL_ROLLOUT] ?? ""].filter((n) => n !== "")),
             mapped(accounts, openRollouts),
             mapped(roleBindings, openRollouts),
             mapped(clusterBindings, openRollouts),

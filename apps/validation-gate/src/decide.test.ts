@@ -6,11 +6,25 @@ import { decide } from "./decide"
 import type { Observed } from "./gather"
 
 const settings: GateSettings = {
-  registry: "oci://r/aicr/cluster", prefix: { registry: "r", prefix: "aicr/cluster" }, plainHttp: [], dockerConfig: undefined,
-  namespace: "aicr-system", validationNamespace: "aicr-validation", launcher: "aicr-validation", deadlineSeconds: 1500, signingKey: undefined,
+  registry: "oci://r/aicr/cluster",
+  prefix: { registry: "r", prefix: "aicr/cluster" },
+  plainHttp: [],
+  dockerConfig: undefined,
+  namespace: "aicr-system",
+  validationNamespace: "aicr-validation",
+  launcher: "aicr-validation",
+  deadlineSeconds: 1500,
+  signingKey: undefined,
 }
 const D = "sha256:" + "1".repeat(64)
-const cond = (type: string, status: string, reason: string, message = "m") => ({ type, status, reason, message, observedGeneration: 1, lastTransitionTime: "2026-12-03T07:00:00Z" })
+const cond = (type: string, status: string, reason: string, message = "m") => ({
+  type,
+  status,
+  reason,
+  message,
+  observedGeneration: 1,
+  lastTransitionTime: "2026-12-03T07:00:00Z",
+})
 const rollout = (o: { kind?: string; labels?: Record<string, string>; conditions?: ReturnType<typeof cond>[]; validation?: Record<string, unknown> } = {}) =>
   ({
     apiVersion: "operator.aicr.run/v1alpha1",
@@ -21,14 +35,24 @@ const rollout = (o: { kind?: string; labels?: Record<string, string>; conditions
   }) as unknown as RuntimeRollout
 const runtime = { metadata: { name: "cluster", uid: "u1" }, spec: {} } as unknown as ClusterRuntime
 const observed = (r: RuntimeRollout, over: Partial<Observed> = {}): Observed => ({
-  rollout: r, runtime, mode: "Required", missing: [], progressing: current(r, { type: "Progressing" }), validation: r.status?.validation, settings, now: 0, ...over,
+  rollout: r,
+  runtime,
+  mode: "Required",
+  missing: [],
+  progressing: current(r, { type: "Progressing" }),
+  validation: r.status?.validation,
+  settings,
+  now: 0,
+  ...over,
 })
 
 describe("validation-gate decide", () => {
   it("leaves alone an ended rollout, another runtime's, and a Remove rollout (the runtime's deletion)", () => {
     expect(decide(observed(rollout({ labels: { "operator.aicr.run/outcome": "Succeeded" } })))._tag).toBe("LeaveAlone")
     expect(decide(observed(rollout(), { runtime: undefined }))._tag).toBe("LeaveAlone")
-    expect(decide(observed(rollout({ kind: "Remove" }), { missing: ["ServiceAccount aicr-validation/aicr-validation (the validation launcher) does not exist"] }))).toEqual({ _tag: "LeaveAlone", why: "a Remove rollout leaves nothing to validate" })
+    expect(
+      decide(observed(rollout({ kind: "Remove" }), { missing: ["ServiceAccount aicr-validation/aicr-validation (the validation launcher) does not exist"] })),
+    ).toEqual({ _tag: "LeaveAlone", why: "a Remove rollout leaves nothing to validate" })
   })
 
   it("Disabled: ready, whatever is installed", () => {
@@ -36,7 +60,10 @@ describe("validation-gate decide", () => {
   })
 
   it("Required and not installed: ValidationUnavailable naming everything missing and both ways out", () => {
-    const missing = ["ServiceAccount aicr-validation/aicr-validation may not create Jobs in namespace aicr-validation (its Role binding is missing)", "AICR's validators have no cluster-wide rights"]
+    const missing = [
+      "ServiceAccount aicr-validation/aicr-validation may not create Jobs in namespace aicr-validation (its Role binding is missing)",
+      "AICR's validators have no cluster-wide rights",
+    ]
     const d = decide(observed(rollout(), { missing }))
     expect(d._tag).toBe("Unavailable")
     const message = (d as { message: string }).message
@@ -52,8 +79,13 @@ describe("validation-gate decide", () => {
 
   it("keeps a verdict once reached: never re-runs a passed or a terminally failed validation", () => {
     const done = [cond("Progressing", "True", "StepsCompleted")]
-    expect(decide(observed(rollout({ conditions: [...done, cond("Validated", "True", "ValidationPassed")], validation: { result: "Passed" } })))).toMatchObject({ _tag: "Keep", reason: "ValidationPassed" })
-    expect(decide(observed(rollout({ conditions: [...done, cond("Validated", "False", "ValidationIncomplete")] })))).toMatchObject({ _tag: "Keep", reason: "ValidationIncomplete" })
+    expect(decide(observed(rollout({ conditions: [...done, cond("Validated", "True", "ValidationPassed")], validation: { result: "Passed" } })))).toMatchObject(
+      { _tag: "Keep", reason: "ValidationPassed" },
+    )
+    expect(decide(observed(rollout({ conditions: [...done, cond("Validated", "False", "ValidationIncomplete")] })))).toMatchObject({
+      _tag: "Keep",
+      reason: "ValidationIncomplete",
+    })
     // Validating is not a verdict: the run goes on.
     expect(decide(observed(rollout({ conditions: [...done, cond("Validated", "False", "Validating")] })))._tag).toBe("Validate")
   })

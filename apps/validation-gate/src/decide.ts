@@ -40,8 +40,10 @@ export const decide = (o: Observed): Decision => {
   // Asked whenever the runtime exists and validation is Required (gather), which every path reaching here is.
   if (o.missing !== undefined && o.missing.length > 0) return { _tag: "Unavailable", message: unavailableMessage(o.missing) }
   const own = r.status?.conditions?.find((c) => c.type === "Validated")
-  if (own?.status === "True" && own.reason === "ValidationPassed" && o.validation?.result === "Passed") return { _tag: "Keep", status: "True", reason: "ValidationPassed", message: own.message }
-  if (own?.status === "False" && (TERMINAL_REASONS as readonly string[]).includes(own.reason)) return { _tag: "Keep", status: "False", reason: own.reason as TerminalReason, message: own.message }
+  if (own?.status === "True" && own.reason === "ValidationPassed" && o.validation?.result === "Passed")
+    return { _tag: "Keep", status: "True", reason: "ValidationPassed", message: own.message }
+  if (own?.status === "False" && (TERMINAL_REASONS as readonly string[]).includes(own.reason))
+    return { _tag: "Keep", status: "False", reason: own.reason as TerminalReason, message: own.message }
   if (o.progressing.status !== "True" || o.progressing.reason !== "StepsCompleted") {
     return { _tag: "AwaitSteps", message: `Waiting for every step to be ready: Progressing is ${o.progressing.status} (${o.progressing.reason})` }
   }

@@ -26,7 +26,8 @@ export const evidenceRepository = (registry: string, prefix: string, runtime: st
  * AICR's deployment validator image for a version: the catalog's `ghcr.io/nvidia/aicr-validators/deployment:latest`
  * with `:latest` rewritten to the CLI's version (AICR pkg/validator/catalog; no `AICR_VALIDATOR_IMAGE_REGISTRY` set).
  */
-export const deploymentValidatorImage = (aicrVersion: string): string => `ghcr.io/nvidia/aicr-validators/deployment:${aicrVersion.startsWith("v") ? aicrVersion : `v${aicrVersion}`}`
+export const deploymentValidatorImage = (aicrVersion: string): string =>
+  `ghcr.io/nvidia/aicr-validators/deployment:${aicrVersion.startsWith("v") ? aicrVersion : `v${aicrVersion}`}`
 
 export interface BindingInput {
   readonly rollout: RuntimeRollout
@@ -34,7 +35,15 @@ export interface BindingInput {
   readonly plan: { readonly desiredStateDigest: string; readonly inputDigest?: string | undefined }
   readonly bundle: { readonly ref: string; readonly digest: string } | undefined
   readonly aicr: { readonly version: string; readonly image: string }
-  readonly run: { readonly id: string; readonly startedAt: string | undefined; readonly completedAt: string | undefined; readonly result: "Passed" | "Failed"; readonly reason: string; readonly message: string; readonly checks: CheckCounts }
+  readonly run: {
+    readonly id: string
+    readonly startedAt: string | undefined
+    readonly completedAt: string | undefined
+    readonly result: "Passed" | "Failed"
+    readonly reason: string
+    readonly message: string
+    readonly checks: CheckCounts
+  }
   readonly report: { readonly bytes: Uint8Array; readonly parsed: CtrfReport }
 }
 
@@ -45,13 +54,30 @@ export const bindingDocument = (b: BindingInput): Uint8Array => {
     apiVersion: "operator.aicr.run/v1alpha1",
     kind: "ValidationEvidence",
     runtime: { name: b.runtimeName, uid: b.rollout.spec.runtimeUID },
-    rollout: { name: b.rollout.metadata.name, uid: b.rollout.metadata.uid, kind: b.rollout.spec.kind, fromDigest: b.rollout.spec.fromDigest, toDigest: b.rollout.spec.toDigest, requestedBy: b.rollout.spec.requestedBy },
+    rollout: {
+      name: b.rollout.metadata.name,
+      uid: b.rollout.metadata.uid,
+      kind: b.rollout.spec.kind,
+      fromDigest: b.rollout.spec.fromDigest,
+      toDigest: b.rollout.spec.toDigest,
+      requestedBy: b.rollout.spec.requestedBy,
+    },
     plan: { desiredStateDigest: b.plan.desiredStateDigest, inputDigest: b.plan.inputDigest },
     bundle: b.bundle,
-    approval: a === undefined ? undefined : { approvedBy: a.approvedBy, groups: a.groups ?? [], reason: a.reason, approvedAt: a.approvedAt, expiresAt: a.expiresAt },
+    approval:
+      a === undefined ? undefined : { approvedBy: a.approvedBy, groups: a.groups ?? [], reason: a.reason, approvedAt: a.approvedAt, expiresAt: a.expiresAt },
     aicr: { version: b.aicr.version, image: b.aicr.image, reportedVersion: b.report.parsed.results.tool.version },
     validators: [deploymentValidatorImage(b.aicr.version)],
-    run: { id: b.run.id, phase: "deployment", startedAt: b.run.startedAt, completedAt: b.run.completedAt, result: b.run.result, reason: b.run.reason, message: b.run.message, checks: b.run.checks },
+    run: {
+      id: b.run.id,
+      phase: "deployment",
+      startedAt: b.run.startedAt,
+      completedAt: b.run.completedAt,
+      result: b.run.result,
+      reason: b.run.reason,
+      message: b.run.message,
+      checks: b.run.checks,
+    },
     report: { file: CTRF_FILE, mediaType: CTRF_MEDIA_TYPE, digest: sha256(b.report.bytes), size: b.report.bytes.length },
   }
   return new TextEncoder().encode(`${canonicalJson(doc)}\n`)

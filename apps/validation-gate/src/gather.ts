@@ -39,5 +39,14 @@ export const gather = (rollout: RuntimeRollout): Effect.Effect<Observed, KubeErr
     // Asked only where decide reads it: an open, non-Remove rollout of this runtime with validation Required.
     const asks = runtime !== undefined && mode === "Required" && rollout.metadata.labels?.[LABEL_OUTCOME] === undefined && rollout.spec.kind !== "Remove"
     const missing = asks ? yield* installationGaps(settings) : undefined
-    return { rollout, runtime, mode, missing, progressing: current(rollout, Progressing), validation: rollout.status?.validation, settings, now } satisfies Observed
+    return {
+      rollout,
+      runtime,
+      mode,
+      missing,
+      progressing: current(rollout, Progressing),
+      validation: rollout.status?.validation,
+      settings,
+      now,
+    } satisfies Observed
   })

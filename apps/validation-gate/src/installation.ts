@@ -55,20 +55,24 @@ export class Authorizer extends Context.Service<Authorizer, AuthorizerShape>()("
  * What is missing for validation to run, each as a phrase for `ValidationUnavailable`'s message; empty when installed.
  * Reads: the two ServiceAccounts (get) and up to four access reviews.
  */
-export const installationGaps = (settings: Pick<GateSettings, "validationNamespace" | "launcher">): Effect.Effect<ReadonlyArray<string>, KubeError, Kube | Authorizer> =>
+export const installationGaps = (
+  settings: Pick<GateSettings, "validationNamespace" | "launcher">,
+): Effect.Effect<ReadonlyArray<string>, KubeError, Kube | Authorizer> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const authorizer = yield* Authorizer
     const ns = settings.validationNamespace
     const launcher = `${ns}/${settings.launcher}`
-    if (Option.isNone(yield* kube.get<KubeObject>(Core.ServiceAccount, launcher))) return [`ServiceAccount ${launcher} (the validation launcher) does not exist`]
+    if (Option.isNone(yield* kube.get<KubeObject>(Core.ServiceAccount, launcher)))
+      return [`ServiceAccount ${launcher} (the validation launcher) does not exist`]
     const gaps: string[] = []
     if (!(yield* authorizer.allowed(launcher, { verb: "create", group: "batch", resource: "jobs", namespace: ns }))) {
       gaps.push(`ServiceAccount ${launcher} may not create Jobs in namespace ${ns} (its Role binding is missing)`)
     }
     const validator = `${ns}/${VALIDATOR_SERVICE_ACCOUNT}`
     const validatorBound =
-      Option.isSome(yield* kube.get<KubeObject>(Core.ServiceAccount, validator)) && (yield* authorizer.allowed(validator, { verb: "list", group: "", resource: "pods" }))
+      Option.isSome(yield* kube.get<KubeObject>(Core.ServiceAccount, validator)) &&
+      (yield* authorizer.allowed(validator, { verb: "list", group: "", resource: "pods" }))
     if (!validatorBound) {
       const bindsPerRun =
         (yield* authorizer.allowed(launcher, { verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings" })) &&

@@ -15,19 +15,23 @@ export const openKms = (key: KmsKey): { readonly sign: (payload: Uint8Array) => 
   const kms = new KMSClient({ ...(key.endpoint ? { endpoint: key.endpoint } : {}), ...(key.region ? { region: key.region } : {}) })
   let publicKey: Promise<ReturnType<typeof createPublicKey>> | undefined
   const publicKeyOf = () =>
-    (publicKey ??= kms.send(new GetPublicKeyCommand({ KeyId: key.keyId })).then((out) => {
-      if (out.PublicKey === undefined) throw new Error("KMS returned no public key")
-      return createPublicKey({ key: Buffer.from(out.PublicKey), format: "der", type: "spki" })
-    }).catch((e: unknown) => {
-      publicKey = undefined
-      throw e
-    }))
+    (publicKey ??= kms
+      .send(new GetPublicKeyCommand({ KeyId: key.keyId }))
+      .then((out) => {
+        if (out.PublicKey === undefined) throw new Error("KMS returned no public key")
+        return createPublicKey({ key: Buffer.from(out.PublicKey), format: "der", type: "spki" })
+      })
+      .catch((e: unknown) => {
+        publicKey = undefined
+        throw e
+      }))
   return {
     sign: async (payload: Uint8Array) => {
       const out = await kms.send(new SignCommand({ KeyId: key.keyId, Message: payload, MessageType: "RAW", SigningAlgorithm: "ECDSA_SHA_256" }))
       if (out.Signature === undefined) throw new Error("KMS returned no signature")
       const signature = Buffer.from(out.Signature)
-      if (!verify("sha256", payload, await publicKeyOf(), signature)) throw new InvalidSignature("the signature KMS returned does not verify against the key's public key")
+      if (!verify("sha256", payload, await publicKeyOf(), signature))
+        throw new InvalidSignature("the signature KMS returned does not verify against the key's public key")
       return signature.toString("base64")
     },
   }

@@ -34,7 +34,9 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
 /** How often a running validation is looked at besides its Jobs' own events (a Job watch can lag). */
 const RUNNING_RECHECK = "30 seconds"
 
-export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | GateConfig | EvidenceRegistry | Signer | Authorizer> =>
+export const reconcile = (
+  key: ObjectKey,
+): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | GateConfig | EvidenceRegistry | Signer | Authorizer> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const found = yield* kube.get<RuntimeRollout>(RuntimeRolloutKind, key)
@@ -49,7 +51,8 @@ export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | Re
     const events = yield* EventRecorder
     if (pass.decision._tag !== "Validate") {
       // One Warning per transition into ValidationUnavailable (a pass that changes nothing emits nothing).
-      if (applied && pass.decision._tag === "Unavailable") yield* events.event(rollout, { type: "Warning", reason: "ValidationUnavailable", action: "CheckValidation", note: pass.decision.message })
+      if (applied && pass.decision._tag === "Unavailable")
+        yield* events.event(rollout, { type: "Warning", reason: "ValidationUnavailable", action: "CheckValidation", note: pass.decision.message })
       return Requeue.onChange
     }
     const run = (pass as Extract<Pass, { run: unknown }>).run

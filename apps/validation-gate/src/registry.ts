@@ -5,7 +5,20 @@
  * with `subject` = the bundle, is tagged with the rollout's name. Equal inputs give equal bytes, so a pass repeated
  * after a crash pushes nothing new; a tag that already holds other evidence is never overwritten.
  */
-import { Annotation, type CredentialProvider, type Descriptor, digestOf, dockerConfigCredentials, EMPTY_JSON, formatReference, type ImageManifest, isOciError, MediaType, OciClient, parseReference } from "@aicr/oras"
+import {
+  Annotation,
+  type CredentialProvider,
+  type Descriptor,
+  digestOf,
+  dockerConfigCredentials,
+  EMPTY_JSON,
+  formatReference,
+  type ImageManifest,
+  isOciError,
+  MediaType,
+  OciClient,
+  parseReference,
+} from "@aicr/oras"
 import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
 import type { EvidenceRegistryShape } from "./act"
@@ -22,20 +35,30 @@ const credentialsFrom = (path: string | undefined): CredentialProvider | undefin
         try {
           text = await readFile(path, "utf8")
         } catch (e) {
-          throw new EvidenceError({ transient: false, reason: "RegistryCredentialsUnavailable", message: `Registry credentials ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` })
+          throw new EvidenceError({
+            transient: false,
+            reason: "RegistryCredentialsUnavailable",
+            message: `Registry credentials ${path} cannot be read: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+          })
         }
         return dockerConfigCredentials({ config: JSON.parse(text) as never })(registry)
       }
 
-const asEvidenceError = (what: string) => (e: unknown): EvidenceError => {
-  if (e instanceof EvidenceError) return e
-  if (isOciError(e)) {
-    const tag = e.reason._tag
-    const transient = tag === "Unavailable"
-    return new EvidenceError({ transient, reason: tag === "Unauthorized" || tag === "Denied" ? "Unauthorized" : transient ? "RegistryUnavailable" : "RegistryRefused", message: `${what}: ${e.message}` })
+const asEvidenceError =
+  (what: string) =>
+  (e: unknown): EvidenceError => {
+    if (e instanceof EvidenceError) return e
+    if (isOciError(e)) {
+      const tag = e.reason._tag
+      const transient = tag === "Unavailable"
+      return new EvidenceError({
+        transient,
+        reason: tag === "Unauthorized" || tag === "Denied" ? "Unauthorized" : transient ? "RegistryUnavailable" : "RegistryRefused",
+        message: `${what}: ${e.message}`,
+      })
+    }
+    throw e
   }
-  throw e
-}
 
 /** Pushes the evidence; resolves with its digest reference `repository@sha256:…`. */
 export const pushEvidence = async (client: OciClient, p: EvidencePush, signal?: AbortSignal): Promise<string> => {
@@ -69,14 +92,21 @@ export const pushEvidence = async (client: OciClient, p: EvidencePush, signal?: 
   const existing = await client.manifestExists(tagged, { signal })
   const digest = digestOf(bytes)
   if (existing !== undefined && existing.digest !== digest) {
-    throw new EvidenceError({ transient: false, reason: "Conflict", message: `${tagged} already holds other evidence (${existing.digest}); the operator never overwrites evidence` })
+    throw new EvidenceError({
+      transient: false,
+      reason: "Conflict",
+      message: `${tagged} already holds other evidence (${existing.digest}); the operator never overwrites evidence`,
+    })
   }
   if (existing === undefined) await client.pushManifest(tagged, { bytes, mediaType: MediaType.OciManifest }, { signal })
   return `${repo}@${digest}`
 }
 
 /** The gate's registry: a client with the settings' credentials and plain-HTTP hosts, and how to close it. */
-export const openRegistry = (settings: Pick<GateSettings, "dockerConfig" | "plainHttp">, userAgent: string): { readonly registry: EvidenceRegistryShape; readonly close: () => Promise<void> } => {
+export const openRegistry = (
+  settings: Pick<GateSettings, "dockerConfig" | "plainHttp">,
+  userAgent: string,
+): { readonly registry: EvidenceRegistryShape; readonly close: () => Promise<void> } => {
   const client = new OciClient({ credentials: credentialsFrom(settings.dockerConfig), plainHttp: settings.plainHttp, userAgent })
   return {
     registry: {

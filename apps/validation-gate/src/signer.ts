@@ -27,12 +27,16 @@ export const parseKmsKey = (value: string): KmsKey => {
   return { keyId, endpoint: host === undefined ? undefined : `${/^(localhost|127\.|\[::1\])/u.test(host) ? "http" : "https"}://${host}`, region }
 }
 
-const asError = (key: string) => (e: unknown): EvidenceError => {
-  const name = (e as { name?: string }).name ?? ""
-  const message = (e as { message?: string }).message ?? String(e)
-  const transient = /Throttling|ServiceUnavailable|InternalFailure|KMSInternal|TimeoutError|ECONNREFUSED|ECONNRESET|socket hang up/u.test(`${name} ${message}`)
-  return new EvidenceError({ transient, reason: "SigningFailed", message: `Signing the evidence with ${key} failed: ${name ? `${name}: ` : ""}${message}` })
-}
+const asError =
+  (key: string) =>
+  (e: unknown): EvidenceError => {
+    const name = (e as { name?: string }).name ?? ""
+    const message = (e as { message?: string }).message ?? String(e)
+    const transient = /Throttling|ServiceUnavailable|InternalFailure|KMSInternal|TimeoutError|ECONNREFUSED|ECONNRESET|socket hang up/u.test(
+      `${name} ${message}`,
+    )
+    return new EvidenceError({ transient, reason: "SigningFailed", message: `Signing the evidence with ${key} failed: ${name ? `${name}: ` : ""}${message}` })
+  }
 
 /** The signer of a configured key; the KMS client is made by the first signature and kept. */
 export const lazySigner = (value: string): SignerShape => {

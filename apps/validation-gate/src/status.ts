@@ -9,7 +9,8 @@ import type { RunOutcome } from "./act"
 import type { Decision } from "./decide"
 import type { Observed, ValidationRoom } from "./gather"
 
-export type Pass = { readonly decision: Exclude<Decision, { _tag: "LeaveAlone" | "Validate" }> } | { readonly decision: { readonly _tag: "Validate" }; readonly run: RunOutcome }
+export type Pass =
+  { readonly decision: Exclude<Decision, { _tag: "LeaveAlone" | "Validate" }> } | { readonly decision: { readonly _tag: "Validate" }; readonly run: RunOutcome }
 
 const DISABLED = "The runtime sets spec.validation.deployment: Disabled: deployment validation is off and gates nothing"
 
@@ -44,7 +45,10 @@ export const validatedCondition = (p: Pass): ConditionIntent<"Validated"> => {
         case "Running":
           return Validated.false("Validating", run.message)
         case "EvidenceFailed":
-          return Validated.false("Validating", `Deployment validation run ${run.room.runID ?? ""} ended ${run.room.result ?? ""}; pushing its evidence: ${run.error.transient ? "retrying after a transient failure: " : ""}${run.error.message}`)
+          return Validated.false(
+            "Validating",
+            `Deployment validation run ${run.room.runID ?? ""} ended ${run.room.result ?? ""}; pushing its evidence: ${run.error.transient ? "retrying after a transient failure: " : ""}${run.error.message}`,
+          )
         case "Verdict":
           return run.reason === "ValidationPassed" ? Validated.true(run.reason, run.message) : Validated.false(run.reason, run.message)
       }
@@ -53,10 +57,15 @@ export const validatedCondition = (p: Pass): ConditionIntent<"Validated"> => {
 }
 
 /** The room: the run as last known (kept as it was while no run is due). */
-export const roomOf = (p: Pass, o: Pick<Observed, "validation">): ValidationRoom | undefined => (p.decision._tag === "Validate" ? (p as { run: RunOutcome }).run.room : o.validation)
+export const roomOf = (p: Pass, o: Pick<Observed, "validation">): ValidationRoom | undefined =>
+  p.decision._tag === "Validate" ? (p as { run: RunOutcome }).run.room : o.validation
 
 export const report = (o: Observed, p: Pass): StatusWrite => {
-  const conditions = materialize([readyCondition(p, o), validatedCondition(p)], { existing: o.rollout.status?.conditions, generation: o.rollout.metadata.generation, now: o.now })
+  const conditions = materialize([readyCondition(p, o), validatedCondition(p)], {
+    existing: o.rollout.status?.conditions,
+    generation: o.rollout.metadata.generation,
+    now: o.now,
+  })
   const room = roomOf(p, o)
   return room === undefined || Object.keys(room).length === 0 ? { conditions } : { conditions, validation: room }
 }

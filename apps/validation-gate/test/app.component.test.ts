@@ -13,5 +13,6 @@ describe("validation-gate app", () => {
       const informers = yield* informersOfApp(validationGateApp, ["--registry", "oci://registry.example/aicr/cluster"])
       expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
       expect(contractMismatch(contract, informers)).toEqual([])
-    }))
+    }),
+  )
 })

@@ -9,12 +9,35 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { ANNOTATION_DESIRED_STATE_DIGEST, ANNOTATION_EDITED_BY, desiredStateDigest, encodePlan, LABEL_ROLE, type Plan, planConfigMapName, PLAN_DATA_KEY, ROLE_CONTENT, ROLE_PLAN, sha256 } from "@aicr/api"
+import {
+  ANNOTATION_DESIRED_STATE_DIGEST,
+  ANNOTATION_EDITED_BY,
+  desiredStateDigest,
+  encodePlan,
+  LABEL_ROLE,
+  type Plan,
+  planConfigMapName,
+  PLAN_DATA_KEY,
+  ROLE_CONTENT,
+  ROLE_PLAN,
+  sha256,
+} from "@aicr/api"
 import { digestOf, EMPTY_JSON, MediaType, OciClient } from "@aicr/oras"
 import { CreateAliasCommand, CreateKeyCommand, GetPublicKeyCommand, KMSClient } from "@aws-sdk/client-kms"
 import { createPublicKey } from "node:crypto"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { aicrBinary, applyManifests, type AwsEmulator, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, readVersions, startAws } from "@aicr/testing/harness"
+import {
+  aicrBinary,
+  applyManifests,
+  type AwsEmulator,
+  createNamespace,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  kubeRequest,
+  readVersions,
+  startAws,
+} from "@aicr/testing/harness"
 import { applyStatusAs, closeRollout, get, ROLLOUTS, RUNTIME, setApproved } from "@aicr/testing/world"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -39,17 +62,38 @@ let recipeText: string
 /** A tool hack/build-tools.sh builds by name (oras, cosign), from its cache; throws how to build it when missing. */
 const toolBinary = (tool: "oras" | "cosign"): string => {
   const v = new RegExp(`^${tool.toUpperCase()}_VERSION=(\\S+)`, "mu").exec(readFileSync(join(process.cwd(), "hack", "tools", "versions.env"), "utf8"))?.[1]
-  const dir = join(process.env.AICR_TOOLS_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? "/root", ".cache"), "aicr-operator", "bin"), `${tool}-${v}`)
-  if (v === undefined || !existsSync(join(dir, ".complete"))) throw new Error(`${tool} ${v} is not built (no ${dir}/.complete): run 'bash hack/build-tools.sh ${tool}'`)
+  const dir = join(
+    process.env.AICR_TOOLS_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? "/root", ".cache"), "aicr-operator", "bin"),
+    `${tool}-${v}`,
+  )
+  if (v === undefined || !existsSync(join(dir, ".complete")))
+    throw new Error(`${tool} ${v} is not built (no ${dir}/.complete): run 'bash hack/build-tools.sh ${tool}'`)
   return join(dir, tool)
 }
 const orasBinary = () => toolBinary("oras")
 
 const startGate = (extra: string[] = []) => {
-  const config = parseConfig("validation-gate", [
-    "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn",
-    "--registry", `oci://${info.registry}/${PREFIX}`, "--operator-namespace", ns, "--validation-namespace", vns, "--launcher-service-account", LAUNCHER, ...extra,
-  ], {})
+  const config = parseConfig(
+    "validation-gate",
+    [
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--registry",
+      `oci://${info.registry}/${PREFIX}`,
+      "--operator-namespace",
+      ns,
+      "--validation-namespace",
+      vns,
+      "--launcher-service-account",
+      LAUNCHER,
+      ...extra,
+    ],
+    {},
+  )
   fiber = Effect.runFork(runApp(validationGateApp, config))
 }
 const stopGate = async () => {
@@ -57,20 +101,34 @@ const stopGate = async () => {
   fiber = undefined
 }
 
-interface Cond { type: string; status: string; reason: string; message: string }
-const condition = async (name: string, type: string): Promise<Cond | undefined> => (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.find((c: Cond) => c.type === type)
+interface Cond {
+  type: string
+  status: string
+  reason: string
+  message: string
+}
+const condition = async (name: string, type: string): Promise<Cond | undefined> =>
+  (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.find((c: Cond) => c.type === type)
 const waitCondition = (name: string, type: string, status: string, reasons: string[], timeoutMs = 110_000) =>
-  eventually(async () => {
-    const c = await condition(name, type)
-    return c !== undefined && c.status === status && reasons.includes(c.reason) && c
-  }, { timeoutMs, intervalMs: 250, what: `rollout ${name} ${type}=${status}/${reasons.join("|")}` })
+  eventually(
+    async () => {
+      const c = await condition(name, type)
+      return c !== undefined && c.status === status && reasons.includes(c.reason) && c
+    },
+    { timeoutMs, intervalMs: 250, what: `rollout ${name} ${type}=${status}/${reasons.join("|")}` },
+  )
 /** The pid of a running AICR validator process (the process kubelet's containerID ends in it). */
 const validatorPid = (check: string) =>
-  eventually(async () => {
-    const pods = await get(info, `/api/v1/namespaces/${vns}/pods?labelSelector=aicr.nvidia.com%2Fvalidator%3D${check}`)
-    const running = pods.items.find((p: { status?: { containerStatuses?: Array<{ state?: { running?: unknown } }> } }) => p.status?.containerStatuses?.[0]?.state?.running !== undefined)
-    return running !== undefined && Number(running.status.containerStatuses[0].containerID.split("/").at(-1))
-  }, { timeoutMs: 90_000, intervalMs: 50, what: `the running ${check} validator` })
+  eventually(
+    async () => {
+      const pods = await get(info, `/api/v1/namespaces/${vns}/pods?labelSelector=aicr.nvidia.com%2Fvalidator%3D${check}`)
+      const running = pods.items.find(
+        (p: { status?: { containerStatuses?: Array<{ state?: { running?: unknown } }> } }) => p.status?.containerStatuses?.[0]?.state?.running !== undefined,
+      )
+      return running !== undefined && Number(running.status.containerStatuses[0].containerID.split("/").at(-1))
+    },
+    { timeoutMs: 90_000, intervalMs: 50, what: `the running ${check} validator` },
+  )
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/u, "Z")
 
 /** The plan and content ConfigMaps the planner writes, with the real recipe (restricted to `checks`) and the pinned AICR. */
@@ -79,17 +137,52 @@ const writePlan = async (label: string, checks: string[]): Promise<Plan> => {
   recipe.validation.deployment.checks = checks
   const recipeJson = JSON.stringify(recipe)
   const engine = { kind: "argocd" as const, project: "aicr" }
-  const releases = [{ name: `gpu-operator-${label}`, namespace: "gpu-operator", order: 0, dependsOn: [], chart: { ref: `${info.registry}/${PREFIX}/charts/gpu-operator:v25.10.1`, digest: sha256(label) }, values: { digest: sha256(`values ${label}`) } }]
+  const releases = [
+    {
+      name: `gpu-operator-${label}`,
+      namespace: "gpu-operator",
+      order: 0,
+      dependsOn: [],
+      chart: { ref: `${info.registry}/${PREFIX}/charts/gpu-operator:v25.10.1`, digest: sha256(label) },
+      values: { digest: sha256(`values ${label}`) },
+    },
+  ]
   const digest = desiredStateDigest({ engine, releases })
   const content = `aicr-content-${digest.slice(7, 39)}`
   const plan: Plan = {
-    apiVersion: "operator.aicr.run/v1alpha1", kind: "Plan", runtimeUID: uid, createdAt: iso(Date.now()), source: "Resolution", desiredStateDigest: digest, inputDigest: sha256(`input ${label}`),
-    aicr: { version: AICR, image: IMAGE }, flags: ["--deployer", "helm"], bundle: { ref: bundleRef }, engine, releases,
+    apiVersion: "operator.aicr.run/v1alpha1",
+    kind: "Plan",
+    runtimeUID: uid,
+    createdAt: iso(Date.now()),
+    source: "Resolution",
+    desiredStateDigest: digest,
+    inputDigest: sha256(`input ${label}`),
+    aicr: { version: AICR, image: IMAGE },
+    flags: ["--deployer", "helm"],
+    bundle: { ref: bundleRef },
+    engine,
+    releases,
     content: [{ key: "recipe.json", configMap: content, digest: sha256(recipeJson) }],
   }
   await applyManifests(info, [
-    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: content, namespace: ns, labels: { [LABEL_ROLE]: ROLE_CONTENT } }, data: { "recipe.json": recipeJson } },
-    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: planConfigMapName(digest), namespace: ns, labels: { [LABEL_ROLE]: ROLE_PLAN }, annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest } }, immutable: true, data: { [PLAN_DATA_KEY]: encodePlan(plan) } },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: content, namespace: ns, labels: { [LABEL_ROLE]: ROLE_CONTENT } },
+      data: { "recipe.json": recipeJson },
+    },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: planConfigMapName(digest),
+        namespace: ns,
+        labels: { [LABEL_ROLE]: ROLE_PLAN },
+        annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest },
+      },
+      immutable: true,
+      data: { [PLAN_DATA_KEY]: encodePlan(plan) },
+    },
   ])
   return plan
 }
@@ -103,11 +196,25 @@ const createRollout = async (name: string, plan: Plan, o: { stepsDone?: boolean;
       method: "POST",
       path: ROLLOUTS,
       body: {
-        apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout", metadata: { name },
+        apiVersion: "operator.aicr.run/v1alpha1",
+        kind: "RuntimeRollout",
+        metadata: { name },
         spec: {
-          runtimeUID: uid, ...(kind === "Remove" ? { fromDigest: plan.desiredStateDigest } : {}), toDigest: plan.desiredStateDigest, kind, deadline: iso(now + 3_600_000), requiresApproval: true,
+          runtimeUID: uid,
+          ...(kind === "Remove" ? { fromDigest: plan.desiredStateDigest } : {}),
+          toDigest: plan.desiredStateDigest,
+          kind,
+          deadline: iso(now + 3_600_000),
+          requiresApproval: true,
           steps: [{ release: plan.releases[0]!.name, namespace: "gpu-operator", action: kind === "Remove" ? "Remove" : "Install" }],
-          approval: { approvedBy: "bob", groups: ["aicr-approvers"], reason: "validation-gate int test", approvedAt: iso(now), expiresAt: iso(now + 3_000_000), toDigest: plan.desiredStateDigest },
+          approval: {
+            approvedBy: "bob",
+            groups: ["aicr-approvers"],
+            reason: "validation-gate int test",
+            approvedAt: iso(now),
+            expiresAt: iso(now + 3_000_000),
+            toDigest: plan.desiredStateDigest,
+          },
         },
       },
     }),
@@ -118,21 +225,49 @@ const createRollout = async (name: string, plan: Plan, o: { stepsDone?: boolean;
 }
 const stepsDone = async (name: string) => {
   const r = await get(info, `${ROLLOUTS}/${name}`)
-  await applyStatusAs(info, "aicr-step-executor", {
-    conditions: [{ type: "Progressing", status: "True", reason: "StepsCompleted", message: "Every step is ready", observedGeneration: r.metadata.generation, lastTransitionTime: iso(Date.now()) }],
-  }, { kind: "RuntimeRollout", name })
+  await applyStatusAs(
+    info,
+    "aicr-step-executor",
+    {
+      conditions: [
+        {
+          type: "Progressing",
+          status: "True",
+          reason: "StepsCompleted",
+          message: "Every step is ready",
+          observedGeneration: r.metadata.generation,
+          lastTransitionTime: iso(Date.now()),
+        },
+      ],
+    },
+    { kind: "RuntimeRollout", name },
+  )
 }
 const setValidation = async (mode: "Required" | "Disabled") =>
-  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { annotations: { [ANNOTATION_EDITED_BY]: "alice" } }, spec: { validation: { deployment: mode } } } }), `validation ${mode}`)
+  expectOk(
+    await kubeRequest(info, {
+      method: "PATCH",
+      path: RUNTIME,
+      body: { metadata: { annotations: { [ANNOTATION_EDITED_BY]: "alice" } }, spec: { validation: { deployment: mode } } },
+    }),
+    `validation ${mode}`,
+  )
 
 /** The chart's `validation.enabled` for AICR < 1.1: the launcher's ServiceAccount, bound to cluster-admin. */
 const installLauncher = (o: { binding?: boolean } = {}) =>
   applyManifests(info, [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: LAUNCHER, namespace: vns } },
-    ...(o.binding === false ? [] : [{
-      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: `${vns}-launcher` },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "ServiceAccount", name: LAUNCHER, namespace: vns }],
-    }]),
+    ...(o.binding === false
+      ? []
+      : [
+          {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name: `${vns}-launcher` },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+            subjects: [{ kind: "ServiceAccount", name: LAUNCHER, namespace: vns }],
+          },
+        ]),
   ])
 
 /** The GPU Operator workload the checks read: pods labelled app=gpu-operator, the Deployment labelled with its version. */
@@ -141,17 +276,30 @@ const installGpuOperator = async () => {
   if (created.status !== 409) expectOk(created, "namespace gpu-operator")
   await applyManifests(info, [
     {
-      apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "gpu-operator", namespace: "gpu-operator", labels: { app: "gpu-operator", "app.kubernetes.io/version": "v25.10.1" } },
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "gpu-operator", namespace: "gpu-operator", labels: { app: "gpu-operator", "app.kubernetes.io/version": "v25.10.1" } },
       spec: {
-        replicas: 1, selector: { matchLabels: { app: "gpu-operator" } },
-        template: { metadata: { labels: { app: "gpu-operator" } }, spec: { nodeName: "kwok-system-0", tolerations: [{ operator: "Exists" }], containers: [{ name: "gpu-operator", image: "nvcr.io/nvidia/gpu-operator:v25.10.1" }] } },
+        replicas: 1,
+        selector: { matchLabels: { app: "gpu-operator" } },
+        template: {
+          metadata: { labels: { app: "gpu-operator" } },
+          spec: {
+            nodeName: "kwok-system-0",
+            tolerations: [{ operator: "Exists" }],
+            containers: [{ name: "gpu-operator", image: "nvcr.io/nvidia/gpu-operator:v25.10.1" }],
+          },
+        },
       },
     },
   ])
-  await eventually(async () => {
-    const pods = await get(info, "/api/v1/namespaces/gpu-operator/pods?labelSelector=app%3Dgpu-operator")
-    return pods.items.some((p: { status?: { phase?: string } }) => p.status?.phase === "Running")
-  }, { timeoutMs: 60_000, what: "a Running gpu-operator pod" })
+  await eventually(
+    async () => {
+      const pods = await get(info, "/api/v1/namespaces/gpu-operator/pods?labelSelector=app%3Dgpu-operator")
+      return pods.items.some((p: { status?: { phase?: string } }) => p.status?.phase === "Running")
+    },
+    { timeoutMs: 60_000, what: "a Running gpu-operator pod" },
+  )
 }
 
 beforeAll(async () => {
@@ -160,22 +308,57 @@ beforeAll(async () => {
   await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
-  for (const r of (await eventually(() => get(info, ROLLOUTS), { what: "RuntimeRollouts served" })).items) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
+  for (const r of (await eventually(() => get(info, ROLLOUTS), { what: "RuntimeRollouts served" })).items)
+    await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   await kubeRequest(info, { method: "DELETE", path: "/apis/apps/v1/namespaces/gpu-operator/deployments/gpu-operator" })
   await applyManifests(info, [
     {
-      apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } },
-      spec: { intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Required" } },
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: "alice" } },
+      spec: {
+        intent: "training",
+        platform: "kubeflow",
+        criteria: { service: "eks", accelerator: "h100", os: "ubuntu" },
+        validation: { deployment: "Required" },
+      },
     },
   ])
   uid = (await get(info, RUNTIME)).metadata.uid
   // The resolver's discovery: the accelerated nodes the fresh snapshot runs on.
-  await applyStatusAs(info, "aicr-resolver", { discovery: { accelerated: { nodeCount: 4, nodes: ["kwok-gpu-0", "kwok-gpu-1", "kwok-gpu-2", "kwok-gpu-3"] }, system: { nodeCount: 2, nodes: ["kwok-system-0", "kwok-system-1"] } } })
+  await applyStatusAs(info, "aicr-resolver", {
+    discovery: {
+      accelerated: { nodeCount: 4, nodes: ["kwok-gpu-0", "kwok-gpu-1", "kwok-gpu-2", "kwok-gpu-3"] },
+      system: { nodeCount: 2, nodes: ["kwok-system-0", "kwok-system-1"] },
+    },
+  })
   // The real recipe for the sample runtime (AICR v0.11.1, run here as a user would).
   const out = join(work, "recipe.json")
-  await run(aicrBinary(AICR), ["recipe", "--service", "eks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu", "--platform", "kubeflow", "--format", "json", "--output", out], { env: { PATH: process.env.PATH, HOME: work } })
+  await run(
+    aicrBinary(AICR),
+    [
+      "recipe",
+      "--service",
+      "eks",
+      "--accelerator",
+      "h100",
+      "--intent",
+      "training",
+      "--os",
+      "ubuntu",
+      "--platform",
+      "kubeflow",
+      "--format",
+      "json",
+      "--output",
+      out,
+    ],
+    { env: { PATH: process.env.PATH, HOME: work } },
+  )
   recipeText = readFileSync(out, "utf8")
-  expect(JSON.parse(recipeText).validation.deployment.checks).toEqual(expect.arrayContaining(["operator-health", "expected-resources", "gpu-operator-version", "check-nvidia-smi"]))
+  expect(JSON.parse(recipeText).validation.deployment.checks).toEqual(
+    expect.arrayContaining(["operator-health", "expected-resources", "gpu-operator-version", "check-nvidia-smi"]),
+  )
   // The bundle the mirror pushed (the evidence's subject): a small artifact under <prefix>/bundles/cluster.
   const client = new OciClient()
   const repo = `${info.registry}/${PREFIX}/bundles/cluster`
@@ -183,7 +366,10 @@ beforeAll(async () => {
   await client.pushBlob(repo, layer, { digest: digestOf(layer), size: layer.length })
   await client.pushBlob(repo, EMPTY_JSON.bytes, { digest: EMPTY_JSON.descriptor.digest, size: 2 })
   const pushed = await client.pushManifest(`${repo}:input-${suffix}`, {
-    schemaVersion: 2, mediaType: MediaType.OciManifest, artifactType: "application/vnd.aicr.bundle.v1", config: { mediaType: MediaType.OciEmpty, digest: EMPTY_JSON.descriptor.digest, size: 2 },
+    schemaVersion: 2,
+    mediaType: MediaType.OciManifest,
+    artifactType: "application/vnd.aicr.bundle.v1",
+    config: { mediaType: MediaType.OciEmpty, digest: EMPTY_JSON.descriptor.digest, size: 2 },
     layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar", digest: digestOf(layer), size: layer.length }],
   })
   await client.close()
@@ -212,12 +398,17 @@ describe("validation-gate: before any step", () => {
     expect(await condition(`val-${suffix}-unavailable`, "Validated")).toMatchObject({ status: "False", reason: "ValidationUnavailable" })
     // The ServiceAccount alone is not an install: the API server's authorizer (access reviews) says what it lacks.
     await installLauncher({ binding: false })
-    const unbound = await eventually(async () => {
-      const c = await condition(`val-${suffix}-unavailable`, "ValidationReady")
-      return c?.reason === "ValidationUnavailable" && c.message.includes("may not create Jobs") && c
-    }, { timeoutMs: 60_000, intervalMs: 250, what: "ValidationUnavailable naming the launcher's missing rights" })
+    const unbound = await eventually(
+      async () => {
+        const c = await condition(`val-${suffix}-unavailable`, "ValidationReady")
+        return c?.reason === "ValidationUnavailable" && c.message.includes("may not create Jobs") && c
+      },
+      { timeoutMs: 60_000, intervalMs: 250, what: "ValidationUnavailable naming the launcher's missing rights" },
+    )
     expect(unbound.message).toContain(`ServiceAccount ${vns}/${LAUNCHER} may not create Jobs in namespace ${vns}`)
-    expect(unbound.message).toContain(`ServiceAccount ${vns}/aicr-validator is not bound (AICR ≥ 1.1), and ${vns}/${LAUNCHER} may not bind cluster-admin per run (AICR < 1.1)`)
+    expect(unbound.message).toContain(
+      `ServiceAccount ${vns}/aicr-validator is not bound (AICR ≥ 1.1), and ${vns}/${LAUNCHER} may not bind cluster-admin per run (AICR < 1.1)`,
+    )
     // The ClusterRoleBinding (the layout for AICR < 1.1, as the chart renders it for v0.11.1): seen by its watch.
     await installLauncher()
     await waitCondition(`val-${suffix}-unavailable`, "ValidationReady", "True", ["ValidationAvailable"])
@@ -247,11 +438,21 @@ describe("validation-gate: after the last step, the real aicr validate", () => {
     const plan = await writePlan("nogpuop", ["operator-health", "expected-resources", "gpu-operator-version"])
     const name = `val-${suffix}-nogpuop`
     await createRollout(name, plan, { stepsDone: true })
-    const validated = await waitCondition(name, "Validated", "False", ["ValidationFailed", "ValidationIncomplete", "ValidationEmpty", "ValidationUnverified"], 115_000)
+    const validated = await waitCondition(
+      name,
+      "Validated",
+      "False",
+      ["ValidationFailed", "ValidationIncomplete", "ValidationEmpty", "ValidationUnverified"],
+      115_000,
+    )
     expect(validated.reason).toBe("ValidationFailed")
     expect(validated.message).toContain("operator-health: [NOT_FOUND] no gpu-operator pods found")
     const room = (await get(info, `${ROLLOUTS}/${name}`)).status.validation
-    expect(room).toMatchObject({ result: "Failed", runID: expect.stringMatching(/^aicr-validate-[0-9a-f]{12}$/u), evidenceRef: expect.stringContaining(`${info.registry}/${PREFIX}/evidence/cluster@sha256:`) })
+    expect(room).toMatchObject({
+      result: "Failed",
+      runID: expect.stringMatching(/^aicr-validate-[0-9a-f]{12}$/u),
+      evidenceRef: expect.stringContaining(`${info.registry}/${PREFIX}/evidence/cluster@sha256:`),
+    })
     expect(room.checks.failed).toBeGreaterThanOrEqual(1)
   })
 
@@ -283,7 +484,12 @@ describe("validation-gate: after the last step, the real aicr validate", () => {
       report: { digest: sha256(ctrfBytes), size: ctrfBytes.length },
     })
     const ctrf = JSON.parse(ctrfBytes.toString("utf8"))
-    expect(ctrf.results.tests.map((t: { name: string; status: string }) => [t.name, t.status])).toEqual([["operator-health", "passed"], ["expected-resources", "passed"], ["gpu-operator-version", "passed"], ["check-nvidia-smi", "passed"]])
+    expect(ctrf.results.tests.map((t: { name: string; status: string }) => [t.name, t.status])).toEqual([
+      ["operator-health", "passed"],
+      ["expected-resources", "passed"],
+      ["gpu-operator-version", "passed"],
+      ["check-nvidia-smi", "passed"],
+    ])
     // The validator really ran: its own output names the pod it found and the version it read.
     expect(ctrf.results.tests[0].stdout.join("\n")).toMatch(/gpu-operator-\S+: Running/u)
     expect(ctrf.results.tests[2].stdout.join("\n")).toContain("v25.10.1")
@@ -322,9 +528,27 @@ describe("validation-gate: a validator that hangs", () => {
     try {
       // The Job controller marks it Failed once its pod has terminated: the 1 m deadline, then AICR's own cleanup
       // on SIGTERM within the pod's 30 s grace period.
-      const validated = await waitCondition(name, "Validated", "False", ["ValidationIncomplete", "ValidationFailed", "ValidationEmpty", "ValidationUnverified"], 200_000).catch(async (e: unknown) => {
-        const jobs = (await get(info, `/apis/batch/v1/namespaces/${vns}/jobs`)).items.map((j: { metadata: { name: string }; spec: { activeDeadlineSeconds?: number }; status: unknown }) => [j.metadata.name, j.spec.activeDeadlineSeconds, j.status])
-        const pods = (await get(info, `/api/v1/namespaces/${vns}/pods`)).items.map((p: { metadata: { name: string; deletionTimestamp?: string }; status: { phase: string } }) => [p.metadata.name, p.status.phase, p.metadata.deletionTimestamp])
+      const validated = await waitCondition(
+        name,
+        "Validated",
+        "False",
+        ["ValidationIncomplete", "ValidationFailed", "ValidationEmpty", "ValidationUnverified"],
+        200_000,
+      ).catch(async (e: unknown) => {
+        const jobs = (await get(info, `/apis/batch/v1/namespaces/${vns}/jobs`)).items.map(
+          (j: { metadata: { name: string }; spec: { activeDeadlineSeconds?: number }; status: unknown }) => [
+            j.metadata.name,
+            j.spec.activeDeadlineSeconds,
+            j.status,
+          ],
+        )
+        const pods = (await get(info, `/api/v1/namespaces/${vns}/pods`)).items.map(
+          (p: { metadata: { name: string; deletionTimestamp?: string }; status: { phase: string } }) => [
+            p.metadata.name,
+            p.status.phase,
+            p.metadata.deletionTimestamp,
+          ],
+        )
         process.stderr.write(`[gate int] ${JSON.stringify(await condition(name, "Validated"))}\njobs ${JSON.stringify(jobs)}\npods ${JSON.stringify(pods)}\n`)
         throw e
       })
@@ -349,7 +573,10 @@ describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS)"
   let publicKeyPem: string
 
   beforeAll(async () => {
-    aws = await startAws({ policy: JSON.stringify({ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "kms:*", Resource: "*" }] }), enforceIam: false })
+    aws = await startAws({
+      policy: JSON.stringify({ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "kms:*", Resource: "*" }] }),
+      enforceIam: false,
+    })
     // The standard credential chain of the in-process gate: environment keys, region and the local endpoint.
     const env = { ...aws.env, AWS_ACCESS_KEY_ID: "AKIAVALIDATIONGATE01", AWS_SECRET_ACCESS_KEY: "local-secret", AWS_REGION: "us-east-1" }
     for (const [k, v] of Object.entries(env)) {
@@ -357,11 +584,17 @@ describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS)"
       if (v === undefined) delete process.env[k]
       else process.env[k] = v
     }
-    const kms = new KMSClient({ endpoint: aws.endpoint, region: "us-east-1", credentials: { accessKeyId: "AKIAVALIDATIONGATE01", secretAccessKey: "local-secret" } })
+    const kms = new KMSClient({
+      endpoint: aws.endpoint,
+      region: "us-east-1",
+      credentials: { accessKeyId: "AKIAVALIDATIONGATE01", secretAccessKey: "local-secret" },
+    })
     const key = await kms.send(new CreateKeyCommand({ KeySpec: "ECC_NIST_P256", KeyUsage: "SIGN_VERIFY", Description: "aicr evidence" }))
     await kms.send(new CreateAliasCommand({ AliasName: ALIAS, TargetKeyId: key.KeyMetadata!.KeyId! }))
     const pub = await kms.send(new GetPublicKeyCommand({ KeyId: ALIAS }))
-    publicKeyPem = createPublicKey({ key: Buffer.from(pub.PublicKey!), format: "der", type: "spki" }).export({ format: "pem", type: "spki" }).toString()
+    publicKeyPem = createPublicKey({ key: Buffer.from(pub.PublicKey!), format: "der", type: "spki" })
+      .export({ format: "pem", type: "spki" })
+      .toString()
     writeFileSync(join(work, "kms.pub"), publicKeyPem)
     kms.destroy()
   }, 120_000)
@@ -389,7 +622,10 @@ describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS)"
     const dir = join(work, "signed")
     await run(orasBinary(), ["pull", "--plain-http", "-o", dir, room.evidenceRef])
     const cosign = toolBinary("cosign")
-    const verifyBlob = (blob: string) => run(cosign, ["verify-blob", "--key", join(work, "kms.pub"), "--signature", join(dir, "binding.json.sig"), "--insecure-ignore-tlog=true", blob], { env: { PATH: process.env.PATH, HOME: work } })
+    const verifyBlob = (blob: string) =>
+      run(cosign, ["verify-blob", "--key", join(work, "kms.pub"), "--signature", join(dir, "binding.json.sig"), "--insecure-ignore-tlog=true", blob], {
+        env: { PATH: process.env.PATH, HOME: work },
+      })
     const ok = await verifyBlob(join(dir, "binding.json"))
     expect(`${ok.stdout}${ok.stderr}`).toContain("Verified OK")
     const tampered = join(work, "binding-tampered.json")

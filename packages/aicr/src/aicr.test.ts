@@ -7,8 +7,22 @@ import { Result } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { aicr, readTree, SAMPLE_BUNDLE_FLAGS, SAMPLE_CRITERIA, tempDir, VERSIONS } from "../test/support/real-cli"
 import {
-  bundleDocument, bundleFlags, bundleFromEntries, capabilitiesOf, componentsInOrder, invalidCriterionOf, jobOutcome, outputOf, parseAicrErrorText, parseAicrFailure,
-  parseBundle, parseRecipe, parseSnapshot, reasonOf, recipeArgs, snapshotFacts,
+  bundleDocument,
+  bundleFlags,
+  bundleFromEntries,
+  capabilitiesOf,
+  componentsInOrder,
+  invalidCriterionOf,
+  jobOutcome,
+  outputOf,
+  parseAicrErrorText,
+  parseAicrFailure,
+  parseBundle,
+  parseRecipe,
+  parseSnapshot,
+  reasonOf,
+  recipeArgs,
+  snapshotFacts,
 } from "./index"
 
 const [CURRENT, PREVIOUS] = VERSIONS
@@ -56,7 +70,10 @@ describe.each(VERSIONS)("AICR %s, real outputs", (version) => {
     const modern = JSON.parse(recipeText)
     modern.apiVersion = "aicr.run/v1"
     expect(Result.getFailure(parseRecipe(JSON.stringify(modern), c))).toMatchObject({ _tag: "Some", value: { reason: "AICRArtifactUnsupported" } })
-    expect(Result.getFailure(parseRecipe(recipeText.slice(0, recipeText.length / 2), c))).toMatchObject({ _tag: "Some", value: { reason: "AICRArtifactUnsupported" } })
+    expect(Result.getFailure(parseRecipe(recipeText.slice(0, recipeText.length / 2), c))).toMatchObject({
+      _tag: "Some",
+      value: { reason: "AICRArtifactUnsupported" },
+    })
     const forged = JSON.parse(recipeText)
     forged.deploymentOrder.push("evil")
     const f = Result.getFailure(parseRecipe(JSON.stringify(forged), c))
@@ -81,9 +98,15 @@ describe.each(VERSIONS)("AICR %s, real outputs", (version) => {
     const recipe = Result.getOrThrow(parseRecipe(recipeText, c))
     const order = componentsInOrder(recipe)
     const tampered = { ...bundle, files: { ...bundle.files, "cert-manager/values.yaml": bundle.files["cert-manager/values.yaml"] + "\nx: 1\n" } }
-    expect(Result.getFailure(parseBundle(tampered, "flat", order))).toMatchObject({ _tag: "Some", value: { message: expect.stringMatching(/cert-manager\/values.yaml does not match its checksum/) } })
+    expect(Result.getFailure(parseBundle(tampered, "flat", order))).toMatchObject({
+      _tag: "Some",
+      value: { message: expect.stringMatching(/cert-manager\/values.yaml does not match its checksum/) },
+    })
     const escaping = { ...bundle, files: { ...bundle.files, "../etc/passwd": "x" } }
-    expect(Result.getFailure(parseBundle(escaping, "flat", order))).toMatchObject({ _tag: "Some", value: { message: expect.stringMatching(/outside its directory/) } })
+    expect(Result.getFailure(parseBundle(escaping, "flat", order))).toMatchObject({
+      _tag: "Some",
+      value: { message: expect.stringMatching(/outside its directory/) },
+    })
     const big = { ...bundle, files: { ...bundle.files, "README.md": "x".repeat(17 * 1024 * 1024) } }
     expect(Result.getFailure(parseBundle(big, "flat", order))).toMatchObject({ _tag: "Some", value: { message: expect.stringMatching(/bytes, more than/) } })
   })
@@ -93,7 +116,9 @@ describe.each(VERSIONS)("AICR %s, real outputs", (version) => {
     expect(doc).toMatchObject({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm" })
     expect(doc.files).toEqual(bundle.files)
     expect(doc.modes).toEqual(bundle.modes)
-    const back = bundleFromEntries(Object.entries(bundle.files).map(([path, text]) => ({ path: `./${path}`, data: Buffer.from(text), mode: bundle.modes[path]! })))
+    const back = bundleFromEntries(
+      Object.entries(bundle.files).map(([path, text]) => ({ path: `./${path}`, data: Buffer.from(text), mode: bundle.modes[path]! })),
+    )
     expect(back).toEqual(bundle)
   })
 
@@ -105,7 +130,10 @@ describe.each(VERSIONS)("AICR %s, real outputs", (version) => {
     const facts = snapshotFacts(snap)
     expect(facts).toMatchObject({ node: "node-a", gpuCount: 0, accelerator: undefined, kubernetes: undefined })
     expect(facts.missing).toContain("K8s.server.version")
-    expect(Result.getFailure(parseSnapshot(readFileSync(out, "utf8").replace(/^apiVersion: .*$/m, "apiVersion: aicr.run/v1"), c))).toMatchObject({ _tag: "Some", value: { reason: "AICRArtifactUnsupported" } })
+    expect(Result.getFailure(parseSnapshot(readFileSync(out, "utf8").replace(/^apiVersion: .*$/m, "apiVersion: aicr.run/v1"), c))).toMatchObject({
+      _tag: "Some",
+      value: { reason: "AICRArtifactUnsupported" },
+    })
   })
 })
 
@@ -147,8 +175,18 @@ describe("the reason of an AICR failure", () => {
     `[INTERNAL] failed to serialize snapshot: [INTERNAL] failed to apply ConfigMap: configmaps "aicr-snapshot-0a1b" is forbidden: User "system:serviceaccount:aicr-discovery:aicr-agent" cannot ${verb} resource "configmaps" in API group "" in the namespace "aicr-discovery"`
   it.each([
     ["the API server refusing the Job's identity (RBAC 403) inside INTERNAL", refused("patch"), 8, "AICRUnauthorized"],
-    ["the API server asking for credentials (401)", "[INTERNAL] failed to get kubernetes version: the server has asked for the client to provide credentials", 8, "AICRUnauthorized"],
-    ["an admission policy refusing the write: AICR's own INTERNAL", `[INTERNAL] failed to apply ConfigMap: configmaps "aicr-snapshot-0a1b" is forbidden: ValidatingAdmissionPolicy 'freeze' with binding 'freeze' denied request: frozen`, 8, "AICRInternal"],
+    [
+      "the API server asking for credentials (401)",
+      "[INTERNAL] failed to get kubernetes version: the server has asked for the client to provide credentials",
+      8,
+      "AICRUnauthorized",
+    ],
+    [
+      "an admission policy refusing the write: AICR's own INTERNAL",
+      `[INTERNAL] failed to apply ConfigMap: configmaps "aicr-snapshot-0a1b" is forbidden: ValidatingAdmissionPolicy 'freeze' with binding 'freeze' denied request: frozen`,
+      8,
+      "AICRInternal",
+    ],
     ["AICR's UNAUTHORIZED code", "[UNAUTHORIZED] binary attestation verification failed", 4, "AICRUnauthorized"],
     ["a deadline inside AICR", "[TIMEOUT] K8s collector context cancelled", 5, "AICRTimeout"],
   ] as const)("%s", (_, text, code, reason) => {
@@ -158,13 +196,40 @@ describe("the reason of an AICR failure", () => {
 
 describe("jobOutcome", () => {
   const failedJob = { status: { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded" }] } }
-  const pod = (exitCode: number, message: string) => ({ status: { phase: "Failed", containerStatuses: [{ name: "aicr", state: { terminated: { exitCode, message } } }] } })
+  const pod = (exitCode: number, message: string) => ({
+    status: { phase: "Failed", containerStatuses: [{ name: "aicr", state: { terminated: { exitCode, message } } }] },
+  })
   it.each([
-    ["complete", { status: { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] } }, pod(0, "sha256:abc\n"), { _tag: "Succeeded", terminationMessage: "sha256:abc\n" }],
-    ["AICR's failure line", failedJob, pod(8, '{"level":"ERROR","msg":"command failed","error":"[INTERNAL] x: [NOT_FOUND] no such thing","exitCode":8}'), { _tag: "Failed", reason: "AICRNotFound", transient: false }],
-    ["unavailable is transient", failedJob, pod(6, '{"level":"ERROR","msg":"command failed","error":"[SERVICE_UNAVAILABLE] api server down","exitCode":6}'), { _tag: "Failed", reason: "AICRInternal", transient: true }],
-    ["deadline passed, pods still terminating (FailureTarget, Kubernetes ≥ 1.31)", { status: { failed: 1, conditions: [{ type: "FailureTarget", status: "True", reason: "DeadlineExceeded" }] } }, undefined, { _tag: "Failed", reason: "AICRTimeout", transient: false, message: "ran past its deadline" }],
-    ["deadline", { status: { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "DeadlineExceeded" }] } }, { status: { containerStatuses: [{ name: "aicr", state: { waiting: { reason: "ErrImagePull", message: "no build" } } }] } }, { _tag: "Failed", reason: "AICRTimeout", message: "ran past its deadline; the pod was ErrImagePull: no build" }],
+    [
+      "complete",
+      { status: { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] } },
+      pod(0, "sha256:abc\n"),
+      { _tag: "Succeeded", terminationMessage: "sha256:abc\n" },
+    ],
+    [
+      "AICR's failure line",
+      failedJob,
+      pod(8, '{"level":"ERROR","msg":"command failed","error":"[INTERNAL] x: [NOT_FOUND] no such thing","exitCode":8}'),
+      { _tag: "Failed", reason: "AICRNotFound", transient: false },
+    ],
+    [
+      "unavailable is transient",
+      failedJob,
+      pod(6, '{"level":"ERROR","msg":"command failed","error":"[SERVICE_UNAVAILABLE] api server down","exitCode":6}'),
+      { _tag: "Failed", reason: "AICRInternal", transient: true },
+    ],
+    [
+      "deadline passed, pods still terminating (FailureTarget, Kubernetes ≥ 1.31)",
+      { status: { failed: 1, conditions: [{ type: "FailureTarget", status: "True", reason: "DeadlineExceeded" }] } },
+      undefined,
+      { _tag: "Failed", reason: "AICRTimeout", transient: false, message: "ran past its deadline" },
+    ],
+    [
+      "deadline",
+      { status: { failed: 1, conditions: [{ type: "Failed", status: "True", reason: "DeadlineExceeded" }] } },
+      { status: { containerStatuses: [{ name: "aicr", state: { waiting: { reason: "ErrImagePull", message: "no build" } } }] } },
+      { _tag: "Failed", reason: "AICRTimeout", message: "ran past its deadline; the pod was ErrImagePull: no build" },
+    ],
     ["running", { status: { active: 1 } }, { status: { phase: "Running" } }, { _tag: "Running", detail: "running" }],
   ])("%s", (_name, job, p, expected) => {
     expect(jobOutcome(job, p)).toMatchObject(expected)
@@ -180,7 +245,9 @@ describe("jobOutcome", () => {
 describe("flags", () => {
   it("the sample placement maps onto exactly the bundle flags a user would type", () => {
     expect(bundleFlags(SAMPLE_BUNDLE)).toEqual(["--deployer", "helm", ...SAMPLE_BUNDLE_FLAGS])
-    expect(recipeArgs({ service: "eks", accelerator: "h100", os: "ubuntu", intent: "training", platform: "kubeflow" }, "o").slice(1, 11)).toEqual(SAMPLE_CRITERIA)
+    expect(recipeArgs({ service: "eks", accelerator: "h100", os: "ubuntu", intent: "training", platform: "kubeflow" }, "o").slice(1, 11)).toEqual(
+      SAMPLE_CRITERIA,
+    )
   })
 })
 
@@ -209,7 +276,11 @@ describe("AICR 1.x numbered bundle layout (fixture from the documentation, no 1.
     "003-gpu-operator/cluster-values.yaml": "daemonsets: {nodeSelector: {pool: gpu}}\n",
     "deploy.sh": "#!/bin/bash\n",
   }
-  files["checksums.txt"] = Object.keys(files).sort().map((p) => `${sha(files[p]!)}  ${p}`).join("\n") + "\n"
+  files["checksums.txt"] =
+    Object.keys(files)
+      .sort()
+      .map((p) => `${sha(files[p]!)}  ${p}`)
+      .join("\n") + "\n"
 
   it("capabilities: aicr.run/v1, numbered layout, upgrade-check and readiness gates", () => {
     expect(c).toMatchObject({ apiVersion: "aicr.run/v1", bundleLayout: "numbered", upgradeCheck: true, readinessGates: true })

@@ -39,13 +39,21 @@ export const decodeWith = <S extends Schema.Top & { readonly DecodingServices: n
   }
   const decoded = Schema.decodeUnknownResult(schema)(value)
   if (Result.isFailure(decoded)) {
-    return Result.fail(new ArtifactError({ reason: "AICRArtifactUnsupported", artifact, message: `${artifact} does not match its schema: ${firstLine(decoded.failure)}` }))
+    return Result.fail(
+      new ArtifactError({ reason: "AICRArtifactUnsupported", artifact, message: `${artifact} does not match its schema: ${firstLine(decoded.failure)}` }),
+    )
   }
   return Result.succeed(decoded.success)
 }
 
 /** The apiVersion and recorded version checks; undefined when both hold. */
-export const checkArtifact = (artifact: string, apiVersion: string, version: string, caps: Capabilities, accepted: ReadonlyArray<string> = [caps.apiVersion]): ArtifactError | undefined => {
+export const checkArtifact = (
+  artifact: string,
+  apiVersion: string,
+  version: string,
+  caps: Capabilities,
+  accepted: ReadonlyArray<string> = [caps.apiVersion],
+): ArtifactError | undefined => {
   if (!accepted.includes(apiVersion)) {
     return new ArtifactError({
       reason: "AICRArtifactUnsupported",
@@ -54,9 +62,18 @@ export const checkArtifact = (artifact: string, apiVersion: string, version: str
     })
   }
   if (normalizeVersion(version) !== caps.version) {
-    return new ArtifactError({ reason: "AICRVersionMismatch", artifact, message: `${artifact} records AICR ${version || "(none)"}, the pinned AICR is ${caps.version}` })
+    return new ArtifactError({
+      reason: "AICRVersionMismatch",
+      artifact,
+      message: `${artifact} records AICR ${version || "(none)"}, the pinned AICR is ${caps.version}`,
+    })
   }
   return undefined
 }
 
-const firstLine = (e: unknown): string => String(e instanceof Error ? e.message : e).split("\n").slice(0, 3).join(" ").slice(0, 300)
+const firstLine = (e: unknown): string =>
+  String(e instanceof Error ? e.message : e)
+    .split("\n")
+    .slice(0, 3)
+    .join(" ")
+    .slice(0, 300)

@@ -64,7 +64,13 @@ const BundleInfo = Schema.Struct({
   layout: Schema.Struct({
     entrypoint: Schema.optionalKey(Schema.String),
     releases: Schema.Array(
-      Schema.Struct({ name: Schema.String, component: Schema.String, path: Schema.String, namespace: Schema.optionalKey(Schema.String), manifest: Schema.optionalKey(Schema.String) }),
+      Schema.Struct({
+        name: Schema.String,
+        component: Schema.String,
+        path: Schema.String,
+        namespace: Schema.optionalKey(Schema.String),
+        manifest: Schema.optionalKey(Schema.String),
+      }),
     ).check(Schema.isMaxLength(512)),
   }),
 })
@@ -82,13 +88,21 @@ export const parseChecksums = (text: string): Result.Result<Record<string, strin
 }
 
 const manifestsOf = (files: Readonly<Record<string, string>>, folder: string) =>
-  sorted(Object.keys(files).filter((p) => p.startsWith(`${folder}/manifests/`) && !p.slice(folder.length + 11).includes("/")).map((p) => [p.slice(folder.length + 11), files[p]!] as const))
+  sorted(
+    Object.keys(files)
+      .filter((p) => p.startsWith(`${folder}/manifests/`) && !p.slice(folder.length + 11).includes("/"))
+      .map((p) => [p.slice(folder.length + 11), files[p]!] as const),
+  )
 
 /**
  * Checks a bundle tree against the recipe's deployment order (`order`) and returns its releases. The flat layout's
  * folders are the recipe's enabled components; the numbered layout's are listed by bundle-info.yaml.
  */
-export const parseBundle = (b: BundleFiles, layout: BundleLayout, order: ReadonlyArray<{ readonly name: string; readonly namespace?: string | undefined }>): Result.Result<ParsedBundle, ArtifactError> => {
+export const parseBundle = (
+  b: BundleFiles,
+  layout: BundleLayout,
+  order: ReadonlyArray<{ readonly name: string; readonly namespace?: string | undefined }>,
+): Result.Result<ParsedBundle, ArtifactError> => {
   const paths = Object.keys(b.files)
   if (paths.length > MAX_BUNDLE_FILES) return fail(`the bundle holds ${paths.length} files, more than ${MAX_BUNDLE_FILES}`)
   const bad = paths.find((p) => !isSafePath(p))
@@ -117,7 +131,9 @@ export const parseBundle = (b: BundleFiles, layout: BundleLayout, order: Readonl
         clusterValues: undefined,
         manifests: manifestsOf(b.files, c.name),
       }))
-    const stray = paths.filter((p) => p.includes("/") && !releases.some((r) => p.startsWith(`${r.path}/`)) && !p.startsWith("data/") && !p.startsWith("attestation/"))
+    const stray = paths.filter(
+      (p) => p.includes("/") && !releases.some((r) => p.startsWith(`${r.path}/`)) && !p.startsWith("data/") && !p.startsWith("attestation/"),
+    )
     if (stray.length > 0) return fail(`the bundle holds folders the recipe does not name: ${[...new Set(stray.map((p) => p.split("/")[0]))].join(", ")}`)
     if (releases.length === 0) return fail("the bundle holds no component folder")
     return Result.succeed({ layout, releases, checksums: checksums.success })
@@ -134,7 +150,8 @@ export const parseBundle = (b: BundleFiles, layout: BundleLayout, order: Readonl
   if (Result.isFailure(decoded)) return fail(`bundle-info.yaml is not a BundleInfo aicr.run/v1: ${String(decoded.failure).split("\n")[0]}`)
   const releases: BundleRelease[] = []
   for (const r of decoded.success.layout.releases) {
-    if (!/^\d{3}-[a-z0-9-]+$/u.test(r.path) || !paths.some((p) => p.startsWith(`${r.path}/`))) return fail(`bundle-info.yaml names release folder ${JSON.stringify(r.path)}, which the bundle does not hold as NNN-<component>`)
+    if (!/^\d{3}-[a-z0-9-]+$/u.test(r.path) || !paths.some((p) => p.startsWith(`${r.path}/`)))
+      return fail(`bundle-info.yaml names release folder ${JSON.stringify(r.path)}, which the bundle does not hold as NNN-<component>`)
     releases.push({
       name: r.name,
       component: r.component,
@@ -182,6 +199,12 @@ export const fromPushedBundle = (pushed: BundleFiles, workDir: string): BundleFi
   const files = Object.fromEntries(Object.entries(pushed.files).filter(([p]) => keep(p)))
   const modes = Object.fromEntries(Object.entries(pushed.modes).filter(([p]) => keep(p)))
   const sums = files["checksums.txt"]
-  if (sums !== undefined) files["checksums.txt"] = sums.split("\n").map((l) => l.replace(/^([0-9a-f]{64}) {2}(.+)$/u, (_m, hex: string, path: string) => `${hex}  ${path.startsWith(prefix) ? path.slice(prefix.length) : path}`)).join("\n")
+  if (sums !== undefined)
+    files["checksums.txt"] = sums
+      .split("\n")
+      .map((l) =>
+        l.replace(/^([0-9a-f]{64}) {2}(.+)$/u, (_m, hex: string, path: string) => `${hex}  ${path.startsWith(prefix) ? path.slice(prefix.length) : path}`),
+      )
+      .join("\n")
   return { files, modes }
 }

@@ -28,7 +28,10 @@ describe("versionGate", () => {
   })
 
   it("lets 0.x through only with the development allowance, and says so", () => {
-    expect(gate("v0.11.1", { outsideRange: true })).toEqual({ _tag: "Allowed", note: `AICR 0.11.1 is outside the supported range ${SUPPORTED_AICR_RANGE}, allowed for development only (aicr.allowUnsupportedVersion)` })
+    expect(gate("v0.11.1", { outsideRange: true })).toEqual({
+      _tag: "Allowed",
+      note: `AICR 0.11.1 is outside the supported range ${SUPPORTED_AICR_RANGE}, allowed for development only (aicr.allowUnsupportedVersion)`,
+    })
     // The development allowance is not a prerelease allowance.
     expect(gate("v0.12.0-rc1", { outsideRange: true })._tag).toBe("Refused")
     expect(gate("v0.12.0-rc1", { outsideRange: true, prerelease: true })._tag).toBe("Allowed")

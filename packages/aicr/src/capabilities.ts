@@ -36,7 +36,8 @@ export interface Capabilities {
 }
 
 /** Release builds report `0.11.1`; image tags and chart values carry `v0.11.1`. */
-export const normalizeVersion = (v: string): string | undefined => semver.valid(semver.coerce(v.trim(), { includePrerelease: true })?.version ?? "") ?? undefined
+export const normalizeVersion = (v: string): string | undefined =>
+  semver.valid(semver.coerce(v.trim(), { includePrerelease: true })?.version ?? "") ?? undefined
 
 const CRITERIA_0_10: CriteriaValues = {
   service: ["aks", "eks", "gke", "kind", "oke"],
@@ -73,7 +74,6 @@ export const capabilitiesOf = (version: string): Capabilities | undefined => {
   }
 }
 
-
 /** The AICR releases the operator supports (operator.md §2 support envelope, §4.3 step 3). */
 export const SUPPORTED_AICR_RANGE = ">=1.0.0,<2.0.0"
 /** The same range for `semver`: `<2.0.0-0` also keeps 2.0.0's prereleases out. */
@@ -104,10 +104,17 @@ export const versionGate = (caps: Capabilities, allow: VersionAllowances): Versi
   const v = caps.version
   const pre = semver.prerelease(v) !== null
   if (pre && !allow.prerelease) {
-    return { _tag: "Refused", message: `AICR ${v} is a prerelease: pin a release, or allow prereleases (chart aicr.allowPrerelease, resolver --allow-prerelease-aicr)` }
+    return {
+      _tag: "Refused",
+      message: `AICR ${v} is a prerelease: pin a release, or allow prereleases (chart aicr.allowPrerelease, resolver --allow-prerelease-aicr)`,
+    }
   }
   if (semver.satisfies(v, SUPPORTED_SEMVER_RANGE, { includePrerelease: true })) return { _tag: "Supported" }
-  if (allow.outsideRange) return { _tag: "Allowed", note: `AICR ${v} is outside the supported range ${SUPPORTED_AICR_RANGE}, allowed for development only (aicr.allowUnsupportedVersion)` }
+  if (allow.outsideRange)
+    return {
+      _tag: "Allowed",
+      note: `AICR ${v} is outside the supported range ${SUPPORTED_AICR_RANGE}, allowed for development only (aicr.allowUnsupportedVersion)`,
+    }
   return {
     _tag: "Refused",
     message: `AICR ${v} is outside the supported range ${SUPPORTED_AICR_RANGE}: pin a supported release (chart aicr.version); a development control plane may allow it with aicr.allowUnsupportedVersion (resolver --allow-unsupported-aicr)`,

@@ -81,7 +81,10 @@ export const parseAicrErrorText = (text: string, exitCode?: number): AicrError =
  * foreign output) are skipped; without such a line the last non-empty line stands as the text.
  */
 export const parseAicrFailure = (output: string, exitCode?: number): AicrError => {
-  const lines = output.split("\n").map((l) => l.trim()).filter((l) => l !== "")
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "")
   for (let i = lines.length - 1; i >= 0; i--) {
     const parsed = tryJson(lines[i]!)
     if (parsed === undefined || typeof parsed !== "object" || parsed === null) continue

@@ -62,7 +62,9 @@ export const digestOf = (value: unknown): string => `sha256:${createHash("sha256
 
 /** JSON with sorted object keys (arrays keep their order), the basis of every digest here. */
 export const canonicalJson = (value: unknown): string =>
-  JSON.stringify(value, (_k, v: unknown) => (v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v))
+  JSON.stringify(value, (_k, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  )
 
 export interface JobSpecInput {
   readonly kind: AicrJobKind
@@ -106,10 +108,20 @@ export const jobObject = (s: AicrJobSettings, j: JobSpecInput): AicrObject => ({
         automountServiceAccountToken: true,
         // By node name (as the DaemonSet controller pins pods), not by a hostname label that may differ from it.
         ...(j.nodeName !== undefined
-          ? { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [j.nodeName] }] }] } } } }
+          ? {
+              affinity: {
+                nodeAffinity: {
+                  requiredDuringSchedulingIgnoredDuringExecution: {
+                    nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [j.nodeName] }] }],
+                  },
+                },
+              },
+            }
           : {}),
         ...(j.tolerations !== undefined ? { tolerations: j.tolerations } : {}),
-        ...(j.agent === true ? {} : { securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } } }),
+        ...(j.agent === true
+          ? {}
+          : { securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: "RuntimeDefault" } } }),
         containers: [
           {
             name: "aicr",
@@ -145,10 +157,19 @@ export const outputConfigMap = (job: KubeObject & { readonly metadata: { readonl
 })
 
 /** The per-run registry credential (a docker config), owned by the Job. */
-export const credentialSecret = (job: KubeObject & { readonly metadata: { readonly uid?: string } }, inputDigest: string, dockerConfigJson: string): AicrObject => ({
+export const credentialSecret = (
+  job: KubeObject & { readonly metadata: { readonly uid?: string } },
+  inputDigest: string,
+  dockerConfigJson: string,
+): AicrObject => ({
   apiVersion: "v1",
   kind: "Secret",
-  metadata: { name: `${job.metadata.name}-registry`, namespace: job.metadata.namespace, labels: labelsOf("bundle", inputDigest), ownerReferences: ownedBy(job) },
+  metadata: {
+    name: `${job.metadata.name}-registry`,
+    namespace: job.metadata.namespace,
+    labels: labelsOf("bundle", inputDigest),
+    ownerReferences: ownedBy(job),
+  },
   type: "Opaque",
   stringData: { "config.json": dockerConfigJson },
 })
@@ -173,7 +194,14 @@ export const recipeArgs = (r: RecipeRequest, out: string): string[] => [
 
 export const recipeJob = (s: AicrJobSettings, inputDigest: string, r: RecipeRequest): AicrObject => {
   const name = jobName("recipe", inputDigest)
-  return jobObject(s, { kind: "recipe", name, namespace: s.namespace, inputDigest, serviceAccount: s.serviceAccount, args: recipeArgs(r, `cm://${s.namespace}/${name}`) })
+  return jobObject(s, {
+    kind: "recipe",
+    name,
+    namespace: s.namespace,
+    inputDigest,
+    serviceAccount: s.serviceAccount,
+    args: recipeArgs(r, `cm://${s.namespace}/${name}`),
+  })
 }
 
 export interface Toleration {
@@ -208,9 +236,15 @@ export const bundleFlags = (b: BundleRequest): string[] => [
   "--deployer",
   "helm",
   ...selectorFlags("--system-node-selector", b.systemNodeSelector),
-  ...(b.systemTolerations ?? []).flatMap((t) => { const f = tolerationFlag(t); return f === undefined ? [] : ["--system-node-toleration", f] }),
+  ...(b.systemTolerations ?? []).flatMap((t) => {
+    const f = tolerationFlag(t)
+    return f === undefined ? [] : ["--system-node-toleration", f]
+  }),
   ...selectorFlags("--accelerated-node-selector", b.acceleratedNodeSelector),
-  ...(b.acceleratedTolerations ?? []).flatMap((t) => { const f = tolerationFlag(t); return f === undefined ? [] : ["--accelerated-node-toleration", f] }),
+  ...(b.acceleratedTolerations ?? []).flatMap((t) => {
+    const f = tolerationFlag(t)
+    return f === undefined ? [] : ["--accelerated-node-toleration", f]
+  }),
   ...(b.set ?? []).flatMap((o) => ["--set", `${o.path}=${o.value}`]),
 ]
 

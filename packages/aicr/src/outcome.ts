@@ -53,11 +53,23 @@ export const jobOutcome = (job: JobView, pod: PodView | undefined): JobOutcome =
   }
   if (failed !== undefined || (job.status?.failed ?? 0) > 0) {
     if (terminated === undefined) {
-      return { _tag: "Failed", reason: "AICRInternal", transient: true, message: `failed before AICR ran: ${oneLine(failed?.message ?? failed?.reason ?? "no pod status")}`, exitCode: undefined }
+      return {
+        _tag: "Failed",
+        reason: "AICRInternal",
+        transient: true,
+        message: `failed before AICR ran: ${oneLine(failed?.message ?? failed?.reason ?? "no pod status")}`,
+        exitCode: undefined,
+      }
     }
     const e = parseAicrFailure(terminated.message ?? "", terminated.exitCode)
     const text = e.text === "" ? `exited ${terminated.exitCode}${terminated.reason ? ` (${terminated.reason})` : ""}` : e.text
-    return { _tag: "Failed", reason: reasonOf(e), transient: isTransient(e), message: `exited ${terminated.exitCode}: ${oneLine(text)}`, exitCode: terminated.exitCode }
+    return {
+      _tag: "Failed",
+      reason: reasonOf(e),
+      transient: isTransient(e),
+      message: `exited ${terminated.exitCode}: ${oneLine(text)}`,
+      exitCode: terminated.exitCode,
+    }
   }
   const waiting = container?.state?.waiting
   if (waiting?.reason !== undefined) return { _tag: "Running", detail: `pod ${waiting.reason}${waiting.message ? `: ${oneLine(waiting.message)}` : ""}` }

@@ -6,7 +6,18 @@ import { join } from "node:path"
 import { Result } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { aicr, readTree, SAMPLE_CRITERIA, tempDir, VERSIONS } from "../test/support/real-cli"
-import { type BundleRelease, capabilitiesOf, coerceSetValue, componentsInOrder, invalidSetFlagOf, overrideProblems, parseAicrFailure, parseBundle, parseRecipe, reasonOf } from "./index"
+import {
+  type BundleRelease,
+  capabilitiesOf,
+  coerceSetValue,
+  componentsInOrder,
+  invalidSetFlagOf,
+  overrideProblems,
+  parseAicrFailure,
+  parseBundle,
+  parseRecipe,
+  reasonOf,
+} from "./index"
 
 const GOOD = [
   { path: "gpuoperator:driver.version", value: "580.105.08" },
@@ -40,13 +51,22 @@ describe.each(VERSIONS)("AICR %s and --set", (version) => {
 
   it("an unknown component key: AICR renders without it and exits 0; OverridePathUnknown naming it", async () => {
     const problems = overrideProblems([...GOOD, UNKNOWN_KEY], await render([...GOOD, UNKNOWN_KEY]))
-    expect(problems).toEqual([{ reason: "OverridePathUnknown", override: "nosuchcomponent:foo.bar=1", message: expect.stringContaining('no release is named "nosuchcomponent"') }])
+    expect(problems).toEqual([
+      { reason: "OverridePathUnknown", override: "nosuchcomponent:foo.bar=1", message: expect.stringContaining('no release is named "nosuchcomponent"') },
+    ])
   }, 60_000)
 
   it("the component's name and its key mixed: AICR applies only the name's overrides, silently; OverridePathUnknown names the dropped one", async () => {
-    const mixed = [{ path: "gpuoperator:driver.brandNewKey", value: "x" }, { path: "gpu-operator:dcgmExporter.enabled", value: "false" }]
+    const mixed = [
+      { path: "gpuoperator:driver.brandNewKey", value: "x" },
+      { path: "gpu-operator:dcgmExporter.enabled", value: "false" },
+    ]
     expect(overrideProblems(mixed, await render(mixed))).toEqual([
-      { reason: "OverridePathUnknown", override: "gpuoperator:driver.brandNewKey=x", message: "gpuoperator:driver.brandNewKey=x: the rendered values of gpu-operator do not carry it at driver.brandNewKey" },
+      {
+        reason: "OverridePathUnknown",
+        override: "gpuoperator:driver.brandNewKey=x",
+        message: "gpuoperator:driver.brandNewKey=x: the rendered values of gpu-operator do not carry it at driver.brandNewKey",
+      },
     ])
   }, 60_000)
 
@@ -56,7 +76,13 @@ describe.each(VERSIONS)("AICR %s and --set", (version) => {
     expect(r.code).toBe(0)
     expect(r.stderr).toContain("is not a map")
     const problems = overrideProblems([NOT_A_MAP], await render([NOT_A_MAP]))
-    expect(problems).toEqual([{ reason: "InvalidOverride", override: "gpuoperator:driver.version.major=580", message: "gpuoperator:driver.version.major=580: driver.version is a string in the values of gpu-operator, not a map, so AICR left the override out" }])
+    expect(problems).toEqual([
+      {
+        reason: "InvalidOverride",
+        override: "gpuoperator:driver.version.major=580",
+        message: "gpuoperator:driver.version.major=580: driver.version is a string in the values of gpu-operator, not a map, so AICR left the override out",
+      },
+    ])
   }, 60_000)
 
   it("an empty value: AICR refuses the --set (exit 2); invalidSetFlagOf names it", async () => {
@@ -69,10 +95,22 @@ describe.each(VERSIONS)("AICR %s and --set", (version) => {
 })
 
 describe("coerceSetValue", () => {
-  it.each([["true", true], ["false", false], ["2", 2], ["-3", -3], ["1.5", 1.5], ["1.0", 1], ["v1.0", "v1.0"], ["", ""], ["yes", "yes"]])("%j → %j", (v, want) => {
+  it.each([
+    ["true", true],
+    ["false", false],
+    ["2", 2],
+    ["-3", -3],
+    ["1.5", 1.5],
+    ["1.0", 1],
+    ["v1.0", "v1.0"],
+    ["", ""],
+    ["yes", "yes"],
+  ])("%j → %j", (v, want) => {
     expect(coerceSetValue(v)).toBe(want)
   })
   it("a failure that is not about --set is not an override refusal", () => {
-    expect(invalidSetFlagOf(parseAicrFailure('{"level":"ERROR","msg":"command failed","error":"[NOT_FOUND] recipe data not found","exitCode":3}', 3))).toBeUndefined()
+    expect(
+      invalidSetFlagOf(parseAicrFailure('{"level":"ERROR","msg":"command failed","error":"[NOT_FOUND] recipe data not found","exitCode":3}', 3)),
+    ).toBeUndefined()
   })
 })

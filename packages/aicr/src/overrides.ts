@@ -40,7 +40,11 @@ export const coerceSetValue = (v: string): unknown => {
 
 const kindOf = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "a list" : typeof v === "object" ? "a map" : `a ${typeof v}`)
 
-type Walk = { readonly _tag: "Holds" } | { readonly _tag: "Differs" } | { readonly _tag: "Absent" } | { readonly _tag: "NotAMap"; readonly at: string; readonly kind: string }
+type Walk =
+  | { readonly _tag: "Holds" }
+  | { readonly _tag: "Differs" }
+  | { readonly _tag: "Absent" }
+  | { readonly _tag: "NotAMap"; readonly at: string; readonly kind: string }
 
 /** Follows `a.b.c` through a values document. */
 const walk = (doc: unknown, segments: ReadonlyArray<string>, want: unknown): Walk => {
@@ -77,7 +81,7 @@ export const overrideProblems = (overrides: ReadonlyArray<OverrideSpec>, release
     const colon = o.path.indexOf(":")
     const key = o.path.slice(0, colon)
     const segments = o.path.slice(colon + 1).split(".")
-    if (colon <= 0 || segments.length === 1 && segments[0] === "enabled") continue
+    if (colon <= 0 || (segments.length === 1 && segments[0] === "enabled")) continue
     const want = coerceSetValue(o.value)
     const own = releases.filter((r) => namesRelease(key, r))
     const candidates = own.length > 0 ? own : releases
@@ -86,11 +90,23 @@ export const overrideProblems = (overrides: ReadonlyArray<OverrideSpec>, release
     const override = `${o.path}=${o.value}`
     const notAMap = own.length > 0 ? walks.find((x) => x.w._tag === "NotAMap") : undefined
     if (notAMap !== undefined && notAMap.w._tag === "NotAMap") {
-      out.push({ reason: "InvalidOverride", override, message: `${override}: ${notAMap.w.at} is ${notAMap.w.kind} in the values of ${notAMap.release}, not a map, so AICR left the override out` })
+      out.push({
+        reason: "InvalidOverride",
+        override,
+        message: `${override}: ${notAMap.w.at} is ${notAMap.w.kind} in the values of ${notAMap.release}, not a map, so AICR left the override out`,
+      })
     } else if (own.length === 0) {
-      out.push({ reason: "OverridePathUnknown", override, message: `${override}: no release is named ${JSON.stringify(key)} and no release's values carry the value (AICR ignores an unknown component key)` })
+      out.push({
+        reason: "OverridePathUnknown",
+        override,
+        message: `${override}: no release is named ${JSON.stringify(key)} and no release's values carry the value (AICR ignores an unknown component key)`,
+      })
     } else {
-      out.push({ reason: "OverridePathUnknown", override, message: `${override}: the rendered values of ${own.map((r) => r.name).join(", ")} do not carry it at ${segments.join(".")}` })
+      out.push({
+        reason: "OverridePathUnknown",
+        override,
+        message: `${override}: the rendered values of ${own.map((r) => r.name).join(", ")} do not carry it at ${segments.join(".")}`,
+      })
     }
   }
   return out

@@ -26,7 +26,9 @@ const roleFor = (namespace: string, name: string) => [
 ]
 
 /** Every RBAC object of `s`'s two ServiceAccounts, in apply order. */
-export const jobRbac = (s: Pick<AicrJobSettings, "namespace" | "discoveryNamespace" | "serviceAccount" | "agentServiceAccount">): ReadonlyArray<Record<string, unknown>> => [
+export const jobRbac = (
+  s: Pick<AicrJobSettings, "namespace" | "discoveryNamespace" | "serviceAccount" | "agentServiceAccount">,
+): ReadonlyArray<Record<string, unknown>> => [
   ...roleFor(s.namespace, s.serviceAccount),
   ...roleFor(s.discoveryNamespace, s.agentServiceAccount),
   {

@@ -59,7 +59,8 @@ export const parseRecipe = (text: string, caps: Capabilities): Result.Result<Rec
     return Result.succeed(recipe)
   })
 
-const unsupported = (why: string) => new ArtifactError({ reason: "AICRArtifactUnsupported", artifact: "RecipeResult", message: `RecipeResult is not one the operator accepts: ${why}` })
+const unsupported = (why: string) =>
+  new ArtifactError({ reason: "AICRArtifactUnsupported", artifact: "RecipeResult", message: `RecipeResult is not one the operator accepts: ${why}` })
 
 /** Components in deployment order. */
 export const componentsInOrder = (recipe: RecipeResult): ReadonlyArray<ComponentRef> => {

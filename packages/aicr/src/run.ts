@@ -12,9 +12,7 @@ import { Effect, Option } from "effect"
 import type { AicrObject } from "./job"
 import { type JobOutcome, jobOutcome, type JobView, outputOf, type PodView } from "./outcome"
 
-export type JobState =
-  | { readonly _tag: "Started"; readonly name: string }
-  | (JobOutcome & { readonly name: string; readonly output?: string | undefined })
+export type JobState = { readonly _tag: "Started"; readonly name: string } | (JobOutcome & { readonly name: string; readonly output?: string | undefined })
 
 type Job = KubeObject & JobView & { readonly metadata: { readonly uid?: string } }
 type ConfigMap = KubeObject & { readonly data?: Readonly<Record<string, string>> }
@@ -27,14 +25,28 @@ export interface TaggedKubeError {
 /** The API calls a Job run makes, as the `Kube` service shapes them. */
 export interface JobApi<E extends TaggedKubeError> {
   readonly get: <T extends KubeObject = KubeObject>(kind: ResourceKind, key: string) => Effect.Effect<Option.Option<T>, E>
-  readonly list: <T extends KubeObject = KubeObject>(kind: ResourceKind, options?: { readonly namespace?: string | undefined; readonly labelSelector?: string | undefined }) => Effect.Effect<{ readonly items: ReadonlyArray<T> }, E>
+  readonly list: <T extends KubeObject = KubeObject>(
+    kind: ResourceKind,
+    options?: { readonly namespace?: string | undefined; readonly labelSelector?: string | undefined },
+  ) => Effect.Effect<{ readonly items: ReadonlyArray<T> }, E>
   readonly create: <T extends KubeObject>(kind: ResourceKind, obj: T) => Effect.Effect<T, E>
-  readonly apply: <T extends KubeObject = KubeObject>(kind: ResourceKind, obj: unknown, options: { readonly fieldManager: string; readonly force?: boolean | undefined }) => Effect.Effect<T, E>
-  readonly patch: <T extends KubeObject = KubeObject>(kind: ResourceKind, key: string, patch: { readonly type: "merge"; readonly body: unknown }) => Effect.Effect<T, E>
+  readonly apply: <T extends KubeObject = KubeObject>(
+    kind: ResourceKind,
+    obj: unknown,
+    options: { readonly fieldManager: string; readonly force?: boolean | undefined },
+  ) => Effect.Effect<T, E>
+  readonly patch: <T extends KubeObject = KubeObject>(
+    kind: ResourceKind,
+    key: string,
+    patch: { readonly type: "merge"; readonly body: unknown },
+  ) => Effect.Effect<T, E>
   readonly delete: (kind: ResourceKind, key: string, options?: { readonly propagationPolicy?: "Background" | undefined }) => Effect.Effect<void, E>
 }
 
-const ignoring = <E extends TaggedKubeError>(tag: string) => (e: E) => e.reason._tag === tag
+const ignoring =
+  <E extends TaggedKubeError>(tag: string) =>
+  (e: E) =>
+    e.reason._tag === tag
 
 /** One step of the Job's run; `owned` builds the objects it owns once its uid is known. */
 export const runAicrJob = <E extends TaggedKubeError>(
@@ -54,9 +66,9 @@ export const runAicrJob = <E extends TaggedKubeError>(
       })
     const found = yield* kube.get<Job>(Core.Job, key)
     if (Option.isNone(found)) {
-      const created = yield* kube.create<Job>(Core.Job, job as unknown as Job).pipe(
-        Effect.catchIf(ignoring<E>("AlreadyExists"), () => kube.get<Job>(Core.Job, key).pipe(Effect.map(Option.getOrThrow))),
-      )
+      const created = yield* kube
+        .create<Job>(Core.Job, job as unknown as Job)
+        .pipe(Effect.catchIf(ignoring<E>("AlreadyExists"), () => kube.get<Job>(Core.Job, key).pipe(Effect.map(Option.getOrThrow))))
       yield* resume(created)
       return { _tag: "Started", name } satisfies JobState
     }

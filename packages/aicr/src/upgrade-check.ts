@@ -84,7 +84,9 @@ export const parseUpgradeCheck = (json: string): { ok: true; value: UpgradeCheck
       ...(c.identityChanges ? { identityChanges: c.identityChanges } : {}),
       ...(verdict ? { verdict } : {}),
       ...(c.reason !== undefined ? { reason: c.reason } : {}),
-      notes: closed ? `unrecognised ${knownVerdict ? "change" : "verdict"} "${knownVerdict ? c.change : c.verdict}" from upgrade-check, treated as unknown` : (c.notes ?? ""),
+      notes: closed
+        ? `unrecognised ${knownVerdict ? "change" : "verdict"} "${knownVerdict ? c.change : c.verdict}" from upgrade-check, treated as unknown`
+        : (c.notes ?? ""),
       ...(c.explanation !== undefined ? { explanation: c.explanation } : {}),
       ...(c.jump !== undefined ? { jump: c.jump } : {}),
       ...(c.steps ? { steps: c.steps } : {}),
@@ -132,7 +134,11 @@ export const upgradeCheckJob = (s: AicrJobSettings, key: string): AicrObject => 
 }
 
 /** The Job-owned input: the two recipes, in the Job's namespace (a ConfigMap volume is read from the pod's own). */
-export const upgradeCheckInput = (job: { readonly metadata: { readonly name?: string; readonly namespace?: string; readonly uid?: string } }, key: string, recipes: { readonly from: string; readonly to: string }): AicrObject => ({
+export const upgradeCheckInput = (
+  job: { readonly metadata: { readonly name?: string; readonly namespace?: string; readonly uid?: string } },
+  key: string,
+  recipes: { readonly from: string; readonly to: string },
+): AicrObject => ({
   apiVersion: "v1",
   kind: "ConfigMap",
   metadata: { name: `${job.metadata.name}-input`, namespace: job.metadata.namespace, labels: labelsOf("upgrade-check", key), ownerReferences: ownedBy(job) },

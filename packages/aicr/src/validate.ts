@@ -158,7 +158,12 @@ export const verdictOf = (report: CtrfReport): ValidationVerdict => {
   const checks: CheckCounts = { passed: passed.length, failed: failed.length, skipped: skipped.length, other: other.length }
   if (failed.length > 0) return { _tag: "NotValidated", reason: "ValidationFailed", checks, message: `Deployment validation failed: ${listed(failed)}` }
   if (other.length > 0) {
-    return { _tag: "NotValidated", reason: "ValidationIncomplete", checks, message: `Deployment validation did not complete (timeout, crash or never ran): ${listed(other)}` }
+    return {
+      _tag: "NotValidated",
+      reason: "ValidationIncomplete",
+      checks,
+      message: `Deployment validation did not complete (timeout, crash or never ran): ${listed(other)}`,
+    }
   }
   const faked = passed.filter(looksFaked)
   if (faked.length > 0) {

@@ -39,7 +39,7 @@ export const renderConditionCatalog = (named: NamedIn): string =>
     "Every condition type, the one controller that writes it, and every reason it may carry. Readers treat a",
     "missing or stale condition as Unknown (`NotYetReported`, `Stale`), never as True.",
     "",
-    "\"Named in tests\" lists the component, int and e2e test files that hold both the condition type and the reason as",
+    '"Named in tests" lists the component, int and e2e test files that hold both the condition type and the reason as',
     "string literals, as an assertion on that condition does: an index of where to look, not a proof that each file",
     "reaches the reason. `Stalled` and `Ready` repeat reasons of the conditions they summarise; their tests mostly name",
     "the source condition. `packages/api/src/catalog.test.ts` fails when a documented reason is named by no test file,",

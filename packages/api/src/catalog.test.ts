@@ -30,7 +30,19 @@ describe("ClusterRuntime condition catalog", () => {
   it("gives Ready exactly the documented reasons", () => {
     expect([reasons(Ready, "True"), reasons(Ready, "False")]).toEqual([
       ["RolledOut", "ValidationDisabled"],
-      ["RollingOut", "NotReady", "NoActivePlan", "Paused", "EngineSuspended", "EngineSuspensionRefused", "EngineMissing", "ProjectMissing", "Unauthorized", "PlanUnreadable", "Deleting"],
+      [
+        "RollingOut",
+        "NotReady",
+        "NoActivePlan",
+        "Paused",
+        "EngineSuspended",
+        "EngineSuspensionRefused",
+        "EngineMissing",
+        "ProjectMissing",
+        "Unauthorized",
+        "PlanUnreadable",
+        "Deleting",
+      ],
     ])
   })
 
@@ -79,9 +91,18 @@ describe("every condition definition", () => {
   })
 
   it.each([
-    ["Ready", "planner"], ["Stalled", "planner"], ["Planned", "planner"], ["Discovered", "resolver"], ["Resolved", "resolver"],
-    ["Mirrored", "registry-mirror"], ["EngineAvailable", "step-executor"], ["RegistryCredentialsReady", "ecr-credential-refresher"],
-    ["Approved", "approval-guard"], ["Progressing", "step-executor"], ["ValidationReady", "validation-gate"], ["Validated", "validation-gate"],
+    ["Ready", "planner"],
+    ["Stalled", "planner"],
+    ["Planned", "planner"],
+    ["Discovered", "resolver"],
+    ["Resolved", "resolver"],
+    ["Mirrored", "registry-mirror"],
+    ["EngineAvailable", "step-executor"],
+    ["RegistryCredentialsReady", "ecr-credential-refresher"],
+    ["Approved", "approval-guard"],
+    ["Progressing", "step-executor"],
+    ["ValidationReady", "validation-gate"],
+    ["Validated", "validation-gate"],
     ["Succeeded", "planner"],
   ])("%s is owned by %s, as architecture.md's rooms table says", (type, owner) => {
     expect(ALL.find((d) => d.type === type)?.owner).toBe(owner)
@@ -94,8 +115,16 @@ describe("every condition definition", () => {
 
 describe("kind lookups", () => {
   it.each([
-    { name: "ClusterRuntime has one room per controller room in architecture.md", kind: ClusterRuntimeKind, want: ["discovery", "resolution", "mirror", "plans", "engine", "credentials"] },
-    { name: "RuntimeRollout has the planner's, approval-guard's, step-executor's and validation-gate's rooms", kind: RuntimeRolloutKind, want: ["assessment", "approval", "steps", "validation"] },
+    {
+      name: "ClusterRuntime has one room per controller room in architecture.md",
+      kind: ClusterRuntimeKind,
+      want: ["discovery", "resolution", "mirror", "plans", "engine", "credentials"],
+    },
+    {
+      name: "RuntimeRollout has the planner's, approval-guard's, step-executor's and validation-gate's rooms",
+      kind: RuntimeRolloutKind,
+      want: ["assessment", "approval", "steps", "validation"],
+    },
   ])("$name", ({ kind, want }) => {
     expect(statusRoomsOf(kind)).toEqual(want)
   })

@@ -23,7 +23,8 @@ const aicrJobReasons = {
 } as const
 
 const versionReasons = {
-  AICRVersionMismatch: "the pinned AICR is outside >=1.0.0,<2.0.0 (or a prerelease without the allowance), or an artifact records an AICR version other than the pinned one",
+  AICRVersionMismatch:
+    "the pinned AICR is outside >=1.0.0,<2.0.0 (or a prerelease without the allowance), or an artifact records an AICR version other than the pinned one",
   AICRArtifactUnsupported: "an artifact's apiVersion or schema is one the operator's parsers do not accept",
 } as const
 
@@ -131,7 +132,13 @@ export const Discovered = ConditionDef.make({
   doc: "True when the placement selects usable node groups and the latest snapshot agrees with spec.criteria; oscillates as nodes change",
   reasons: {
     True: { NodeGroupsDiscovered: "both node groups are selected, disjoint and homogeneous, and the snapshot is complete" },
-    False: { Discovering: "a snapshot Job runs", ...discoveryReasons, ...aicrJobReasons, ...versionReasons, Unauthorized: "the API server refused a read or a Job" },
+    False: {
+      Discovering: "a snapshot Job runs",
+      ...discoveryReasons,
+      ...aicrJobReasons,
+      ...versionReasons,
+      Unauthorized: "the API server refused a read or a Job",
+    },
     Unknown: StandardUnknownReasons,
   },
 })

@@ -6,8 +6,20 @@
 import { Condition } from "@aicr/conditions"
 import { Schema } from "effect"
 import {
-  AicrToken, cel, Digest, Dns1123Label, listMap, NamespacedName, NodeSelector, NonNegativeInt, ObjectName, OciReference,
-  text, Time, Tolerations, Uid,
+  AicrToken,
+  cel,
+  Digest,
+  Dns1123Label,
+  listMap,
+  NamespacedName,
+  NodeSelector,
+  NonNegativeInt,
+  ObjectName,
+  OciReference,
+  text,
+  Time,
+  Tolerations,
+  Uid,
 } from "./common"
 import { KubeObjectMeta } from "./meta"
 
@@ -86,7 +98,9 @@ export const ClusterRuntimeSpec = Schema.Struct({
   criteria: Schema.optionalKey(Criteria),
   placement: Schema.optionalKey(Placement),
   validation: Schema.optionalKey(ValidationSpec),
-  suspendEngine: Schema.optionalKey(Schema.Boolean.annotate({ description: "Freezes Argo CD: no syncs or self-heal of the operator's Applications; nothing is removed." })),
+  suspendEngine: Schema.optionalKey(
+    Schema.Boolean.annotate({ description: "Freezes Argo CD: no syncs or self-heal of the operator's Applications; nothing is removed." }),
+  ),
   paused: Schema.optionalKey(Schema.Boolean.annotate({ description: "Stops the operator starting new resolutions or steps; Argo CD keeps syncing." })),
   pin: Schema.optionalKey(Pin),
   overrides: Schema.optionalKey(Overrides),
@@ -167,7 +181,10 @@ export const EngineStatus = Schema.Struct({
   applications: Schema.optionalKey(NonNegativeInt(1000).annotate({ description: "Applications of this runtime." })),
   suspended: Schema.optionalKey(NonNegativeInt(1000).annotate({ description: "Applications with automated sync off for suspendEngine." })),
   suspensionRefused: Schema.optionalKey(
-    text(1024).annotate({ description: "While spec.suspendEngine is set: the Applications it does not hold on yet and why (a sync operation in flight, a refused patch); absent when it holds." }),
+    text(1024).annotate({
+      description:
+        "While spec.suspendEngine is set: the Applications it does not hold on yet and why (a sync operation in flight, a refused patch); absent when it holds.",
+    }),
   ),
 }).annotate({ description: "Owned by step-executor." })
 

@@ -58,8 +58,7 @@ export const OciReference = Schema.String.check(Schema.isPattern(/^[^\s]+$/u), S
 export const NonNegativeInt = (max: number) => Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(max))
 
 /** Label key: optional DNS-subdomain prefix and a name of at most 63 characters. */
-export const LABEL_KEY_PATTERN =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/u
+export const LABEL_KEY_PATTERN = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/u
 export const LabelKey = Schema.String.check(Schema.isPattern(LABEL_KEY_PATTERN), Schema.isMaxLength(317))
 export const LABEL_VALUE_PATTERN = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/u
 export const LabelValue = Schema.String.check(Schema.isPattern(LABEL_VALUE_PATTERN), Schema.isMaxLength(63))
@@ -85,14 +84,24 @@ export const Toleration = Schema.Struct({
 }).annotate({
   description: "A core/v1 Toleration.",
   ...cel(
-    { rule: "!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''", message: "a toleration with operator Exists must not set a value" },
-    { rule: "(has(self.key) && self.key != '') || (has(self.operator) && self.operator == 'Exists')", message: "a toleration without a key must use operator Exists" },
+    {
+      rule: "!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''",
+      message: "a toleration with operator Exists must not set a value",
+    },
+    {
+      rule: "(has(self.key) && self.key != '') || (has(self.operator) && self.operator == 'Exists')",
+      message: "a toleration without a key must use operator Exists",
+    },
     // Core allows Equal with an empty value; AICR's flags (key=value:effect, key:effect) would read it as Exists.
     {
       rule: "(has(self.operator) && self.operator == 'Exists') || (has(self.value) && self.value != '')",
-      message: "a toleration with operator Equal (the default when operator is omitted) must set a value: to tolerate any value of the key, use operator Exists",
+      message:
+        "a toleration with operator Equal (the default when operator is omitted) must set a value: to tolerate any value of the key, use operator Exists",
     },
-    { rule: "!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')", message: "tolerationSeconds is only allowed with effect NoExecute" },
+    {
+      rule: "!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",
+      message: "tolerationSeconds is only allowed with effect NoExecute",
+    },
   ),
 })
 export type Toleration = typeof Toleration.Type

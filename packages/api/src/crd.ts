@@ -45,8 +45,7 @@ export const openApiOf = (schema: Schema.Top, at: string): Json => {
   return structural
 }
 
-export const conditionColumn = (type: string, field: "status" | "reason" | "message") =>
-  `.status.conditions[?(@.type=="${type}")].${field}`
+export const conditionColumn = (type: string, field: "status" | "reason" | "message") => `.status.conditions[?(@.type=="${type}")].${field}`
 
 export const buildCrd = (def: CrdDefinition): Json => {
   const { group, version, kind, plural } = def.kind

@@ -32,7 +32,10 @@ describe("generated CRDs (golden)", () => {
       expect.fail(`docs/api/conditions.md is missing. ${REGENERATE}`)
     }
     const tests = tierTestFiles()
-    expect(onDisk === renderConditionCatalog((type, reason) => namedIn(tests, type, reason)), `${REGENERATE} (the page also lists the tests naming each reason)`).toBe(true)
+    expect(
+      onDisk === renderConditionCatalog((type, reason) => namedIn(tests, type, reason)),
+      `${REGENERATE} (the page also lists the tests naming each reason)`,
+    ).toBe(true)
   })
 })
 
@@ -41,8 +44,16 @@ describe("CRD shape", () => {
   const rollout = buildCrd(RuntimeRolloutCrd) as any // eslint-disable-line @typescript-eslint/no-explicit-any
 
   it.each([
-    { name: "ClusterRuntime is cluster-scoped with short name aicrrt", crd: runtime, want: { scope: "Cluster", shortName: "aicrrt", name: "clusterruntimes.operator.aicr.run" } },
-    { name: "RuntimeRollout is cluster-scoped with short name aicrro", crd: rollout, want: { scope: "Cluster", shortName: "aicrro", name: "runtimerollouts.operator.aicr.run" } },
+    {
+      name: "ClusterRuntime is cluster-scoped with short name aicrrt",
+      crd: runtime,
+      want: { scope: "Cluster", shortName: "aicrrt", name: "clusterruntimes.operator.aicr.run" },
+    },
+    {
+      name: "RuntimeRollout is cluster-scoped with short name aicrro",
+      crd: rollout,
+      want: { scope: "Cluster", shortName: "aicrro", name: "runtimerollouts.operator.aicr.run" },
+    },
   ])("$name", ({ crd, want }) => {
     expect({ scope: crd.spec.scope, shortName: crd.spec.names.shortNames[0], name: crd.metadata.name }).toEqual(want)
     expect(crd.spec.versions[0]).toMatchObject({ name: "v1alpha1", served: true, storage: true, subresources: { status: {} } })
@@ -69,7 +80,10 @@ describe("CRD shape", () => {
   })
 
   it("defaults spec.validation.deployment to Required", () => {
-    expect(schemaOf(runtime).properties.spec.properties.validation).toMatchObject({ default: {}, properties: { deployment: { default: "Required", enum: ["Required", "Disabled"] } } })
+    expect(schemaOf(runtime).properties.spec.properties.validation).toMatchObject({
+      default: {},
+      properties: { deployment: { default: "Required", enum: ["Required", "Disabled"] } },
+    })
   })
 
   it("enforces the singleton name with a root CEL rule", () => {
@@ -77,8 +91,16 @@ describe("CRD shape", () => {
   })
 
   it.each([
-    { name: "ClusterRuntime prints Ready, Reason, Step and Age, and Stalled, Rollout and Active Plan with -o wide", crd: runtime, want: ["Ready", "Reason", "Step", "Stalled*", "Rollout*", "Active Plan*", "Age"] },
-    { name: "RuntimeRollout prints Kind, Approved, Progressing, Step, Outcome and Age", crd: rollout, want: ["Kind", "Approved", "Progressing", "Step", "Outcome", "To*", "Deadline*", "Age"] },
+    {
+      name: "ClusterRuntime prints Ready, Reason, Step and Age, and Stalled, Rollout and Active Plan with -o wide",
+      crd: runtime,
+      want: ["Ready", "Reason", "Step", "Stalled*", "Rollout*", "Active Plan*", "Age"],
+    },
+    {
+      name: "RuntimeRollout prints Kind, Approved, Progressing, Step, Outcome and Age",
+      crd: rollout,
+      want: ["Kind", "Approved", "Progressing", "Step", "Outcome", "To*", "Deadline*", "Age"],
+    },
   ])("$name", ({ crd, want }) => {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     expect(crd.spec.versions[0].additionalPrinterColumns.map((c: any) => `${c.name}${c.priority === 1 ? "*" : ""}`)).toEqual(want)

@@ -22,14 +22,24 @@ export const ClusterRuntimeCrd: CrdDefinition = {
   spec: ClusterRuntimeSpec,
   status: ClusterRuntimeStatus,
   rootRules: [
-    { rule: `self.metadata.name == '${SINGLETON_NAME}'`, message: `ClusterRuntime is a singleton: metadata.name must be '${SINGLETON_NAME}'`, reason: "FieldValueForbidden" },
+    {
+      rule: `self.metadata.name == '${SINGLETON_NAME}'`,
+      message: `ClusterRuntime is a singleton: metadata.name must be '${SINGLETON_NAME}'`,
+      reason: "FieldValueForbidden",
+    },
   ],
   printerColumns: [
     { name: "Ready", type: "string", jsonPath: conditionColumn("Ready", "status") },
     { name: "Reason", type: "string", jsonPath: conditionColumn("Ready", "reason") },
     { name: "Step", type: "string", jsonPath: ".status.plans.rollout.step", description: "Step of the rollout in flight" },
     // [I] kstatus's Stalled with -o wide: progress needs a human; its reason (-o jsonpath) selects the runbook.
-    { name: "Stalled", type: "string", jsonPath: conditionColumn("Stalled", "status"), description: "Progress needs a human (the Stalled condition's reason selects the runbook)", priority: 1 },
+    {
+      name: "Stalled",
+      type: "string",
+      jsonPath: conditionColumn("Stalled", "status"),
+      description: "Progress needs a human (the Stalled condition's reason selects the runbook)",
+      priority: 1,
+    },
     { name: "Rollout", type: "string", jsonPath: ".status.plans.rollout.name", priority: 1 },
     { name: "Active Plan", type: "string", jsonPath: ".status.plans.active", description: "desiredStateDigest rolled out", priority: 1 },
     age,

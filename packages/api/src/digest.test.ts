@@ -11,7 +11,7 @@ describe("canonicalJson", () => {
     { name: "drops undefined members", given: { a: undefined, b: null }, want: '{"b":null}' },
     { name: "writes numbers as ECMAScript does", given: { n: 1e21, m: 0.1, z: -0 }, want: '{"m":0.1,"n":1e+21,"z":0}' },
     { name: "escapes strings as JSON.stringify does", given: { s: 'a"\n\u2028' }, want: '{"s":"a\\"\\n\u2028"}' },
-    { name: "sorts keys by UTF-16 code units", given: { "é": 1, z: 2, Z: 3 }, want: '{"Z":3,"z":2,"é":1}' },
+    { name: "sorts keys by UTF-16 code units", given: { é: 1, z: 2, Z: 3 }, want: '{"Z":3,"z":2,"é":1}' },
   ])("$name", ({ given, want }) => {
     expect(canonicalJson(given)).toBe(want)
   })
@@ -44,7 +44,10 @@ describe("desiredStateDigest", () => {
   })
 
   it.each([
-    { name: "changes with a chart digest", releases: plan.releases.map((r, i) => (i === 0 ? { ...r, chart: { ...r.chart, digest: `sha256:${"7".repeat(64)}` } } : r)) },
+    {
+      name: "changes with a chart digest",
+      releases: plan.releases.map((r, i) => (i === 0 ? { ...r, chart: { ...r.chart, digest: `sha256:${"7".repeat(64)}` } } : r)),
+    },
     { name: "changes with a values digest", releases: plan.releases.map((r, i) => (i === 1 ? { ...r, values: { digest: `sha256:${"8".repeat(64)}` } } : r)) },
     { name: "changes with a release namespace", releases: plan.releases.map((r, i) => (i === 1 ? { ...r, namespace: "gpu" } : r)) },
     { name: "changes when a release is removed", releases: plan.releases.slice(1) },
@@ -58,7 +61,10 @@ describe("inputDigest", () => {
   const inputs: ResolutionInputs = {
     aicr: { version: "v1.1.2", image: "ghcr.io/nvidia/aicr@sha256:" + "a".repeat(64) },
     ...spec,
-    overrides: [{ path: "b:x", value: "1" }, { path: "a:y", value: "2" }],
+    overrides: [
+      { path: "b:x", value: "1" },
+      { path: "a:y", value: "2" },
+    ],
     discovered: { acceleratedNodes: 4 },
   }
   it("does not depend on the order of overrides", () => {
@@ -67,7 +73,15 @@ describe("inputDigest", () => {
   it.each([
     { name: "changes with the AICR version", change: { aicr: { ...inputs.aicr, version: "v1.1.3" } } },
     { name: "changes with the intent", change: { intent: "inference" } },
-    { name: "changes with an override value", change: { overrides: [{ path: "b:x", value: "2" }, { path: "a:y", value: "2" }] } },
+    {
+      name: "changes with an override value",
+      change: {
+        overrides: [
+          { path: "b:x", value: "2" },
+          { path: "a:y", value: "2" },
+        ],
+      },
+    },
     { name: "changes with the discovered node count", change: { discovered: { acceleratedNodes: 5 } } },
   ])("$name", ({ change }) => {
     expect(inputDigest({ ...inputs, ...change })).not.toBe(inputDigest(inputs))
@@ -83,9 +97,17 @@ describe("readPlan", () => {
   it.each([
     { name: "refuses text that is not JSON", text: "{", want: /not JSON/ },
     { name: "refuses a document of another kind", text: encodePlan({ ...plan, kind: "Recipe" } as never), want: /Plan schema/ },
-    { name: "refuses a plan whose digest does not match its releases", text: encodePlan({ ...plan, desiredStateDigest: `sha256:${"0".repeat(64)}` }), want: /does not match its releases/ },
+    {
+      name: "refuses a plan whose digest does not match its releases",
+      text: encodePlan({ ...plan, desiredStateDigest: `sha256:${"0".repeat(64)}` }),
+      want: /does not match its releases/,
+    },
     { name: "refuses a release listed twice", text: JSON.stringify({ ...plan, releases: [plan.releases[0], plan.releases[0]] }), want: /twice/ },
-    { name: "refuses a dependency on an unknown release", text: JSON.stringify({ ...plan, releases: [plan.releases[1]] }), want: /unknown releases: gpu-operator→cert-manager/ },
+    {
+      name: "refuses a dependency on an unknown release",
+      text: JSON.stringify({ ...plan, releases: [plan.releases[1]] }),
+      want: /unknown releases: gpu-operator→cert-manager/,
+    },
     { name: "refuses a document over 1 MiB", text: " ".repeat(1024 * 1024 + 1), want: /more than 1048576/ },
   ])("$name", ({ text, want }) => {
     const r = readPlan(text)

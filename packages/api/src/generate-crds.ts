@@ -28,7 +28,10 @@ const main = (): void => {
   }
   mkdirSync(dirname(CATALOG_FILE), { recursive: true })
   const tests = tierTestFiles()
-  writeFileSync(CATALOG_FILE, renderConditionCatalog((type, reason) => namedIn(tests, type, reason)))
+  writeFileSync(
+    CATALOG_FILE,
+    renderConditionCatalog((type, reason) => namedIn(tests, type, reason)),
+  )
   process.stdout.write("Wrote docs/api/conditions.md\n")
 }
 

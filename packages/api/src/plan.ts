@@ -39,7 +39,9 @@ export const PlanRelease = Schema.Struct({
     Schema.Struct({
       image: OciReference,
       timeoutSeconds: Schema.optionalKey(
-        NonNegativeInt(86_400).annotate({ description: "The gate Job's --max-wait in seconds; the step's deadline adds AICR's 5 m buffer (absent: AICR's default 90 m)." }),
+        NonNegativeInt(86_400).annotate({
+          description: "The gate Job's --max-wait in seconds; the step's deadline adds AICR's 5 m buffer (absent: AICR's default 90 m).",
+        }),
       ),
     }).annotate({ description: "This release is an AICR readiness gate (1.x `NNN-<component>-readiness`): its step is ready once the gate Job completed." }),
   ),
@@ -64,7 +66,9 @@ export const Plan = Schema.Struct({
   bundle: Schema.optionalKey(Schema.Struct({ ref: OciReference })),
   engine: PlanEngine,
   releases: Schema.Array(PlanRelease).check(Schema.isMaxLength(MAX_RELEASES)),
-  content: Schema.Array(Schema.Struct({ key: Schema.Literals(CONTENT_KEYS), configMap: ObjectName, digest: Digest })).check(Schema.isMaxLength(CONTENT_KEYS.length)),
+  content: Schema.Array(Schema.Struct({ key: Schema.Literals(CONTENT_KEYS), configMap: ObjectName, digest: Digest })).check(
+    Schema.isMaxLength(CONTENT_KEYS.length),
+  ),
 })
 export type Plan = typeof Plan.Type
 
@@ -73,7 +77,13 @@ export const desiredStateOf = (plan: Pick<Plan, "engine" | "releases">) => ({
   engine: { kind: plan.engine.kind, project: plan.engine.project },
   releases: [...plan.releases]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((r) => ({ name: r.name, namespace: r.namespace, chart: { ref: r.chart.ref, digest: r.chart.digest }, values: r.values.digest, ignoreDifferences: r.ignoreDifferences ?? [] })),
+    .map((r) => ({
+      name: r.name,
+      namespace: r.namespace,
+      chart: { ref: r.chart.ref, digest: r.chart.digest },
+      values: r.values.digest,
+      ignoreDifferences: r.ignoreDifferences ?? [],
+    })),
 })
 
 /** `sha256:` over the canonical JSON of `desiredStateOf(plan)`: ignores timestamps, ConfigMap names, order, inputs. */
@@ -96,7 +106,10 @@ export type ResolutionInputs = typeof ResolutionInputs.Type
 
 /** `sha256:` over canonical JSON of the inputs; overrides are ordered by path (paths are unique). */
 export const inputDigest = (inputs: ResolutionInputs): string =>
-  digestOf({ ...inputs, overrides: inputs.overrides === undefined ? undefined : [...inputs.overrides].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)) })
+  digestOf({
+    ...inputs,
+    overrides: inputs.overrides === undefined ? undefined : [...inputs.overrides].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+  })
 
 /** Serialises a plan for its ConfigMap: canonical JSON, so equal plans are byte-identical. */
 export const encodePlan = (plan: Plan): string => canonicalJson(plan)

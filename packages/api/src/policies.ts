@@ -53,7 +53,8 @@ export const operatorIdentityCel = (o: PolicyOptions): string => {
   )
 }
 
-const annotationOf = (obj: string, key: string) => `has(${obj}.metadata.annotations) && ${quote(key)} in ${obj}.metadata.annotations ? ${obj}.metadata.annotations[${quote(key)}] : ''`
+const annotationOf = (obj: string, key: string) =>
+  `has(${obj}.metadata.annotations) && ${quote(key)} in ${obj}.metadata.annotations ? ${obj}.metadata.annotations[${quote(key)}] : ''`
 const labelsOf = (obj: string) => `has(${obj}.metadata.labels) ? ${obj}.metadata.labels : {}`
 const finalizersOf = (obj: string) => `has(${obj}.metadata.finalizers) ? ${obj}.metadata.finalizers : []`
 const verbCheck = (verb: string) => `authorizer.group(${quote(GROUP)}).resource('runtimerollouts').name(object.metadata.name).check(${quote(verb)}).allowed()`
@@ -143,7 +144,10 @@ export const rolloutDecisionsPolicy = (o: PolicyOptions) => {
       { name: "approving", expression: "has(object.spec.approval) && !has(oldObject.spec.approval)" },
       { name: "revoking", expression: "has(object.spec.revocation) && !has(oldObject.spec.revocation)" },
       { name: "oldAcks", expression: "has(oldObject.spec.acknowledgements) ? oldObject.spec.acknowledgements : []" },
-      { name: "addedAcks", expression: "(has(object.spec.acknowledgements) ? object.spec.acknowledgements : []).filter(a, !variables.oldAcks.exists(o, o.step == a.step))" },
+      {
+        name: "addedAcks",
+        expression: "(has(object.spec.acknowledgements) ? object.spec.acknowledgements : []).filter(a, !variables.oldAcks.exists(o, o.step == a.step))",
+      },
     ],
     validations,
   })
@@ -161,8 +165,10 @@ export const rolloutCreationPolicy = () => {
     variables: [{ name: "editedBy", expression: annotationOf("params", ANNOTATION_EDITED_BY) }],
     validations: [
       {
-        expression: "!has(object.spec.approval) && !has(object.spec.revocation) && (!has(object.spec.acknowledgements) || size(object.spec.acknowledgements) == 0)",
-        messageExpression: "'rollout ' + object.metadata.name + ' must be created without spec.approval, spec.revocation and spec.acknowledgements: approvers add them later'",
+        expression:
+          "!has(object.spec.approval) && !has(object.spec.revocation) && (!has(object.spec.acknowledgements) || size(object.spec.acknowledgements) == 0)",
+        messageExpression:
+          "'rollout ' + object.metadata.name + ' must be created without spec.approval, spec.revocation and spec.acknowledgements: approvers add them later'",
         reason: "Forbidden",
       },
       {
@@ -189,35 +195,42 @@ export const rolloutCreationPolicy = () => {
  */
 export const runtimeEditsPolicy = (o: PolicyOptions) => {
   const me = "request.userInfo.username"
-  return policy(POLICY_RUNTIME_EDITS, "Spec edits of ClusterRuntime record the API server's view of the editor; the operator only manages its cleanup finalizer", {
-    matchConstraints: rules("clusterruntimes", ["CREATE", "UPDATE"]),
-    variables: [
-      { name: "operator", expression: operatorIdentityCel(o) },
-      { name: "editedBy", expression: annotationOf("object", ANNOTATION_EDITED_BY) },
-      { name: "unchanged", expression: `request.operation == 'UPDATE' && object.spec == oldObject.spec && variables.editedBy == (${annotationOf("oldObject", ANNOTATION_EDITED_BY)})` },
-    ],
-    validations: [
-      {
-        expression: `variables.operator || variables.unchanged || variables.editedBy == ${me}`,
-        // Reached only where the editor stamp is not installed: the message gives the command to run. On UPDATE,
-        // annotating first works because kubectl apply/edit/patch keep an annotation the change does not mention.
-        messageExpression:
-          `'a change to the spec of ClusterRuntime ' + object.metadata.name + ' must set metadata.annotations["${ANNOTATION_EDITED_BY}"] to your user name "' + ${me} + '" in the same request ` +
-          `(it becomes spec.requestedBy of the rollout it produces, which you may not approve), and this cluster does not record it for you (MutatingAdmissionPolicy ${POLICY_EDITOR_STAMP} is not installed). ' + ` +
-          `(request.operation == 'CREATE' ? 'Run: kubectl annotate --local --overwrite -o yaml -f clusterruntime.yaml ${ANNOTATION_EDITED_BY}=' + ${me} + ' | kubectl apply -f - (with your file in place of clusterruntime.yaml)' : ` +
-          `'Run: kubectl annotate --overwrite clusterruntime ' + object.metadata.name + ' ${ANNOTATION_EDITED_BY}=' + ${me} + ' and then your command again')`,
-        reason: "Forbidden",
-      },
-      {
-        expression:
-          `!variables.operator || (request.operation == 'UPDATE' && object.spec == oldObject.spec && (${labelsOf("object")}) == (${labelsOf("oldObject")}) && ` +
-          `(has(object.metadata.annotations) ? object.metadata.annotations : {}) == (has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}) && ` +
-          `(${finalizersOf("object")}).filter(f, f != ${quote(FINALIZER_CLEANUP)}) == (${finalizersOf("oldObject")}).filter(f, f != ${quote(FINALIZER_CLEANUP)}))`,
-        messageExpression: `'the operator\\'s identity ' + ${me} + ' may change only its finalizer ${FINALIZER_CLEANUP} of ClusterRuntime ' + object.metadata.name + ' (and its status)'`,
-        reason: "Forbidden",
-      },
-    ],
-  })
+  return policy(
+    POLICY_RUNTIME_EDITS,
+    "Spec edits of ClusterRuntime record the API server's view of the editor; the operator only manages its cleanup finalizer",
+    {
+      matchConstraints: rules("clusterruntimes", ["CREATE", "UPDATE"]),
+      variables: [
+        { name: "operator", expression: operatorIdentityCel(o) },
+        { name: "editedBy", expression: annotationOf("object", ANNOTATION_EDITED_BY) },
+        {
+          name: "unchanged",
+          expression: `request.operation == 'UPDATE' && object.spec == oldObject.spec && variables.editedBy == (${annotationOf("oldObject", ANNOTATION_EDITED_BY)})`,
+        },
+      ],
+      validations: [
+        {
+          expression: `variables.operator || variables.unchanged || variables.editedBy == ${me}`,
+          // Reached only where the editor stamp is not installed: the message gives the command to run. On UPDATE,
+          // annotating first works because kubectl apply/edit/patch keep an annotation the change does not mention.
+          messageExpression:
+            `'a change to the spec of ClusterRuntime ' + object.metadata.name + ' must set metadata.annotations["${ANNOTATION_EDITED_BY}"] to your user name "' + ${me} + '" in the same request ` +
+            `(it becomes spec.requestedBy of the rollout it produces, which you may not approve), and this cluster does not record it for you (MutatingAdmissionPolicy ${POLICY_EDITOR_STAMP} is not installed). ' + ` +
+            `(request.operation == 'CREATE' ? 'Run: kubectl annotate --local --overwrite -o yaml -f clusterruntime.yaml ${ANNOTATION_EDITED_BY}=' + ${me} + ' | kubectl apply -f - (with your file in place of clusterruntime.yaml)' : ` +
+            `'Run: kubectl annotate --overwrite clusterruntime ' + object.metadata.name + ' ${ANNOTATION_EDITED_BY}=' + ${me} + ' and then your command again')`,
+          reason: "Forbidden",
+        },
+        {
+          expression:
+            `!variables.operator || (request.operation == 'UPDATE' && object.spec == oldObject.spec && (${labelsOf("object")}) == (${labelsOf("oldObject")}) && ` +
+            `(has(object.metadata.annotations) ? object.metadata.annotations : {}) == (has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}) && ` +
+            `(${finalizersOf("object")}).filter(f, f != ${quote(FINALIZER_CLEANUP)}) == (${finalizersOf("oldObject")}).filter(f, f != ${quote(FINALIZER_CLEANUP)}))`,
+          messageExpression: `'the operator\\'s identity ' + ${me} + ' may change only its finalizer ${FINALIZER_CLEANUP} of ClusterRuntime ' + object.metadata.name + ' (and its status)'`,
+          reason: "Forbidden",
+        },
+      ],
+    },
+  )
 }
 
 /**
@@ -237,7 +250,9 @@ export const editorStampPolicy = (o: PolicyOptions, version: EditorStampVersion)
     metadata: {
       name: POLICY_EDITOR_STAMP,
       labels: { "app.kubernetes.io/part-of": "aicr-operator" },
-      annotations: { "operator.aicr.run/description": "Records the API server's name for the editor of a ClusterRuntime spec change (it becomes the rollout's requestedBy)" },
+      annotations: {
+        "operator.aicr.run/description": "Records the API server's name for the editor of a ClusterRuntime spec change (it becomes the rollout's requestedBy)",
+      },
     },
     spec: {
       failurePolicy: "Fail",
@@ -265,7 +280,10 @@ export const editorStampBinding = (version: EditorStampVersion) => ({
 })
 
 /** The editor stamp and its binding for one API version (policy before binding). */
-export const editorStampObjects = (version: EditorStampVersion, o: PolicyOptions = DEFAULT_POLICY_OPTIONS) => [editorStampPolicy(o, version), editorStampBinding(version)]
+export const editorStampObjects = (version: EditorStampVersion, o: PolicyOptions = DEFAULT_POLICY_OPTIONS) => [
+  editorStampPolicy(o, version),
+  editorStampBinding(version),
+]
 
 const clusterRole = (name: string, description: string, rules: ReadonlyArray<Record<string, unknown>>) => ({
   apiVersion: "rbac.authorization.k8s.io/v1",

@@ -52,7 +52,13 @@ export const Core = {
   Event: { group: "events.k8s.io", version: "v1", kind: "Event", plural: "events", namespaced: true },
   Lease: { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", namespaced: true },
   Job: { group: "batch", version: "v1", kind: "Job", plural: "jobs", namespaced: true },
-  CustomResourceDefinition: { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition", plural: "customresourcedefinitions", namespaced: false },
+  CustomResourceDefinition: {
+    group: "apiextensions.k8s.io",
+    version: "v1",
+    kind: "CustomResourceDefinition",
+    plural: "customresourcedefinitions",
+    namespaced: false,
+  },
 } as const satisfies Record<string, ResourceKind>
 
 export const ArgoCD = {

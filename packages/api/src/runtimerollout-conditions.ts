@@ -51,7 +51,8 @@ export const Progressing = ConditionDef.make({
       InventoryDrift: "live engine objects differ from what the plan and rollout expect",
       StepUnknown: "a step kind this operator build does not understand",
       MovedReleaseMissing: "a moved release cannot be found at its old location",
-      NamespaceMissing: "the step's release namespace does not exist; Argo CD does not create it; the message gives the command that creates it with its Pod Security labels",
+      NamespaceMissing:
+        "the step's release namespace does not exist; Argo CD does not create it; the message gives the command that creates it with its Pod Security labels",
       ForeignObject: "an Application with the wanted name was not created by this operator",
       PlanUnreadable: "the target plan ConfigMap is malformed or untrusted",
       RolloutFailed: "a step failed or passed its timeout; terminal",
@@ -93,7 +94,8 @@ export const Validated = ConditionDef.make({
       AwaitingSteps: "Progressing is not True/StepsCompleted for this generation",
       Validating: "a validation run is in progress; the message names the run",
       ValidationFailed: "a validation check failed; the message names the failed checks with the validator's own message; terminal",
-      ValidationIncomplete: "a check ended other than passed, failed or skipped (timeout, crash), or the run wrote no report (deadline, killed, readiness pre-flight, a plan or snapshot it could not read); terminal",
+      ValidationIncomplete:
+        "a check ended other than passed, failed or skipped (timeout, crash), or the run wrote no report (deadline, killed, readiness pre-flight, a plan or snapshot it could not read); terminal",
       ValidationEmpty: "no check ran: the recipe declares no deployment check, or every check was skipped; terminal",
       ValidationUnverified: "a check reported passed in 0 ms with no output, so the validator cannot have run; terminal",
       EvidenceUnsigned: "a signing key is configured but the evidence carries no key signature; terminal",

@@ -58,7 +58,9 @@ export const RolloutStep = Schema.Struct({
   verdict: Schema.optionalKey(Verdict.annotate({ description: "The assessment's verdict for this component's change; absent for an install." })),
   from: Schema.optionalKey(text(128).annotate({ description: "Chart version before the step." })),
   to: Schema.optionalKey(text(128).annotate({ description: "Chart version after the step." })),
-  acknowledge: Schema.optionalKey(Schema.Boolean.annotate({ description: "A manual transition with post-apply actions: the step waits for kubectl aicr acknowledge." })),
+  acknowledge: Schema.optionalKey(
+    Schema.Boolean.annotate({ description: "A manual transition with post-apply actions: the step waits for kubectl aicr acknowledge." }),
+  ),
 })
 export type RolloutStep = typeof RolloutStep.Type
 
@@ -73,7 +75,10 @@ export const RuntimeRolloutSpec = Schema.Struct({
   steps: Schema.optionalKey(
     Schema.Array(RolloutStep)
       .check(Schema.isMaxLength(MAX_STEPS))
-      .annotate({ description: "The steps, in the order they run; what an approval approves.", ...cel({ rule: "self == oldSelf", message: "spec.steps is immutable" }) }),
+      .annotate({
+        description: "The steps, in the order they run; what an approval approves.",
+        ...cel({ rule: "self == oldSelf", message: "spec.steps is immutable" }),
+      }),
   ),
   approval: Schema.optionalKey(Approval),
   revocation: Schema.optionalKey(Revocation),
@@ -94,13 +99,22 @@ export const RuntimeRolloutSpec = Schema.Struct({
       message: "spec.requestedBy is immutable",
     },
     { rule: "has(self.steps) == has(oldSelf.steps)", message: "spec.steps is immutable" },
-    { rule: "!has(oldSelf.approval) || (has(self.approval) && self.approval == oldSelf.approval)", message: "spec.approval is set-once: it cannot be changed or removed" },
-    { rule: "!has(oldSelf.revocation) || (has(self.revocation) && self.revocation == oldSelf.revocation)", message: "spec.revocation is set-once: it cannot be changed or removed" },
+    {
+      rule: "!has(oldSelf.approval) || (has(self.approval) && self.approval == oldSelf.approval)",
+      message: "spec.approval is set-once: it cannot be changed or removed",
+    },
+    {
+      rule: "!has(oldSelf.revocation) || (has(self.revocation) && self.revocation == oldSelf.revocation)",
+      message: "spec.revocation is set-once: it cannot be changed or removed",
+    },
     {
       rule: "!has(oldSelf.acknowledgements) || (has(self.acknowledgements) && oldSelf.acknowledgements.all(o, self.acknowledgements.exists(n, n == o)))",
       message: "spec.acknowledgements is append-only: entries cannot be changed or removed",
     },
-    { rule: "!has(self.approval) || self.approval.toDigest == self.toDigest", message: "spec.approval.toDigest must equal spec.toDigest: an approval binds to the exact target plan" },
+    {
+      rule: "!has(self.approval) || self.approval.toDigest == self.toDigest",
+      message: "spec.approval.toDigest must equal spec.toDigest: an approval binds to the exact target plan",
+    },
     { rule: "!has(self.approval) || self.approval.expiresAt <= self.deadline", message: "spec.approval.expiresAt must not be after spec.deadline" },
     { rule: "self.kind != 'Install' || !has(self.fromDigest)", message: "spec.fromDigest must be absent for an Install" },
     { rule: "!(self.kind in ['Upgrade', 'Rollback']) || has(self.fromDigest)", message: "spec.fromDigest is required for an Upgrade or a Rollback" },

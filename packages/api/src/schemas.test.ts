@@ -26,7 +26,7 @@ describe("ClusterRuntime schema", () => {
     { name: "refuses an upper-case intent", spec: { intent: "Training" } },
     { name: "refuses a pin that is not a sha256 digest", spec: { pin: { desiredStateDigest: "sha256:abc" } } },
     { name: "refuses an override path without a component", spec: { overrides: [{ path: "driver.version", value: "1" }] } },
-    { name: "refuses an override value over 4 KiB", spec: { overrides: [{ path: "gpuoperator:a", value: "x".repeat(4097) } ] } },
+    { name: "refuses an override value over 4 KiB", spec: { overrides: [{ path: "gpuoperator:a", value: "x".repeat(4097) }] } },
     { name: "refuses more than 64 overrides", spec: { overrides: Array.from({ length: 65 }, (_, i) => ({ path: `c:p${i}`, value: "1" })) } },
     { name: "refuses an empty nodeSelector", spec: { placement: { system: { nodeSelector: {} } } } },
     { name: "refuses a validation mode other than Required or Disabled", spec: { validation: { deployment: "Optional" } } },
@@ -50,8 +50,30 @@ describe("RuntimeRollout schema", () => {
 
   it.each([
     { name: "refuses an unknown kind", spec: { kind: "Reinstall" } },
-    { name: "refuses an approval reason over 1024 characters", spec: { approval: { approvedBy: "bob", reason: "x".repeat(1025), approvedAt: "2026-12-02T10:00:00Z", expiresAt: "2026-12-02T12:00:00Z", toDigest: `sha256:${"a".repeat(64)}` } } },
-    { name: "refuses an empty approval reason", spec: { approval: { approvedBy: "bob", reason: "", approvedAt: "2026-12-02T10:00:00Z", expiresAt: "2026-12-02T12:00:00Z", toDigest: `sha256:${"a".repeat(64)}` } } },
+    {
+      name: "refuses an approval reason over 1024 characters",
+      spec: {
+        approval: {
+          approvedBy: "bob",
+          reason: "x".repeat(1025),
+          approvedAt: "2026-12-02T10:00:00Z",
+          expiresAt: "2026-12-02T12:00:00Z",
+          toDigest: `sha256:${"a".repeat(64)}`,
+        },
+      },
+    },
+    {
+      name: "refuses an empty approval reason",
+      spec: {
+        approval: {
+          approvedBy: "bob",
+          reason: "",
+          approvedAt: "2026-12-02T10:00:00Z",
+          expiresAt: "2026-12-02T12:00:00Z",
+          toDigest: `sha256:${"a".repeat(64)}`,
+        },
+      },
+    },
     { name: "refuses a deadline that is not RFC 3339", spec: { deadline: "tomorrow" } },
   ])("$name", ({ spec }) => {
     const r = installRollout()

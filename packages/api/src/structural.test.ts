@@ -10,7 +10,12 @@ describe("toStructural", () => {
     },
     {
       name: "concatenates CEL rules found in allOf",
-      given: { type: "array", items: { type: "string", maxLength: 1 }, "x-kubernetes-validations": [{ rule: "a" }], allOf: [{ maxItems: 2, "x-kubernetes-validations": [{ rule: "b" }] }] },
+      given: {
+        type: "array",
+        items: { type: "string", maxLength: 1 },
+        "x-kubernetes-validations": [{ rule: "a" }],
+        allOf: [{ maxItems: 2, "x-kubernetes-validations": [{ rule: "b" }] }],
+      },
       want: { type: "array", maxItems: 2, items: { type: "string", maxLength: 1 }, "x-kubernetes-validations": [{ rule: "a" }, { rule: "b" }] },
     },
     {
@@ -60,6 +65,11 @@ describe("unbounded", () => {
         m: { type: "object", additionalProperties: { type: "string" } },
       },
     }
-    expect(unbounded(schema)).toEqual(["$.s: string without maxLength", "$.l: list without maxItems", "$.m: map without maxProperties", "$.m.*: string without maxLength"])
+    expect(unbounded(schema)).toEqual([
+      "$.s: string without maxLength",
+      "$.l: list without maxItems",
+      "$.m: map without maxProperties",
+      "$.m.*: string without maxLength",
+    ])
   })
 })

@@ -8,9 +8,28 @@ type Json = Record<string, unknown>
 
 const SAFE = Number.MAX_SAFE_INTEGER
 const KEY_ORDER = [
-  "description", "type", "format", "enum", "default", "pattern", "minLength", "maxLength", "minimum", "maximum",
-  "minItems", "maxItems", "minProperties", "maxProperties", "required", "properties", "items", "additionalProperties",
-  "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations",
+  "description",
+  "type",
+  "format",
+  "enum",
+  "default",
+  "pattern",
+  "minLength",
+  "maxLength",
+  "minimum",
+  "maximum",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
+  "required",
+  "properties",
+  "items",
+  "additionalProperties",
+  "x-kubernetes-list-type",
+  "x-kubernetes-list-map-keys",
+  "x-kubernetes-preserve-unknown-fields",
+  "x-kubernetes-validations",
 ]
 const DROPPED = new Set(["$schema", "propertyNames", "title"])
 
@@ -20,7 +39,8 @@ const mergeInto = (target: Json, part: Json, path: string): void => {
   for (const [k, v] of Object.entries(part)) {
     if (!(k in target)) target[k] = v
     else if (k === "x-kubernetes-validations") target[k] = [...(target[k] as unknown[]), ...(v as unknown[])]
-    else if (k === "description") target[k] = v // the latest annotation wins
+    else if (k === "description")
+      target[k] = v // the latest annotation wins
     else if (JSON.stringify(target[k]) !== JSON.stringify(v)) throw new Error(`${path}: conflicting ${k} in allOf`)
   }
 }
@@ -50,9 +70,7 @@ export const toStructural = (node: unknown, definitions: Json = {}, path = "$"):
   }
   if (isObject(n["properties"])) {
     delete n["additionalProperties"]
-    n["properties"] = Object.fromEntries(
-      Object.entries(n["properties"] as Json).map(([k, v]) => [k, toStructural(v, definitions, `${path}.${k}`)]),
-    )
+    n["properties"] = Object.fromEntries(Object.entries(n["properties"] as Json).map(([k, v]) => [k, toStructural(v, definitions, `${path}.${k}`)]))
     if (Array.isArray(n["required"]) && (n["required"] as unknown[]).length === 0) delete n["required"]
   } else if (n["additionalProperties"] === true || n["additionalProperties"] === false) {
     throw new Error(`${path}: an object needs properties or a typed additionalProperties`)

@@ -38,30 +38,58 @@ afterEach(async () => {
 
 const message = (res: KubeResponse): string => (typeof res.body === "object" ? String(res.body?.message) : String(res.body))
 const cond = (type: string, status: string, reason: string, observedGeneration = 1) => ({
-  type, status, reason, observedGeneration, message: `${type} is ${status}`, lastTransitionTime: "2026-12-02T10:00:00Z",
+  type,
+  status,
+  reason,
+  observedGeneration,
+  message: `${type} is ${status}`,
+  lastTransitionTime: "2026-12-02T10:00:00Z",
 })
 
 describe("valid objects are accepted", () => {
   it("accepts the EKS sample and defaults spec.validation.deployment to Required", async () => {
     const obj = await mustCreate("clusterruntimes", runtime())
-    expect(obj.spec).toMatchObject({ intent: "training", platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Required" } })
+    expect(obj.spec).toMatchObject({
+      intent: "training",
+      platform: "kubeflow",
+      criteria: { service: "eks", accelerator: "h100", os: "ubuntu" },
+      validation: { deployment: "Required" },
+    })
     expect(obj.spec.placement.accelerated.tolerations).toEqual([{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }])
   })
 
   it("accepts every optional field at its bounds", async () => {
     const spec = {
-      validation: { deployment: "Disabled" }, paused: true, suspendEngine: true,
+      validation: { deployment: "Disabled" },
+      paused: true,
+      suspendEngine: true,
       pin: { desiredStateDigest: `sha256:${"a".repeat(64)}` },
       adoption: { fromRuntimeUID: "0b6f3d0e-7c1a-4d59-9a43-5c1f1f6a2e10" },
-      overrides: [{ path: "gpuoperator:driver.version", value: "580.105.08" }, { path: "kaischeduler:global.x", value: "é".repeat(2048) }],
-      placement: { accelerated: { nodeSelector: { "eks.amazonaws.com/nodegroup": "gpu" }, tolerations: [{ key: "k", operator: "Equal", value: "v", effect: "NoExecute", tolerationSeconds: 30 }, { operator: "Exists" }] } },
+      overrides: [
+        { path: "gpuoperator:driver.version", value: "580.105.08" },
+        { path: "kaischeduler:global.x", value: "é".repeat(2048) },
+      ],
+      placement: {
+        accelerated: {
+          nodeSelector: { "eks.amazonaws.com/nodegroup": "gpu" },
+          tolerations: [{ key: "k", operator: "Equal", value: "v", effect: "NoExecute", tolerationSeconds: 30 }, { operator: "Exists" }],
+        },
+      },
     }
     expect((await mustCreate("clusterruntimes", runtime(spec))).spec.validation.deployment).toBe("Disabled")
   })
 
   it("accepts a first-install rollout and an approved upgrade with acknowledgements", async () => {
     await mustCreate("runtimerollouts", rollout({}, "ok-install"))
-    const up = rollout({ kind: "Upgrade", fromDigest: `sha256:${"0".repeat(64)}`, approval: approval({ groups: ["aicr-approvers"] }), acknowledgements: [{ step: "gpu-operator", acknowledgedBy: "bob", at: "2026-12-02T11:00:00Z" }] }, "ok-upgrade")
+    const up = rollout(
+      {
+        kind: "Upgrade",
+        fromDigest: `sha256:${"0".repeat(64)}`,
+        approval: approval({ groups: ["aicr-approvers"] }),
+        acknowledgements: [{ step: "gpu-operator", acknowledgedBy: "bob", at: "2026-12-02T11:00:00Z" }],
+      },
+      "ok-upgrade",
+    )
     expect((await mustCreate("runtimerollouts", up)).spec.approval.approvedBy).toBe("bob")
   })
 })
@@ -101,7 +129,11 @@ describe("status is a subresource shared by field managers", () => {
   it("ignores spec in a status write and status in a spec write", async () => {
     await mustCreate("runtimerollouts", rollout({}, "sub"))
     await kubeRequest(info, { method: "PATCH", path: path("runtimerollouts", "sub"), body: { status: { approval: { approvedBy: "x" } } } })
-    const viaStatus = await kubeRequest(info, { method: "PATCH", path: path("runtimerollouts", "sub", "status"), body: { spec: { requestedBy: "x" }, status: { approval: { approvedBy: "approver" } } } })
+    const viaStatus = await kubeRequest(info, {
+      method: "PATCH",
+      path: path("runtimerollouts", "sub", "status"),
+      body: { spec: { requestedBy: "x" }, status: { approval: { approvedBy: "approver" } } },
+    })
     expect(viaStatus.status).toBe(200)
     const obj = await get("runtimerollouts", "sub")
     expect([obj.spec.requestedBy, obj.status.approval.approvedBy, obj.metadata.generation]).toEqual(["alice", "approver", 1])
@@ -111,7 +143,10 @@ describe("status is a subresource shared by field managers", () => {
     await mustCreate("runtimerollouts", rollout({}, "ssa"))
     const guard = (conditions: unknown[]) => applyStatus("runtimerollouts", "ssa", "aicr-approval-guard", { conditions, approval: { approvedBy: "bob" } })
     expect((await guard([cond("Approved", "False", "AwaitingApproval")])).status).toBe(200)
-    const exec = await applyStatus("runtimerollouts", "ssa", "aicr-step-executor", { conditions: [cond("Progressing", "False", "AwaitingApproval")], steps: { total: 18, done: 0 } })
+    const exec = await applyStatus("runtimerollouts", "ssa", "aicr-step-executor", {
+      conditions: [cond("Progressing", "False", "AwaitingApproval")],
+      steps: { total: 18, done: 0 },
+    })
     expect(exec.status, message(exec)).toBe(200)
     expect((await guard([cond("Approved", "True", "ApprovedByUser")])).status).toBe(200)
     let obj = await get("runtimerollouts", "ssa")
@@ -152,16 +187,34 @@ describe("kubectl get columns", () => {
     expect(res.status, message(res)).toBe(200)
     const t = (await table("clusterruntimes")).body
     expect(t.kind).toBe("Table")
-    expect(t.columnDefinitions.map((c: { name: string; priority: number }) => `${c.name}${c.priority ? "*" : ""}`)).toEqual(["Name", "Ready", "Reason", "Step", "Rollout*", "Active Plan*", "Age"])
+    expect(t.columnDefinitions.map((c: { name: string; priority: number }) => `${c.name}${c.priority ? "*" : ""}`)).toEqual([
+      "Name",
+      "Ready",
+      "Reason",
+      "Step",
+      "Rollout*",
+      "Active Plan*",
+      "Age",
+    ])
     expect(cells(t)).toMatchObject({ Name: "cluster", Ready: "False", Reason: "RollingOut", Step: "9/18 gpu-operator (Upgrade)", "Active Plan": plans.active })
   })
 
   it("shows Kind, Approved, Progressing, Step and Outcome for RuntimeRollout", async () => {
     await mustCreate("runtimerollouts", rollout({}, "cols"))
     await applyStatus("runtimerollouts", "cols", "aicr-approval-guard", { conditions: [cond("Approved", "True", "ApprovedByUser")] })
-    await applyStatus("runtimerollouts", "cols", "aicr-step-executor", { conditions: [cond("Progressing", "True", "StepInProgress")], steps: { total: 18, done: 8, current: "9/18 gpu-operator (Upgrade)" } })
+    await applyStatus("runtimerollouts", "cols", "aicr-step-executor", {
+      conditions: [cond("Progressing", "True", "StepInProgress")],
+      steps: { total: 18, done: 8, current: "9/18 gpu-operator (Upgrade)" },
+    })
     await applyStatus("runtimerollouts", "cols", "aicr-planner", { conditions: [cond("Succeeded", "False", "InProgress")] })
     const t = (await table("runtimerollouts")).body
-    expect(cells(t)).toMatchObject({ Name: "cols", Kind: "Install", Approved: "True", Progressing: "True", Step: "9/18 gpu-operator (Upgrade)", Outcome: "InProgress" })
+    expect(cells(t)).toMatchObject({
+      Name: "cols",
+      Kind: "Install",
+      Approved: "True",
+      Progressing: "True",
+      Step: "9/18 gpu-operator (Upgrade)",
+      Outcome: "InProgress",
+    })
   })
 })

@@ -12,8 +12,16 @@ import { describe, expect, it } from "vitest"
 import type { Application } from "./application"
 import { isReadyAt, notReadyAt, syncFailureAt } from "./ready"
 
-interface Event { readonly target: string; readonly version: string; readonly deployed: boolean; readonly app: Application }
-interface Fixture { readonly recordedWith: string; readonly sequences: ReadonlyArray<{ readonly release: string; readonly events: ReadonlyArray<Event> }> }
+interface Event {
+  readonly target: string
+  readonly version: string
+  readonly deployed: boolean
+  readonly app: Application
+}
+interface Fixture {
+  readonly recordedWith: string
+  readonly sequences: ReadonlyArray<{ readonly release: string; readonly events: ReadonlyArray<Event> }>
+}
 
 const fixture: Fixture = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "argocd-3.4.2-sequences.json"), "utf8"))
 const all = fixture.sequences.flatMap((s) => s.events.map((e) => ({ ...e, release: s.release })))
@@ -26,11 +34,18 @@ const healthy = (a: Application) => a.status?.health?.status === "Healthy"
 const weaker: Record<string, Predicate> = {
   "Healthy only": (a) => healthy(a),
   "Healthy and sync.revision": (a, r) => healthy(a) && a.status?.sync?.revision === r,
-  "Healthy and the operation Succeeded at the revision": (a, r) => healthy(a) && a.status?.operationState?.phase === "Succeeded" && a.status.operationState.syncResult?.revision === r,
+  "Healthy and the operation Succeeded at the revision": (a, r) =>
+    healthy(a) && a.status?.operationState?.phase === "Succeeded" && a.status.operationState.syncResult?.revision === r,
   // The full predicate without its sync.status check: the operation done at the revision while health is stale.
   // The full predicate comparing only the source: after a Move the old namespace's comparison passes for ready.
-  "everything but the destination comparison": (a, r) => isReadyAt({ ...a, spec: { ...a.spec!, destination: a.status?.sync?.comparedTo?.destination } } as Application, r),
-  "everything but Synced": (a, r) => healthy(a) && a.operation === undefined && a.status?.sync?.revision === r && a.status.operationState?.phase === "Succeeded" && a.status.operationState.syncResult?.revision === r,
+  "everything but the destination comparison": (a, r) =>
+    isReadyAt({ ...a, spec: { ...a.spec!, destination: a.status?.sync?.comparedTo?.destination } } as Application, r),
+  "everything but Synced": (a, r) =>
+    healthy(a) &&
+    a.operation === undefined &&
+    a.status?.sync?.revision === r &&
+    a.status.operationState?.phase === "Succeeded" &&
+    a.status.operationState.syncResult?.revision === r,
 }
 // The comparedTo, operation and last-operation checks did not matter alone on these recordings (the others covered
 // for them); they stay because the research note's recordings (argocd-local.md §7) show events where each did, and
@@ -42,7 +57,15 @@ describe("ready at the revision written (real Argo CD sequences)", () => {
     expect(all.length).toBeGreaterThan(100)
     expect(new Set(all.map((e) => e.version))).toEqual(new Set(["0.1.0", "0.2.0", "0.3.0"]))
     // Pinned by digest: every Application targets a manifest digest through Argo CD's native OCI source.
-    expect(all.every((e) => /^sha256:[a-f0-9]{64}$/u.test(e.target) && e.app.spec?.source.targetRevision === e.target && e.app.spec.source.repoURL.startsWith("oci://") && e.app.spec.source.path === ".")).toBe(true)
+    expect(
+      all.every(
+        (e) =>
+          /^sha256:[a-f0-9]{64}$/u.test(e.target) &&
+          e.app.spec?.source.targetRevision === e.target &&
+          e.app.spec.source.repoURL.startsWith("oci://") &&
+          e.app.spec.source.path === ".",
+      ),
+    ).toBe(true)
     expect(all.some((e) => e.app.spec?.syncPolicy?.automated?.enabled === false)).toBe(true)
     expect(all.some((e) => e.app.status?.operationState?.phase === "Failed")).toBe(true)
     expect(new Set(all.filter((e) => e.release === "demo-m").map((e) => e.app.spec?.destination?.namespace)).size).toBe(2)
@@ -88,13 +111,19 @@ describe("the comparison is against the written source, modulo what Argo CD drop
   // Argo CD writes comparedTo.source without null-valued keys (seen with the real kube-prometheus-stack values of
   // the EKS recipe: prometheus.prometheusSpec.storageSpec.emptyDir: null).
   const app = (spec: unknown, compared: unknown): Application =>
-    ({ metadata: { name: "a" }, spec: { source: spec }, status: { sync: { status: "Synced", revision: "1.0.0", comparedTo: { source: compared } }, health: { status: "Healthy" } } }) as unknown as Application
+    ({
+      metadata: { name: "a" },
+      spec: { source: spec },
+      status: { sync: { status: "Synced", revision: "1.0.0", comparedTo: { source: compared } }, health: { status: "Healthy" } },
+    }) as unknown as Application
   const source = { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: { emptyDir: null }, keep: [1, null] } } }
   it("a source whose only difference is a dropped null counts as compared", () => {
     expect(isReadyAt(app(source, { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: {}, keep: [1, null] } } }), "1.0.0")).toBe(true)
   })
   it("any other difference does not", () => {
-    expect(notReadyAt(app(source, { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: { emptyDir: {} }, keep: [1, null] } } }), "1.0.0")).toEqual(["Argo CD has not compared the written source and destination yet"])
+    expect(
+      notReadyAt(app(source, { chart: "c", targetRevision: "1.0.0", helm: { valuesObject: { storageSpec: { emptyDir: {} }, keep: [1, null] } } }), "1.0.0"),
+    ).toEqual(["Argo CD has not compared the written source and destination yet"])
   })
 })
 

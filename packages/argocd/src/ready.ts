@@ -14,7 +14,11 @@ export const withoutNulls = (v: unknown): unknown =>
   Array.isArray(v)
     ? v.map(withoutNulls)
     : v !== null && typeof v === "object"
-      ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)]))
+      ? Object.fromEntries(
+          Object.entries(v)
+            .filter(([, x]) => x !== null)
+            .map(([k, x]) => [k, withoutNulls(x)]),
+        )
       : v
 
 /**
@@ -45,7 +49,9 @@ export const notReadyAt = (app: Application, revision: string): string[] => {
     ...(app.operation === undefined ? [] : ["a sync operation is requested or running"]),
     ...(op === undefined || (op.phase === "Succeeded" && op.syncResult?.revision === revision)
       ? []
-      : [`last operation ${op.phase ?? "unknown"} at ${op.syncResult?.revision ?? op.operation?.sync?.revision ?? "unknown"}${op.message ? `: ${op.message}` : ""}`]),
+      : [
+          `last operation ${op.phase ?? "unknown"} at ${op.syncResult?.revision ?? op.operation?.sync?.revision ?? "unknown"}${op.message ? `: ${op.message}` : ""}`,
+        ]),
     ...(st.conditions ?? []).filter((c) => c.type.endsWith("Error")).map((c) => `${c.type}: ${c.message ?? ""}`),
   ]
 }

@@ -79,7 +79,8 @@ export const unchangedSinceWritten = (app: Application): Unchanged => {
   if (!read.ok) return { ok: false, edit: "record", why: read.why }
   const annotations = app.metadata.annotations ?? {}
   const { record } = read
-  if (annotations[ANNOTATION_SPEC_DIGEST] !== specDigest(app.spec)) return { ok: false, edit: "spec", why: "its spec was changed after the operator wrote it", record }
+  if (annotations[ANNOTATION_SPEC_DIGEST] !== specDigest(app.spec))
+    return { ok: false, edit: "spec", why: "its spec was changed after the operator wrote it", record }
   if (annotations[ANNOTATION_CHART_DIGEST] !== record.release.chart.digest || annotations[ANNOTATION_VALUES_DIGEST] !== record.release.values.digest) {
     return { ok: false, edit: "markers", why: "its chart or values digest annotation was changed", record }
   }

@@ -26,6 +26,8 @@ export const suspensionBlockedBy = (app: Application): string | undefined => {
   const running = op?.phase === "Running" || op?.phase === "Terminating"
   if (app.operation === undefined && !running) return undefined
   const revision = op?.operation?.sync?.revision ?? op?.syncResult?.revision
-  const what = running ? `a sync operation is ${op!.phase === "Running" ? "running" : "terminating"}${revision ? ` at ${revision}` : ""}${op!.message ? ` (${op!.message})` : ""}` : "a sync operation is requested"
+  const what = running
+    ? `a sync operation is ${op!.phase === "Running" ? "running" : "terminating"}${revision ? ` at ${revision}` : ""}${op!.message ? ` (${op!.message})` : ""}`
+    : "a sync operation is requested"
   return `${what}; Argo CD finishes it before automated sync stays off`
 }

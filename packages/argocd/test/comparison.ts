@@ -16,10 +16,23 @@ export const APPS = `/apis/argoproj.io/v1alpha1/namespaces/${ARGOCD_NAMESPACE}/a
 /** The Application the step executor writes for `chart` (project default), deploying into `namespace`. */
 export const chartApplication = (name: string, namespace: string, chart: Chart, values: Record<string, unknown> = {}) =>
   releaseApplication({
-    name, namespace: ARGOCD_NAMESPACE, project: "default", release: name, destinationNamespace: namespace,
-    chartRef: chart.ref, chartDigest: chart.digest, valuesDigest: "sha256:0", values, labels: {}, planDigest: "sha256:0",
-    writtenAt: new Date().toISOString(), syncRetries: 0,
-    record: { release: { name, namespace, order: 0, dependsOn: [], chart: { ref: chart.ref, digest: chart.digest }, values: { digest: "sha256:0" } }, plan: [name] },
+    name,
+    namespace: ARGOCD_NAMESPACE,
+    project: "default",
+    release: name,
+    destinationNamespace: namespace,
+    chartRef: chart.ref,
+    chartDigest: chart.digest,
+    valuesDigest: "sha256:0",
+    values,
+    labels: {},
+    planDigest: "sha256:0",
+    writtenAt: new Date().toISOString(),
+    syncRetries: 0,
+    record: {
+      release: { name, namespace, order: 0, dependsOn: [], chart: { ref: chart.ref, digest: chart.digest }, values: { digest: "sha256:0" } },
+      plan: [name],
+    },
   })
 
 /**
@@ -30,7 +43,11 @@ export const aicrBundle = (version: string, work: string): string => {
   const env = { PATH: process.env.PATH ?? "", HOME: work }
   const recipe = join(work, `recipe-${version}.yaml`)
   const out = join(work, `bundle-${version}`)
-  execFileSync(aicrBinary(version), ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "--output", recipe], { env, stdio: "ignore" })
+  execFileSync(
+    aicrBinary(version),
+    ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "--output", recipe],
+    { env, stdio: "ignore" },
+  )
   execFileSync(aicrBinary(version), ["bundle", "--recipe", recipe, "--output", out], { env, stdio: "ignore" })
   return out
 }
@@ -43,10 +60,16 @@ type Compared = Awaited<ReturnType<typeof getApplication>>
 export const reconciledAt = (a: Compared): string => (a.status as { reconciledAt?: string }).reconciledAt ?? ""
 /** The resources Argo CD's comparison reported OutOfSync (hooks, which carry no sync status, are not among them). */
 export const outOfSyncResources = (a: Compared): string[] =>
-  ((a.status as { resources?: Array<{ kind: string; name: string; status?: string }> }).resources ?? []).filter((r) => r.status === "OutOfSync").map((r) => `${r.kind}/${r.name}`)
+  ((a.status as { resources?: Array<{ kind: string; name: string; status?: string }> }).resources ?? [])
+    .filter((r) => r.status === "OutOfSync")
+    .map((r) => `${r.kind}/${r.name}`)
 
 /** Creates the Application, runs the check, and deletes it whatever happened (the real charts' objects have fixed names). */
-export const withApplication = async (info: HarnessInfo, app: { readonly metadata: { readonly name: string }; readonly spec: unknown }, check: () => Promise<void>) => {
+export const withApplication = async (
+  info: HarnessInfo,
+  app: { readonly metadata: { readonly name: string }; readonly spec: unknown },
+  check: () => Promise<void>,
+) => {
   expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: app }), `create ${app.metadata.name}`)
   try {
     await check()
@@ -57,10 +80,14 @@ export const withApplication = async (info: HarnessInfo, app: { readonly metadat
 
 /** When the first sync at the chart's digest finished successfully. */
 export const firstSyncFinished = async (info: HarnessInfo, name: string, at: Chart): Promise<string> =>
-  eventually(async () => {
-    const op = (await getApplication(info, name)).status?.operationState as { phase?: string; finishedAt?: string; syncResult?: { revision?: string } } | undefined
-    return op?.phase === "Succeeded" && op.syncResult?.revision === at.digest && op.finishedAt
-  }, { timeoutMs: 1_200_000, intervalMs: 1_000, what: `Application ${name}: sync succeeded` })
+  eventually(
+    async () => {
+      const op = (await getApplication(info, name)).status?.operationState as
+        { phase?: string; finishedAt?: string; syncResult?: { revision?: string } } | undefined
+      return op?.phase === "Succeeded" && op.syncResult?.revision === at.digest && op.finishedAt
+    },
+    { timeoutMs: 1_200_000, intervalMs: 1_000, what: `Application ${name}: sync succeeded` },
+  )
 
 /**
  * Without an exception Argo CD finds the resource different after every successful sync: a comparison after the first
@@ -70,13 +97,20 @@ export const firstSyncFinished = async (info: HarnessInfo, name: string, at: Cha
 export const outOfSyncAfterSync = async (info: HarnessInfo, name: string, at: Chart, expected: ReadonlyArray<string>) => {
   const finished = await firstSyncFinished(info, name, at)
   const seen: string[][] = []
-  await eventually(async () => {
-    const a = await getApplication(info, name)
-    if (reconciledAt(a) <= finished || a.status?.sync?.status !== "OutOfSync") return false
-    const different = outOfSyncResources(a)
-    if (seen.length < 20) seen.push(different)
-    return JSON.stringify(different) === JSON.stringify(expected)
-  }, { timeoutMs: 300_000, intervalMs: 1_000, what: `Application ${name}: a comparison after its sync at ${finished} reporting exactly ${expected.join(", ")} OutOfSync` }).catch((e: unknown) => {
+  await eventually(
+    async () => {
+      const a = await getApplication(info, name)
+      if (reconciledAt(a) <= finished || a.status?.sync?.status !== "OutOfSync") return false
+      const different = outOfSyncResources(a)
+      if (seen.length < 20) seen.push(different)
+      return JSON.stringify(different) === JSON.stringify(expected)
+    },
+    {
+      timeoutMs: 300_000,
+      intervalMs: 1_000,
+      what: `Application ${name}: a comparison after its sync at ${finished} reporting exactly ${expected.join(", ")} OutOfSync`,
+    },
+  ).catch((e: unknown) => {
     throw new Error(`${(e as Error).message}; OutOfSync comparisons seen: ${JSON.stringify(seen)}`, { cause: e })
   })
 }
@@ -89,10 +123,13 @@ export const stillSynced = async (info: HarnessInfo, name: string, at: Chart) =>
   // Ready by the operator's own predicate (the harness's waitForApplication compares the source with its nulls, which
   // Argo CD drops from what it compared: AICR's values hold nulls).
   let why: string[] = ["never read"]
-  await eventually(async () => {
-    why = notReadyAt((await getApplication(info, name)) as unknown as Application, at.digest)
-    return why.length === 0
-  }, { timeoutMs: 900_000, intervalMs: 1_000, what: `Application ${name} ready at ${at.digest}` }).catch((e: unknown) => {
+  await eventually(
+    async () => {
+      why = notReadyAt((await getApplication(info, name)) as unknown as Application, at.digest)
+      return why.length === 0
+    },
+    { timeoutMs: 900_000, intervalMs: 1_000, what: `Application ${name} ready at ${at.digest}` },
+  ).catch((e: unknown) => {
     throw new Error(`${(e as Error).message}: ${why.join("; ")}`, { cause: e })
   })
   const seen = new Set<string>()
@@ -100,7 +137,11 @@ export const stillSynced = async (info: HarnessInfo, name: string, at: Chart) =>
   while (seen.size < 3) {
     expect(Date.now(), `Application ${name}: two more comparisons within 300 s`).toBeLessThan(deadline)
     const a = await getApplication(info, name)
-    expect({ at: reconciledAt(a), sync: a.status?.sync?.status, different: outOfSyncResources(a) }).toEqual({ at: reconciledAt(a), sync: "Synced", different: [] })
+    expect({ at: reconciledAt(a), sync: a.status?.sync?.status, different: outOfSyncResources(a) }).toEqual({
+      at: reconciledAt(a),
+      sync: "Synced",
+      different: [],
+    })
     seen.add(reconciledAt(a))
     await new Promise((resolve) => setTimeout(resolve, 1_000))
   }

@@ -13,7 +13,18 @@
 // enabled with AICR's values.
 import { join } from "node:path"
 import { realChartsDir } from "@aicr/chart-upstream"
-import { applyManifests, type ArgoCd, expectOk, getApplication, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readVersions, startArgoCd } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  type ArgoCd,
+  expectOk,
+  getApplication,
+  type HarnessInfo,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  readVersions,
+  startArgoCd,
+} from "@aicr/testing/harness"
 import { type Chart, pushChart } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { type Application, COMPARISON_EXCEPTIONS } from "../src/index"
@@ -31,7 +42,9 @@ const values: Record<string, Record<string, unknown>> = {}
 beforeAll(async () => {
   ;[argocd, helm] = await Promise.all([startArgoCd(info), isolatedHelm("argocd-dra-")])
   // Argo CD creates no namespace (SYNC_OPTIONS): the release's namespace exists first, as the chart's install makes it.
-  await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: `dra-${suffix}`, labels: { "pod-security.kubernetes.io/enforce": "privileged" } } }])
+  await applyManifests(info, [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: `dra-${suffix}`, labels: { "pod-security.kubernetes.io/enforce": "privileged" } } },
+  ])
   dra = await pushChart(info, helm, "nvidia-dra-driver-gpu", "25.12.0", join(realChartsDir()!, "nvidia-dra-driver-gpu-25.12.0.tgz"))
   const { aicr, aicrPrevious } = readVersions()
   for (const v of [aicrPrevious, aicr]) values[v] = bundleValues(aicrBundle(v, helm.work), "nvidia-dra-driver-gpu")

@@ -6,8 +6,21 @@
 import { ANNOTATION_CHART_DIGEST, type Application, releaseApplication } from "../src/application"
 import { isReadyAt, notReadyAt } from "../src/ready"
 import {
-  applyManifests, ARGOCD_NAMESPACE, type ArgoCd, createNamespace, eventually, expectOk, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, ociApplication, packageDemoChart,
-  runtimeOciPrefix, startArgoCd, waitForApplication,
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  type ArgoCd,
+  createNamespace,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  ociApplication,
+  packageDemoChart,
+  runtimeOciPrefix,
+  startArgoCd,
+  waitForApplication,
 } from "@aicr/testing/harness"
 import { APPS, type Chart, installProject, pushChart } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -26,21 +39,35 @@ let before: Awaited<ReturnType<typeof deployed>> | undefined
 let resourcesBefore: unknown
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const deployment = async (ns: string, name: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path: `/apis/apps/v1/namespaces/${ns}/deployments/${name}` }), `GET Deployment ${ns}/${name}`)
+const deployment = async (ns: string, name: string): Promise<any> =>
+  expectOk(await kubeRequest(info, { method: "GET", path: `/apis/apps/v1/namespaces/${ns}/deployments/${name}` }), `GET Deployment ${ns}/${name}`)
 const imageOf = async (ns: string, name: string): Promise<string> => (await deployment(ns, name)).spec.template.spec.containers[0].image
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const configMap = async (ns: string, name: string): Promise<any> => expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/configmaps/${name}` }), `GET ConfigMap ${ns}/${name}`)
+const configMap = async (ns: string, name: string): Promise<any> =>
+  expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/configmaps/${name}` }), `GET ConfigMap ${ns}/${name}`)
 /** What the release deployed, as the API server holds it: every object's identity, resourceVersion and spec/data. */
 const deployed = async (ns: string, name: string) => {
   const [d, cm] = await Promise.all([deployment(ns, name), configMap(ns, `${name}-settings`)])
   return {
-    deployment: { uid: d.metadata.uid, resourceVersion: d.metadata.resourceVersion, generation: d.metadata.generation, labels: d.metadata.labels, spec: d.spec },
+    deployment: {
+      uid: d.metadata.uid,
+      resourceVersion: d.metadata.resourceVersion,
+      generation: d.metadata.generation,
+      labels: d.metadata.labels,
+      spec: d.spec,
+    },
     configMap: { uid: cm.metadata.uid, resourceVersion: cm.metadata.resourceVersion, data: cm.data },
   }
 }
-const app = async (name: string): Promise<Application> => expectOk(await kubeRequest(info, { method: "GET", path: `${APPS}/${name}` }), `GET Application ${name}`)
+const app = async (name: string): Promise<Application> =>
+  expectOk(await kubeRequest(info, { method: "GET", path: `${APPS}/${name}` }), `GET Application ${name}`)
 const hardRefresh = (name: string) =>
-  kubeRequest(info, { method: "PATCH", path: `${APPS}/${name}`, contentType: "application/merge-patch+json", body: { metadata: { annotations: { "argocd.argoproj.io/refresh": "hard" } } } })
+  kubeRequest(info, {
+    method: "PATCH",
+    path: `${APPS}/${name}`,
+    contentType: "application/merge-patch+json",
+    body: { metadata: { annotations: { "argocd.argoproj.io/refresh": "hard" } } },
+  })
 
 beforeAll(async () => {
   ;[nsPinned, nsTag] = await Promise.all([createNamespace(info, "pinned-digest"), createNamespace(info, "pinned-tag")])
@@ -53,7 +80,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const name of [PINNED, BY_TAG]) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
-  await eventually(async () => (await Promise.all([PINNED, BY_TAG].map((n) => kubeRequest(info, { method: "GET", path: `${APPS}/${n}` })))).every((r) => r.status === 404), { timeoutMs: 60_000, what: "both Applications pruned and gone" }).catch(() => undefined)
+  await eventually(
+    async () => (await Promise.all([PINNED, BY_TAG].map((n) => kubeRequest(info, { method: "GET", path: `${APPS}/${n}` })))).every((r) => r.status === 404),
+    { timeoutMs: 60_000, what: "both Applications pruned and gone" },
+  ).catch(() => undefined)
   await argocd?.stop()
   await helm?.cleanup()
 })
@@ -61,20 +91,55 @@ afterAll(async () => {
 describe("charts pinned by digest on real Argo CD", () => {
   it("the executor's Application pulls the chart by its manifest digest: Argo CD reports that digest as the synced revision", async () => {
     const written = releaseApplication({
-      name: PINNED, namespace: ARGOCD_NAMESPACE, project: "aicr", release: PINNED, destinationNamespace: nsPinned, chartRef: first.ref, chartDigest: first.digest,
-      valuesDigest: `sha256:${"0".repeat(64)}`, values: { message: "pinned" }, labels: {}, planDigest: `sha256:${"1".repeat(64)}`, writtenAt: new Date().toISOString(), syncRetries: 1,
-      record: { release: { name: PINNED, namespace: nsPinned, order: 0, dependsOn: [], chart: { ref: first.ref, digest: first.digest }, values: { digest: `sha256:${"0".repeat(64)}` } }, plan: [PINNED] },
+      name: PINNED,
+      namespace: ARGOCD_NAMESPACE,
+      project: "aicr",
+      release: PINNED,
+      destinationNamespace: nsPinned,
+      chartRef: first.ref,
+      chartDigest: first.digest,
+      valuesDigest: `sha256:${"0".repeat(64)}`,
+      values: { message: "pinned" },
+      labels: {},
+      planDigest: `sha256:${"1".repeat(64)}`,
+      writtenAt: new Date().toISOString(),
+      syncRetries: 1,
+      record: {
+        release: {
+          name: PINNED,
+          namespace: nsPinned,
+          order: 0,
+          dependsOn: [],
+          chart: { ref: first.ref, digest: first.digest },
+          values: { digest: `sha256:${"0".repeat(64)}` },
+        },
+        plan: [PINNED],
+      },
     })
-    expect(written.spec.source).toEqual({ repoURL: `${runtimeOciPrefix(info)}/charts/${CHART}`, path: ".", targetRevision: first.digest, helm: { releaseName: PINNED, valuesObject: { message: "pinned" } } })
+    expect(written.spec.source).toEqual({
+      repoURL: `${runtimeOciPrefix(info)}/charts/${CHART}`,
+      path: ".",
+      targetRevision: first.digest,
+      helm: { releaseName: PINNED, valuesObject: { message: "pinned" } },
+    })
     expect(written.metadata.annotations[ANNOTATION_CHART_DIGEST]).toBe(first.digest)
     await applyManifests(info, [
       written,
-      ociApplication({ name: BY_TAG, repoURL: `${runtimeOciPrefix(info)}/charts/${CHART}`, targetRevision: "0.1.0", destinationNamespace: nsTag, values: { message: "by tag" } }),
+      ociApplication({
+        name: BY_TAG,
+        repoURL: `${runtimeOciPrefix(info)}/charts/${CHART}`,
+        targetRevision: "0.1.0",
+        destinationNamespace: nsTag,
+        values: { message: "by tag" },
+      }),
     ])
-    const ready = await eventually(async () => {
-      const a = await app(PINNED)
-      return isReadyAt(a, first.digest) && a
-    }, { timeoutMs: 120_000, intervalMs: 200, what: `${PINNED} ready at ${first.digest}` }).catch(async (e: Error) => {
+    const ready = await eventually(
+      async () => {
+        const a = await app(PINNED)
+        return isReadyAt(a, first.digest) && a
+      },
+      { timeoutMs: 120_000, intervalMs: 200, what: `${PINNED} ready at ${first.digest}` },
+    ).catch(async (e: Error) => {
       throw new Error(`${e.message}: ${notReadyAt(await app(PINNED), first.digest).join("; ")}`)
     })
     expect(ready.status?.sync?.revision).toBe(first.digest)
@@ -94,9 +159,15 @@ describe("charts pinned by digest on real Argo CD", () => {
     expectOk(await hardRefresh(BY_TAG), "refresh the control")
     // The control moves: Argo CD saw the new manifest under the tag and deployed it.
     await waitForApplication(info, BY_TAG, moved.digest, { timeoutMs: 120_000 })
-    await eventually(async () => (await imageOf(nsTag, BY_TAG)) === "registry.example/demo:9.9.9", { timeoutMs: 60_000, what: "the control's Deployment at the re-pushed content" })
+    await eventually(async () => (await imageOf(nsTag, BY_TAG)) === "registry.example/demo:9.9.9", {
+      timeoutMs: 60_000,
+      what: "the control's Deployment at the re-pushed content",
+    })
     // The pinned one was refreshed too (the hard refresh annotation is consumed), and stays at the digest it was written for.
-    await eventually(async () => (await app(PINNED)).metadata.annotations?.["argocd.argoproj.io/refresh"] === undefined, { timeoutMs: 60_000, what: `${PINNED} refreshed` })
+    await eventually(async () => (await app(PINNED)).metadata.annotations?.["argocd.argoproj.io/refresh"] === undefined, {
+      timeoutMs: 60_000,
+      what: `${PINNED} refreshed`,
+    })
     const a = await app(PINNED)
     expect(notReadyAt(a, first.digest)).toEqual([])
     expect(a.status?.sync?.revision).toBe(first.digest)

@@ -26,7 +26,21 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { realChartsDir } from "@aicr/chart-upstream"
-import { applyManifests, type ArgoCd, deleteApplication, eventually, expectOk, getApplication, type HarnessInfo, type IsolatedHelm, isolatedHelm, kubeRequest, readVersions, startArgoCd, waitForApplication } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  type ArgoCd,
+  deleteApplication,
+  eventually,
+  expectOk,
+  getApplication,
+  type HarnessInfo,
+  type IsolatedHelm,
+  isolatedHelm,
+  kubeRequest,
+  readVersions,
+  startArgoCd,
+  waitForApplication,
+} from "@aicr/testing/harness"
 import { type Chart, pushChart } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { COMPARISON_EXCEPTIONS, SYNC_OPTIONS } from "../src/index"
@@ -52,12 +66,20 @@ const application = (name: string, syncOptions?: string[], of: () => Chart = () 
 beforeAll(async () => {
   ;[argocd, helm] = await Promise.all([startArgoCd(info), isolatedHelm("argocd-sync-options-")])
   // The release namespace, as the chart's install creates a component namespace (Argo CD does not create it).
-  await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: `sync-${suffix}`, labels: { "pod-security.kubernetes.io/enforce": "privileged" } } }])
+  await applyManifests(info, [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: `sync-${suffix}`, labels: { "pod-security.kubernetes.io/enforce": "privileged" } } },
+  ])
   // A chart holding only the real package's largest CRD, taken from the package at run time (nothing is copied into
   // this repository).
   const src = join(helm.work, "real-crd")
   mkdirSync(join(src, "templates"), { recursive: true })
-  execFileSync("tar", ["-xzf", join(realChartsDir()!, "kubeflow-trainer-2.1.0.tgz"), "-C", helm.work, "kubeflow-trainer/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml"])
+  execFileSync("tar", [
+    "-xzf",
+    join(realChartsDir()!, "kubeflow-trainer-2.1.0.tgz"),
+    "-C",
+    helm.work,
+    "kubeflow-trainer/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml",
+  ])
   execFileSync("cp", [join(helm.work, "kubeflow-trainer", "crds", "trainer.kubeflow.org_clustertrainingruntimes.yaml"), join(src, "templates", "crd.yaml")])
   writeFileSync(join(src, "Chart.yaml"), `apiVersion: v2\nname: real-crd-${suffix}\nversion: 2.1.0\ntype: application\n`)
   await helm.helm("package", src, "-d", join(helm.work, "pkgs"))
@@ -69,7 +91,8 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  for (const name of [`csa-${suffix}`, `ssa-${suffix}`, `csd-${suffix}`, `ssd-${suffix}`, `kpc-${suffix}`, `kps-${suffix}`]) await deleteApplication(info, name, { timeoutMs: 120_000 }).catch(() => undefined)
+  for (const name of [`csa-${suffix}`, `ssa-${suffix}`, `csd-${suffix}`, `ssd-${suffix}`, `kpc-${suffix}`, `kps-${suffix}`])
+    await deleteApplication(info, name, { timeoutMs: 120_000 }).catch(() => undefined)
   await argocd?.stop()
   await helm?.cleanup()
 })
@@ -82,10 +105,13 @@ describe("the operator's sync options on the real charts", () => {
   it("without server-side apply, the sync of the real 913 KB CRD fails on the annotation limit", async () => {
     const name = `csa-${suffix}`
     expectOk(await kubeRequest(info, { method: "POST", path: APPS, body: application(name, []) }), `create ${name}`)
-    const failed = await eventually(async () => {
-      const op = (await getApplication(info, name)).status?.operationState
-      return op?.phase === "Failed" || op?.phase === "Error" ? op : undefined
-    }, { timeoutMs: 180_000, intervalMs: 500, what: `Application ${name}: sync failed` })
+    const failed = await eventually(
+      async () => {
+        const op = (await getApplication(info, name)).status?.operationState
+        return op?.phase === "Failed" || op?.phase === "Error" ? op : undefined
+      },
+      { timeoutMs: 180_000, intervalMs: 500, what: `Application ${name}: sync failed` },
+    )
     expect(failed.message).toMatch(/Too long: (must have at most|may not be more than) 262144 bytes/u)
     expect((await kubeRequest(info, { method: "GET", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` })).status).toBe(404)
     await deleteApplication(info, name, { timeoutMs: 120_000 })
@@ -101,9 +127,15 @@ describe("the operator's sync options on the real charts", () => {
     await deleteApplication(info, name, { timeoutMs: 120_000 })
     // Argo CD removes the resources finalizer only once everything it deletes on cascade is gone, and it never deletes
     // a CRD on cascade (v3.4.2 `shouldBeDeleted`: `!kube.IsCRD(obj)`), so the CRD outlives its Application.
-    const kept = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` }), "get CRD after the Application's deletion")
+    const kept = expectOk(
+      await kubeRequest(info, { method: "GET", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` }),
+      "get CRD after the Application's deletion",
+    )
     expect(kept.metadata.deletionTimestamp).toBeUndefined()
-    expectOk(await kubeRequest(info, { method: "DELETE", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` }), "delete the CRD left behind")
+    expectOk(
+      await kubeRequest(info, { method: "DELETE", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD}` }),
+      "delete the CRD left behind",
+    )
   }, 600_000)
 
   it("without the comparison exceptions, the real gpu-operator is OutOfSync on a field the CRD defaults after a successful sync", async () => {
@@ -122,7 +154,7 @@ describe("the operator's sync options on the real charts", () => {
   }, 1_800_000)
 
   it("without the comparison exceptions, the real kube-prometheus-stack with AICR's values is OutOfSync on its Prometheus's null emptyDir after a successful sync", async () => {
-    const storage = ((prometheusValues["prometheus"] as Record<string, Record<string, unknown>>)["prometheusSpec"]!["storageSpec"]) as Record<string, unknown>
+    const storage = (prometheusValues["prometheus"] as Record<string, Record<string, unknown>>)["prometheusSpec"]!["storageSpec"] as Record<string, unknown>
     expect(storage).toHaveProperty("emptyDir", null)
     expect(storage).toHaveProperty("volumeClaimTemplate")
     const app = application(`kpc-${suffix}`, undefined, () => prometheusStack, prometheusValues)
@@ -136,7 +168,10 @@ describe("the operator's sync options on the real charts", () => {
     const app = application(`kps-${suffix}`, undefined, () => prometheusStack, prometheusValues)
     await withApplication(info, app, async () => {
       await stillSynced(info, app.metadata.name, prometheusStack)
-      const prometheus = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/monitoring.coreos.com/v1/namespaces/sync-${suffix}/prometheuses/kube-prometheus-prometheus` }), "get Prometheus")
+      const prometheus = expectOk(
+        await kubeRequest(info, { method: "GET", path: `/apis/monitoring.coreos.com/v1/namespaces/sync-${suffix}/prometheuses/kube-prometheus-prometheus` }),
+        "get Prometheus",
+      )
       expect(prometheus.spec.storage).not.toHaveProperty("emptyDir")
       expect(prometheus.spec.storage.volumeClaimTemplate.spec.storageClassName).toBe("gp2")
     })

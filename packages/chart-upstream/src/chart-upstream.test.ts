@@ -9,7 +9,10 @@ import { FIXTURE_CHARTS, FIXTURE_COMPONENTS, fixtureBundle, fixtureRecipe, index
 const kahn = (refs: ReadonlyArray<{ name: string; dependencyRefs?: readonly string[] }>): string[] => {
   const deps = new Map(refs.map((r) => [r.name, new Set(r.dependencyRefs ?? [])]))
   const out: string[] = []
-  let queue = [...deps].filter(([, d]) => d.size === 0).map(([n]) => n).sort()
+  let queue = [...deps]
+    .filter(([, d]) => d.size === 0)
+    .map(([n]) => n)
+    .sort()
   while (queue.length > 0) {
     const n = queue.shift()!
     out.push(n)
@@ -59,7 +62,7 @@ describe("fixture charts", () => {
     const cert = FIXTURE_CHARTS.find((c) => c.chart === "cert-manager")!
     const tar = gunzipSync(packageChart(cert).tgz)
     const names: string[] = []
-    for (let off = 0; off + 512 <= tar.length; ) {
+    for (let off = 0; off + 512 <= tar.length;) {
       const h = tar.subarray(off, off + 512)
       if (h.every((b) => b === 0)) break
       names.push(h.subarray(0, 100).toString("utf8").replace(/\0.*$/su, ""))
@@ -76,7 +79,9 @@ describe("fixture charts", () => {
 
   it("label the GPU Operator's pods and Deployment as the real chart does, for AICR's deployment validator", () => {
     const gpuOperator = FIXTURE_CHARTS.find((c) => c.chart === "gpu-operator")!
-    const text = chartFiles(gpuOperator).find((f) => f.path === "gpu-operator/templates/workloads.yaml")!.data.toString("utf8")
+    const text = chartFiles(gpuOperator)
+      .find((f) => f.path === "gpu-operator/templates/workloads.yaml")!
+      .data.toString("utf8")
     const deployment = text.split("---").find((d) => d.includes("name: gpu-operator\n"))!
     // operator-health lists pods with app=gpu-operator; gpu-operator-version reads the Deployment's version label.
     expect(deployment).toContain('    app: "gpu-operator"\n    app.kubernetes.io/version: "v25.10.1"\nspec:')

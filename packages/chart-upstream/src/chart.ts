@@ -48,7 +48,7 @@ const workloadTemplate = (w: FixtureWorkload): string =>
     `    app.kubernetes.io/name: ${w.name}`,
     "    app.kubernetes.io/instance: {{ .Release.Name }}",
     "    app.kubernetes.io/managed-by: {{ .Release.Service }}",
-    "    helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version | replace \"+\" \"_\" }}",
+    '    helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version | replace "+" "_" }}',
     ...extraLabels(w, "    "),
     "spec:",
     ...(w.kind === "Deployment" ? ["  replicas: {{ .Values.replicas | default 1 }}"] : []),
@@ -71,7 +71,7 @@ const workloadTemplate = (w: FixtureWorkload): string =>
     "      {{- end }}",
     "      containers:",
     "        - name: main",
-    "          image: {{ .Values.image | default \"" + PAUSE_IMAGE + "\" }}",
+    '          image: {{ .Values.image | default "' + PAUSE_IMAGE + '" }}',
     "",
   ].join("\n")
 
@@ -84,7 +84,9 @@ const crdYaml = (c: FixtureCrd): string =>
       group: c.group,
       scope: c.scope,
       names: { kind: c.kind, plural: c.plural, singular: c.kind.toLowerCase(), listKind: `${c.kind}List` },
-      versions: [{ name: "v1alpha1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+      versions: [
+        { name: "v1alpha1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } },
+      ],
     },
   })
 
@@ -98,9 +100,15 @@ export const fillerBytes = (size: number, seed: string): Buffer => {
 const MAX_FILLER_FILE = 4 * 1024 * 1024 // under Helm's default 5 MiB per-file limit
 
 /** The files of a component's stand-in chart, in the order `helm package` writes them (Chart.yaml first). */
-export const chartFiles = (c: FixtureComponent & { readonly chart: string; readonly version: string }, options: { readonly fillerBytes?: number } = {}): TarEntry[] => {
+export const chartFiles = (
+  c: FixtureComponent & { readonly chart: string; readonly version: string },
+  options: { readonly fillerBytes?: number } = {},
+): TarEntry[] => {
   const root = c.chart
-  const file = (path: string, text: string | Buffer): TarEntry => ({ path: `${root}/${path}`, data: typeof text === "string" ? Buffer.from(text, "utf8") : text })
+  const file = (path: string, text: string | Buffer): TarEntry => ({
+    path: `${root}/${path}`,
+    data: typeof text === "string" ? Buffer.from(text, "utf8") : text,
+  })
   const chartYaml = stringify({
     apiVersion: "v2",
     name: c.chart,
@@ -124,7 +132,10 @@ export const chartFiles = (c: FixtureComponent & { readonly chart: string; reado
 }
 
 /** Packages a component's stand-in chart. */
-export const packageChart = (c: FixtureComponent & { readonly chart: string; readonly version: string }, options: { readonly fillerBytes?: number } = {}): PackagedChart => {
+export const packageChart = (
+  c: FixtureComponent & { readonly chart: string; readonly version: string },
+  options: { readonly fillerBytes?: number } = {},
+): PackagedChart => {
   const tgz = writeTgz(chartFiles(c, options), { mtime: FIXED_MTIME })
   return { name: c.chart, version: c.version, file: `${c.chart}-${c.version}.tgz`, tgz, digest: sha256(tgz) }
 }

@@ -13,7 +13,17 @@
  * await upstream.stop()
  * ```
  */
-export { ALL_AICR_COMPONENTS, FIXTURE_CHARTS, FIXTURE_COMPONENTS, PREVIOUS_AICR_COMPONENTS, type FixtureComponent, type FixtureCrd, type FixtureWorkload, GPU_TOLERATION, isOciSource } from "./fixtures"
+export {
+  ALL_AICR_COMPONENTS,
+  FIXTURE_CHARTS,
+  FIXTURE_COMPONENTS,
+  PREVIOUS_AICR_COMPONENTS,
+  type FixtureComponent,
+  type FixtureCrd,
+  type FixtureWorkload,
+  GPU_TOLERATION,
+  isOciSource,
+} from "./fixtures"
 export { chartFiles, defaultValues, FIXED_MTIME, fillerBytes, packageChart, type PackagedChart, PAUSE_IMAGE } from "./chart"
 export { FIXED_CREATED, indexYaml, ociRepoPath, repoPath } from "./helm-repo"
 export { findRealChart, readRealCharts, type RealChart, realChartsDir } from "./real"

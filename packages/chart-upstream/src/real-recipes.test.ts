@@ -12,11 +12,34 @@ const { aicr, aicrPrevious } = readVersions()
 
 const realRecipe = (version: string) => {
   const dir = mkdtempSync(join(tmpdir(), "upstream-recipe-"))
-  execFileSync(aicrBinary(version), ["recipe", "--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow", "--format", "json", "--output", join(dir, "r.json")], {
-    env: { PATH: process.env.PATH ?? "", HOME: dir },
-    stdio: "ignore",
-  })
-  return JSON.parse(readFileSync(join(dir, "r.json"), "utf8")) as { deploymentOrder: string[]; componentRefs: Array<{ name: string; namespace: string; source: string; chart?: string; version?: string; dependencyRefs?: string[] }> }
+  execFileSync(
+    aicrBinary(version),
+    [
+      "recipe",
+      "--service",
+      "eks",
+      "--accelerator",
+      "h100",
+      "--os",
+      "ubuntu",
+      "--intent",
+      "training",
+      "--platform",
+      "kubeflow",
+      "--format",
+      "json",
+      "--output",
+      join(dir, "r.json"),
+    ],
+    {
+      env: { PATH: process.env.PATH ?? "", HOME: dir },
+      stdio: "ignore",
+    },
+  )
+  return JSON.parse(readFileSync(join(dir, "r.json"), "utf8")) as {
+    deploymentOrder: string[]
+    componentRefs: Array<{ name: string; namespace: string; source: string; chart?: string; version?: string; dependencyRefs?: string[] }>
+  }
 }
 
 describe.each([aicr, aicrPrevious])("the real AICR %s recipe", (version) => {

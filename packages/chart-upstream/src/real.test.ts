@@ -22,7 +22,9 @@ describe("the real charts folder", () => {
 
   it("holds the real package of every chart both pinned AICR recipes name, each matching its index digest", () => {
     const real = readRealCharts(dir!)
-    const wanted = ALL_AICR_COMPONENTS.filter((c) => c.chart !== undefined).map((c) => `${c.chart}@${c.version}`).sort()
+    const wanted = ALL_AICR_COMPONENTS.filter((c) => c.chart !== undefined)
+      .map((c) => `${c.chart}@${c.version}`)
+      .sort()
     expect(real.map((c) => `${c.name}@${c.version}`).sort()).toEqual(wanted)
     for (const c of real) {
       expect(c.digest).toBe(`sha256:${createHash("sha256").update(c.tgz).digest("hex")}`)

@@ -78,7 +78,8 @@ export interface ChartUpstream {
 
 const realPackages = (dir: string | undefined): readonly RealChart[] => {
   const d = dir ?? realChartsDir()
-  if (d === undefined) throw new Error("No real charts folder: set AICR_CHARTS_DIR or AICR_THIRD_PARTY_DIR, or put third-party/charts in ../shared beside the checkout")
+  if (d === undefined)
+    throw new Error("No real charts folder: set AICR_CHARTS_DIR or AICR_THIRD_PARTY_DIR, or put third-party/charts in ../shared beside the checkout")
   return readRealCharts(d)
 }
 
@@ -97,12 +98,17 @@ export const startChartUpstream = async (options: ChartUpstreamOptions = {}): Pr
   const real = options.charts === "real" ? realPackages(options.realChartsDir) : []
   const packaged = components.map((c) => {
     const r = findRealChart(real, c.chart, c.version)
-    return { c, pkg: r ?? packageChart(c, { fillerBytes: options.fillerBytes?.[c.chart] }), origin: r !== undefined ? ("real" as const) : ("stand-in" as const) }
+    return {
+      c,
+      pkg: r ?? packageChart(c, { fillerBytes: options.fillerBytes?.[c.chart] }),
+      origin: r !== undefined ? ("real" as const) : ("stand-in" as const),
+    }
   })
 
   // HTTP repositories: path → index + archives.
   const repos = new Map<string, Array<PackagedChart | RealChart>>()
-  for (const { c, pkg } of packaged) if (!isOciSource(c.source)) (repos.get(repoPath(c.source)) ?? repos.set(repoPath(c.source), []).get(repoPath(c.source))!).push(pkg)
+  for (const { c, pkg } of packaged)
+    if (!isOciSource(c.source)) (repos.get(repoPath(c.source)) ?? repos.set(repoPath(c.source), []).get(repoPath(c.source))!).push(pkg)
   const routes = new Map<string, { type: string; body: Buffer }>()
   for (const [path, charts] of repos) {
     routes.set(`${path}/index.yaml`, { type: "application/x-yaml", body: Buffer.from(indexYaml(charts)) })
@@ -135,12 +141,18 @@ export const startChartUpstream = async (options: ChartUpstreamOptions = {}): Pr
     if (ociOption !== false && ociCharts.length > 0) {
       if (ociOption === true) registry = await startRegistry({ name: "chart-upstream" })
       ociRegistry = ociOption === true ? registry!.address : ociOption.registry
-      const creds = typeof ociOption === "object" && ociOption.username !== undefined ? staticCredentials({ [ociRegistry]: { username: ociOption.username, password: ociOption.password ?? "" } }) : undefined
+      const creds =
+        typeof ociOption === "object" && ociOption.username !== undefined
+          ? staticCredentials({ [ociRegistry]: { username: ociOption.username, password: ociOption.password ?? "" } })
+          : undefined
       const client = new OciClient(creds !== undefined ? { credentials: creds } : {})
       try {
         for (const { c, pkg } of ociCharts) {
           const p = await client.pushChart(`${ociRegistry}/${ociRepoPath(c.source)}/${c.chart}`, pkg.tgz, { created: FIXED_CREATED })
-          pushed.set(`${c.chart}@${c.version}`, { ref: `${ociRegistry}/${ociRepoPath(c.source)}/${c.chart}:${p.reference.tag}`, manifestDigest: p.manifest.digest })
+          pushed.set(`${c.chart}@${c.version}`, {
+            ref: `${ociRegistry}/${ociRepoPath(c.source)}/${c.chart}:${p.reference.tag}`,
+            manifestDigest: p.manifest.digest,
+          })
         }
       } finally {
         await client.close()
@@ -159,7 +171,17 @@ export const startChartUpstream = async (options: ChartUpstreamOptions = {}): Pr
       const p = pushed.get(`${c.chart}@${c.version}`)
       if (p === undefined || ociRegistry === undefined) continue
       rewrites[c.source] = `oci://${ociRegistry}/${ociRepoPath(c.source)}`
-      charts.push({ name: c.chart, version: c.version, repo: c.source, url: rewrites[c.source]!, digest: pkg.digest, ref: p.ref, manifestDigest: p.manifestDigest, size: pkg.tgz.length, origin })
+      charts.push({
+        name: c.chart,
+        version: c.version,
+        repo: c.source,
+        url: rewrites[c.source]!,
+        digest: pkg.digest,
+        ref: p.ref,
+        manifestDigest: p.manifestDigest,
+        size: pkg.tgz.length,
+        origin,
+      })
     } else {
       rewrites[c.source] = `${httpUrl}${repoPath(c.source)}`
       charts.push({ name: c.chart, version: c.version, repo: c.source, url: rewrites[c.source]!, digest: pkg.digest, size: pkg.tgz.length, origin })

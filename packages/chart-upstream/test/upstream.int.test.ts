@@ -29,7 +29,12 @@ describe("local chart upstream", () => {
     expect(upstream.charts.map((c) => c.name).sort()).toEqual(FIXTURE_CHARTS.map((c) => c.chart).sort())
     expect(upstream.rewrites["https://charts.jetstack.io"]).toBe(`${upstream.httpUrl}/charts.jetstack.io`)
     expect(upstream.rewrites["oci://ghcr.io/nvidia"]).toBe(`${upstream.ociPrefix}/ghcr.io/nvidia`)
-    expect(upstream.charts.filter((c) => c.ref !== undefined).map((c) => c.name).sort()).toEqual(["kai-scheduler", "kubeflow-trainer", "nvsentinel"])
+    expect(
+      upstream.charts
+        .filter((c) => c.ref !== undefined)
+        .map((c) => c.name)
+        .sort(),
+    ).toEqual(["kai-scheduler", "kubeflow-trainer", "nvsentinel"])
   })
 
   it("lets helm add each HTTP repository and pull each chart, byte for byte", async () => {
@@ -61,7 +66,9 @@ describe("local chart upstream", () => {
       const ref = served.ref !== undefined ? `${served.url}/${c.chart}` : c.chart
       const args = served.ref !== undefined ? ["--plain-http"] : ["--repo", served.url]
       const text = await helm("template", c.name, ref, "--version", c.version, "--namespace", c.namespace, ...args)
-      const docs = parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace: string }; spec: { template: { spec: { tolerations: unknown[] } } } }).filter((d) => d != null && typeof d === "object" && "kind" in d) // helm v4 prints "Pulled:"/"Digest:" for OCI charts
+      const docs = parseAllDocuments(text)
+        .map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace: string }; spec: { template: { spec: { tolerations: unknown[] } } } })
+        .filter((d) => d != null && typeof d === "object" && "kind" in d) // helm v4 prints "Pulled:"/"Digest:" for OCI charts
       expect(docs.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual(c.workloads.map((w) => `${w.kind}/${w.name}`).sort())
       for (const d of docs) {
         expect(d.metadata.namespace).toBe(c.namespace)

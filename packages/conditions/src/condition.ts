@@ -7,9 +7,7 @@
  * (every controller at run time) does not load effect's Schema module (docs/benchmarks.md).
  */
 import { Schema } from "effect"
-import {
-  CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, MAX_CONDITION_TYPE_LENGTH, MAX_MESSAGE_LENGTH, MAX_REASON_LENGTH, RFC3339_PATTERN,
-} from "./wire"
+import { CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, MAX_CONDITION_TYPE_LENGTH, MAX_MESSAGE_LENGTH, MAX_REASON_LENGTH, RFC3339_PATTERN } from "./wire"
 
 export {
   CONDITION_REASON_PATTERN,
@@ -24,10 +22,9 @@ export {
 export const ConditionStatus = Schema.Literals(["True", "False", "Unknown"])
 export type ConditionStatus = typeof ConditionStatus.Type
 
-export const ConditionType = Schema.String.check(
-  Schema.isPattern(CONDITION_TYPE_PATTERN),
-  Schema.isMaxLength(MAX_CONDITION_TYPE_LENGTH),
-).annotate({ description: "Type of condition in CamelCase or in foo.example.com/CamelCase." })
+export const ConditionType = Schema.String.check(Schema.isPattern(CONDITION_TYPE_PATTERN), Schema.isMaxLength(MAX_CONDITION_TYPE_LENGTH)).annotate({
+  description: "Type of condition in CamelCase or in foo.example.com/CamelCase.",
+})
 
 export const ConditionReason = Schema.String.check(
   Schema.isPattern(CONDITION_REASON_PATTERN),

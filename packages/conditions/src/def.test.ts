@@ -25,7 +25,11 @@ describe("ConditionDef constructors", () => {
   it.each([
     { name: "builds True with a True reason", got: Approved.true("ApprovedByUser", "Approved by alice"), want: { status: "True", reason: "ApprovedByUser" } },
     { name: "builds False with a False reason", got: Approved.false("AwaitingApproval", "Waiting"), want: { status: "False", reason: "AwaitingApproval" } },
-    { name: "builds Unknown with a standard reason", got: Approved.unknown("InternalError", "Please check controller logs for errors"), want: { status: "Unknown", reason: "InternalError" } },
+    {
+      name: "builds Unknown with a standard reason",
+      got: Approved.unknown("InternalError", "Please check controller logs for errors"),
+      want: { status: "Unknown", reason: "InternalError" },
+    },
   ])("$name", ({ got, want }) => {
     expect(got).toMatchObject({ type: "Approved", ...want })
   })
@@ -63,7 +67,11 @@ describe("ConditionDef metadata", () => {
   })
 
   it("answers whether a reason belongs to a status", () => {
-    expect([Approved.allows("False", "RolloutRevoked"), Approved.allows("True", "RolloutRevoked"), Approved.allows("True", "toString")]).toEqual([true, false, false])
+    expect([Approved.allows("False", "RolloutRevoked"), Approved.allows("True", "RolloutRevoked"), Approved.allows("True", "toString")]).toEqual([
+      true,
+      false,
+      false,
+    ])
   })
 })
 

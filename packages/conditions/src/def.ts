@@ -71,19 +71,19 @@ const make = <const T extends string, const R extends ReasonCatalog>(spec: {
     throw new Error(`Condition type ${JSON.stringify(spec.type)} is not a valid metav1.Condition type`)
   }
   if (spec.owner.length === 0) throw new Error(`Condition ${spec.type} has no owner`)
-  const entries = STATUSES.flatMap((status) =>
-    Object.entries(spec.reasons[status] ?? {}).map(([reason, doc]) => ({ status, reason, doc })),
-  )
+  const entries = STATUSES.flatMap((status) => Object.entries(spec.reasons[status] ?? {}).map(([reason, doc]) => ({ status, reason, doc })))
   for (const e of entries) {
     if (!CONDITION_REASON_PATTERN.test(e.reason)) throw new Error(`Condition ${spec.type}: reason ${JSON.stringify(e.reason)} is not CamelCase`)
     if (e.doc.trim().length === 0) throw new Error(`Condition ${spec.type}: reason ${e.reason} has no "surfaces when" text`)
   }
   const allows = (status: ConditionStatus, reason: string): boolean => Object.hasOwn(spec.reasons[status] ?? {}, reason)
-  const build = (status: ConditionStatus) => (reason: string, message: string): ConditionIntent<T> => {
-    // The types already forbid this; the check catches casts and untyped callers.
-    if (!allows(status, reason)) throw new Error(`Condition ${spec.type}: ${reason} is not a ${status} reason`)
-    return { type: spec.type, status, reason, message: formatMessage(message) }
-  }
+  const build =
+    (status: ConditionStatus) =>
+    (reason: string, message: string): ConditionIntent<T> => {
+      // The types already forbid this; the check catches casts and untyped callers.
+      if (!allows(status, reason)) throw new Error(`Condition ${spec.type}: ${reason} is not a ${status} reason`)
+      return { type: spec.type, status, reason, message: formatMessage(message) }
+    }
   return {
     ...spec,
     doc: spec.doc ?? "",

@@ -8,7 +8,11 @@ describe("formatMessage", () => {
     { name: "joins lines with a semicolon", given: "First line.\nSecond line\n", want: "First line; Second line" },
     { name: "skips blank lines", given: "One\n\n\r\nTwo", want: "One; Two" },
     { name: "collapses runs of spaces and tabs", given: "a  \t b", want: "a b" },
-    { name: "keeps a leading lower-case word, as the wire messages of operator.md need", given: "rollout x: step 9/18 gpu-operator (Upgrade)", want: "rollout x: step 9/18 gpu-operator (Upgrade)" },
+    {
+      name: "keeps a leading lower-case word, as the wire messages of operator.md need",
+      given: "rollout x: step 9/18 gpu-operator (Upgrade)",
+      want: "rollout x: step 9/18 gpu-operator (Upgrade)",
+    },
     { name: "keeps periods inside the text", given: "Chart v1.2.3 is missing", want: "Chart v1.2.3 is missing" },
     { name: "returns an empty message unchanged", given: "", want: "" },
   ])("$name", ({ given, want }) => {
@@ -32,9 +36,7 @@ describe("listOf", () => {
 
 describe("msg", () => {
   it("renders arrays and sets in sorted order, so the same facts give the same text", () => {
-    expect(msg`Releases ${["kubeflow", "gpu-operator"]} render outside ${new Set(["z", "a"])}.`).toBe(
-      "Releases gpu-operator, kubeflow render outside a, z",
-    )
+    expect(msg`Releases ${["kubeflow", "gpu-operator"]} render outside ${new Set(["z", "a"])}.`).toBe("Releases gpu-operator, kubeflow render outside a, z")
   })
 
   it("renders numbers and strings as written", () => {

@@ -21,13 +21,37 @@ const obj = (generation: number | undefined, ...conditions: Condition[]): Condit
 
 describe("current", () => {
   it.each([
-    { name: "returns a condition written for the current generation", o: obj(3, cond("Resolved", "True", 3)), want: { status: "True", reason: "R", current: true } },
+    {
+      name: "returns a condition written for the current generation",
+      o: obj(3, cond("Resolved", "True", 3)),
+      want: { status: "True", reason: "R", current: true },
+    },
     { name: "reads a missing condition as Unknown/NotYetReported", o: obj(3), want: { status: "Unknown", reason: "NotYetReported", current: false } },
-    { name: "reads an object without status as Unknown/NotYetReported", o: { metadata: { generation: 1 } }, want: { status: "Unknown", reason: "NotYetReported" } },
-    { name: "reads a condition from an older generation as Unknown/Stale", o: obj(4, cond("Resolved", "True", 3)), want: { status: "Unknown", reason: "Stale", observedGeneration: 3, current: false } },
-    { name: "reads a condition without observedGeneration as stale", o: obj(4, cond("Resolved", "True", undefined)), want: { status: "Unknown", reason: "Stale" } },
-    { name: "reads a condition from a newer generation as stale, never True", o: obj(2, cond("Resolved", "True", 3)), want: { status: "Unknown", reason: "Stale" } },
-    { name: "accepts a condition without observedGeneration on an object without generation", o: obj(undefined, cond("Resolved", "False", undefined)), want: { status: "False", current: true } },
+    {
+      name: "reads an object without status as Unknown/NotYetReported",
+      o: { metadata: { generation: 1 } },
+      want: { status: "Unknown", reason: "NotYetReported" },
+    },
+    {
+      name: "reads a condition from an older generation as Unknown/Stale",
+      o: obj(4, cond("Resolved", "True", 3)),
+      want: { status: "Unknown", reason: "Stale", observedGeneration: 3, current: false },
+    },
+    {
+      name: "reads a condition without observedGeneration as stale",
+      o: obj(4, cond("Resolved", "True", undefined)),
+      want: { status: "Unknown", reason: "Stale" },
+    },
+    {
+      name: "reads a condition from a newer generation as stale, never True",
+      o: obj(2, cond("Resolved", "True", 3)),
+      want: { status: "Unknown", reason: "Stale" },
+    },
+    {
+      name: "accepts a condition without observedGeneration on an object without generation",
+      o: obj(undefined, cond("Resolved", "False", undefined)),
+      want: { status: "False", current: true },
+    },
   ])("$name", ({ o, want }) => {
     expect(current(o, Resolved)).toMatchObject(want)
   })
@@ -54,7 +78,10 @@ describe("summarize", () => {
     {
       name: "is False and names the first unhealthy input when one is unhealthy",
       o: obj(2, cond("Resolved", "False", 2, "CriteriaConflict"), cond("Mirrored", "True", 2), cond("Stalled", "True", 2, "AwaitingApproval")),
-      want: { status: "False", message: "Resolved=False CriteriaConflict: Resolved says CriteriaConflict; Stalled=True AwaitingApproval: Stalled says AwaitingApproval" },
+      want: {
+        status: "False",
+        message: "Resolved=False CriteriaConflict: Resolved says CriteriaConflict; Stalled=True AwaitingApproval: Stalled says AwaitingApproval",
+      },
     },
     {
       name: "counts a missing input as Unknown, never as True",

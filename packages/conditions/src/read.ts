@@ -54,8 +54,7 @@ export const current = (obj: ConditionHolder, def: Pick<AnyConditionDef, "type">
 export const isTrue = (obj: ConditionHolder, def: Pick<AnyConditionDef, "type">): boolean => current(obj, def).status === "True"
 
 /** Current and in its healthy state (True for normal-true, False for abnormal-true). */
-export const isHealthy = (obj: ConditionHolder, def: Pick<AnyConditionDef, "type" | "healthy">): boolean =>
-  current(obj, def).status === def.healthy
+export const isHealthy = (obj: ConditionHolder, def: Pick<AnyConditionDef, "type" | "healthy">): boolean => current(obj, def).status === def.healthy
 
 export interface Summary {
   /** False if any input is unhealthy; else Unknown if any is Unknown (missing and stale included); else True. */
@@ -85,7 +84,10 @@ export const summarize = (obj: ConditionHolder, options: { readonly of: Readonly
     unhealthy.length > 0
       ? unhealthy.map(describe).join("; ")
       : unknown.length > 0
-        ? `Waiting for ${listOf(unknown.map((c) => c.type), unknown.length)}`
+        ? `Waiting for ${listOf(
+            unknown.map((c) => c.type),
+            unknown.length,
+          )}`
         : ""
   return { status, conditions: conditions.map((x) => x.cond), unhealthy, unknown, message }
 }

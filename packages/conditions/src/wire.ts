@@ -4,8 +4,7 @@
  */
 
 /** `metav1.Condition.type`: an optional DNS-subdomain prefix and a name, at most 316 characters. */
-export const CONDITION_TYPE_PATTERN =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/u
+export const CONDITION_TYPE_PATTERN = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/u
 /** `metav1.Condition.reason`: CamelCase-ish, 1..1024 characters. */
 export const CONDITION_REASON_PATTERN = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/u
 /** RFC 3339 date-time as the API server accepts it; we always *write* UTC whole seconds with "Z". */

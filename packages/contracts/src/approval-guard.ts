@@ -15,7 +15,11 @@ export const approvalGuard = Contract.make({
   reconciles: RuntimeRolloutKind,
   watches: [
     Watch.self(RuntimeRolloutKind),
-    Watch.mapped(Rbac.ClusterRoleBinding, "open-rollouts", "a binding to the approver ClusterRole appears, changes or goes: who may approve, and whether an approval still counts"),
+    Watch.mapped(
+      Rbac.ClusterRoleBinding,
+      "open-rollouts",
+      "a binding to the approver ClusterRole appears, changes or goes: who may approve, and whether an approval still counts",
+    ),
   ],
   reads: { conditions: [], kinds: [Rbac.ClusterRoleBinding] },
   writes: [{ kind: RuntimeRolloutKind, conditions: [Approved], statusKeys: ["approval"] }],

@@ -19,15 +19,31 @@ describe("Contract.make", () => {
   })
 
   it.each([
-    { name: "refuses a field manager other than aicr-<controller>", change: { fieldManager: "approval-guard" }, want: /field manager must be aicr-approval-guard/ },
-    { name: "refuses a contract that does not watch its root kind", change: { watches: [Watch.self(ClusterRuntimeKind)] }, want: /must watch its root kind RuntimeRollout/ },
+    {
+      name: "refuses a field manager other than aicr-<controller>",
+      change: { fieldManager: "approval-guard" },
+      want: /field manager must be aicr-approval-guard/,
+    },
+    {
+      name: "refuses a contract that does not watch its root kind",
+      change: { watches: [Watch.self(ClusterRuntimeKind)] },
+      want: /must watch its root kind RuntimeRollout/,
+    },
     {
       name: "refuses two write entries for one kind",
       change: { writes: [...base.writes, { kind: RuntimeRolloutKind, conditions: [], statusKeys: ["x"] }] },
       want: /one write entry per kind/,
     },
-    { name: "refuses a condition listed twice", change: { writes: [{ kind: RuntimeRolloutKind, conditions: [Approved, Approved], statusKeys: [] }] }, want: /listed twice/ },
-    { name: "refuses conditions as a status key", change: { writes: [{ kind: RuntimeRolloutKind, conditions: [], statusKeys: ["conditions"] }] }, want: /not as a status key/ },
+    {
+      name: "refuses a condition listed twice",
+      change: { writes: [{ kind: RuntimeRolloutKind, conditions: [Approved, Approved], statusKeys: [] }] },
+      want: /listed twice/,
+    },
+    {
+      name: "refuses conditions as a status key",
+      change: { writes: [{ kind: RuntimeRolloutKind, conditions: [], statusKeys: ["conditions"] }] },
+      want: /not as a status key/,
+    },
   ])("$name", ({ change, want }) => {
     expect(() => Contract.make({ ...base, ...change })).toThrow(want)
   })

@@ -14,9 +14,7 @@ import type { AnyConditionDef } from "@aicr/conditions"
 import { kindKey, type ResourceKind, type Room } from "@aicr/api"
 
 /** The seven controllers (architecture.md §2). */
-export const CONTROLLERS = [
-  "resolver", "registry-mirror", "planner", "step-executor", "approval-guard", "validation-gate", "ecr-credential-refresher",
-] as const
+export const CONTROLLERS = ["resolver", "registry-mirror", "planner", "step-executor", "approval-guard", "validation-gate", "ecr-credential-refresher"] as const
 export type Controller = (typeof CONTROLLERS)[number]
 
 /**

@@ -47,7 +47,10 @@ describe("the seven contracts", () => {
   it("never read a condition the controller writes itself", () => {
     for (const c of CONTRACTS) {
       const own = new Set(c.writes.flatMap((w) => w.conditions.map((d) => d.type)))
-      expect(c.reads.conditions.filter((d) => own.has(d.type)).map((d) => d.type), c.controller).toEqual([])
+      expect(
+        c.reads.conditions.filter((d) => own.has(d.type)).map((d) => d.type),
+        c.controller,
+      ).toEqual([])
     }
   })
 })

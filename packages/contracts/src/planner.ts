@@ -1,7 +1,28 @@
 import {
-  Approved, ArgoCD, ClusterRuntimeKind, Core, Discovered, EngineAvailable, FINALIZER_CLEANUP, LABEL_OUTCOME, LABEL_ROLE, LABEL_RUNTIME_UID, Mirrored,
-  Planned, Progressing, Ready, RegistryCredentialsReady, ROLE_AICR_JOB, ROLE_CONTENT, ROLE_PLAN, Resolved, RuntimeRolloutKind, Stalled, Succeeded,
-  ValidationReady, Validated,
+  Approved,
+  ArgoCD,
+  ClusterRuntimeKind,
+  Core,
+  Discovered,
+  EngineAvailable,
+  FINALIZER_CLEANUP,
+  LABEL_OUTCOME,
+  LABEL_ROLE,
+  LABEL_RUNTIME_UID,
+  Mirrored,
+  Planned,
+  Progressing,
+  Ready,
+  RegistryCredentialsReady,
+  ROLE_AICR_JOB,
+  ROLE_CONTENT,
+  ROLE_PLAN,
+  Resolved,
+  RuntimeRolloutKind,
+  Stalled,
+  Succeeded,
+  ValidationReady,
+  Validated,
 } from "@aicr/api"
 import { Contract, Watch } from "./contract"
 
@@ -16,10 +37,20 @@ export const planner = Contract.make({
   watches: [
     Watch.self(ClusterRuntimeKind),
     Watch.mapped(RuntimeRolloutKind, "singleton", "rollout conditions drive Ready, Stalled and closing"),
-    Watch.mapped(Core.ConfigMap, "singleton", "plan ConfigMaps (PlanUnreadable, pins) and the content ConfigMaps plans are composed from", `${LABEL_ROLE} in (${ROLE_PLAN},${ROLE_CONTENT})`),
+    Watch.mapped(
+      Core.ConfigMap,
+      "singleton",
+      "plan ConfigMaps (PlanUnreadable, pins) and the content ConfigMaps plans are composed from",
+      `${LABEL_ROLE} in (${ROLE_PLAN},${ROLE_CONTENT})`,
+    ),
     Watch.mapped(Core.Job, "singleton", "upgrade-check Jobs finish", `${LABEL_ROLE}=${ROLE_AICR_JOB}`),
     // Argo CD's CRD may be missing: the informer then counts as synced and empty, and lists again with backoff.
-    Watch.mapped(ArgoCD.Application, "singleton", "after a rollout, a release of the active plan that is no longer ready (Ready=NotReady) and its recovery; re-adoption", LABEL_RUNTIME_UID),
+    Watch.mapped(
+      ArgoCD.Application,
+      "singleton",
+      "after a rollout, a release of the active plan that is no longer ready (Ready=NotReady) and its recovery; re-adoption",
+      LABEL_RUNTIME_UID,
+    ),
   ],
   reads: {
     conditions: [Discovered, Resolved, Mirrored, EngineAvailable, RegistryCredentialsReady, Approved, Progressing, ValidationReady, Validated],

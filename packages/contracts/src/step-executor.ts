@@ -1,5 +1,15 @@
 import {
-  Approved, ArgoCD, ClusterRuntimeKind, Core, EngineAvailable, LABEL_ROLE, Progressing, ROLE_CONTENT, ROLE_PLAN, RuntimeRolloutKind, ValidationReady,
+  Approved,
+  ArgoCD,
+  ClusterRuntimeKind,
+  Core,
+  EngineAvailable,
+  LABEL_ROLE,
+  Progressing,
+  ROLE_CONTENT,
+  ROLE_PLAN,
+  RuntimeRolloutKind,
+  ValidationReady,
 } from "@aicr/api"
 import { Contract, Watch } from "./contract"
 
@@ -20,7 +30,12 @@ export const stepExecutor = Contract.make({
     Watch.mapped(ArgoCD.Application, "singleton", "readiness at the revision written; ForeignObject"),
     Watch.mapped(ArgoCD.AppProject, "singleton", "EngineAvailable: the AppProject is readable"),
     Watch.mapped(Core.CustomResourceDefinition, "singleton", "EngineAvailable: Argo CD's CRDs appear or go"),
-    Watch.mapped(Core.ConfigMap, "singleton", "the target plan and the content ConfigMap it names (read once per version)", `${LABEL_ROLE} in (${ROLE_PLAN},${ROLE_CONTENT})`),
+    Watch.mapped(
+      Core.ConfigMap,
+      "singleton",
+      "the target plan and the content ConfigMap it names (read once per version)",
+      `${LABEL_ROLE} in (${ROLE_PLAN},${ROLE_CONTENT})`,
+    ),
     // Argo CD does not create release namespaces (no CreateNamespace): a step starts only once its namespace exists.
     Watch.mapped(Core.Namespace, "singleton", "NamespaceMissing: a step's release namespace appears or goes"),
   ],
@@ -32,8 +47,10 @@ export const stepExecutor = Contract.make({
     { kind: RuntimeRolloutKind, conditions: [Progressing], statusKeys: ["steps"] },
     { kind: ClusterRuntimeKind, conditions: [EngineAvailable], statusKeys: ["engine"] },
   ],
-  creates: [{
-    kind: ArgoCD.Application,
-    why: "one Application per release (created when the cache shows none, else applied at the resourceVersion seen; suspendEngine patches automated sync); removed in reverse order by Remove steps (uid and resourceVersion preconditions)",
-  }],
+  creates: [
+    {
+      kind: ArgoCD.Application,
+      why: "one Application per release (created when the cache shows none, else applied at the resourceVersion seen; suspendEngine patches automated sync); removed in reverse order by Remove steps (uid and resourceVersion preconditions)",
+    },
+  ],
 })

@@ -23,14 +23,16 @@ const root = repoRoot()
 const idle = Number(process.argv[process.argv.indexOf("--idle") + 1] ?? 20) || 20
 const NS = "aicr-system"
 
-
 const main = async () => {
   const plane = await startControlPlane({ fresh: true })
   const client = new OciClient()
   try {
     const info = plane.info
     await applyManifests(info, join(root, "crds"))
-    await applyManifests(info, ["application-crd.yaml", "appproject-crd.yaml"].flatMap((f) => loadManifests(join(argoCdCrdsDir(), f))))
+    await applyManifests(
+      info,
+      ["application-crd.yaml", "appproject-crd.yaml"].flatMap((f) => loadManifests(join(argoCdCrdsDir(), f))),
+    )
     await applyManifests(info, [
       { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } },
       { apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } },
@@ -79,7 +81,18 @@ const main = async () => {
                   {
                     name: "controller",
                     image,
-                    args: [a, ...benchControllerFlags(a, info.registry), "--leader-election-id", `aicr-${name}`, "--health-probe-bind-address", "$(POD_IP):8081", "--metrics-bind-address", "$(POD_IP):8080", "--log-level", "warn"],
+                    args: [
+                      a,
+                      ...benchControllerFlags(a, info.registry),
+                      "--leader-election-id",
+                      `aicr-${name}`,
+                      "--health-probe-bind-address",
+                      "$(POD_IP):8081",
+                      "--metrics-bind-address",
+                      "$(POD_IP):8080",
+                      "--log-level",
+                      "warn",
+                    ],
                     env: [
                       { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
                       { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
@@ -118,14 +131,34 @@ const main = async () => {
       const status = Number.isFinite(pid) && existsSync(file) ? readFileSync(file, "utf8") : ""
       const kib = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN)
       const app = p.metadata.labels.app
-      const logFile = join(info.dir, "kubelet", "pods", readdirSync(join(info.dir, "kubelet", "pods")).find((d) => d.startsWith(`${NS}_${p.metadata.name}_`)) ?? "-", "logs", "controller.log")
+      const logFile = join(
+        info.dir,
+        "kubelet",
+        "pods",
+        readdirSync(join(info.dir, "kubelet", "pods")).find((d) => d.startsWith(`${NS}_${p.metadata.name}_`)) ?? "-",
+        "logs",
+        "controller.log",
+      )
       const logTail = existsSync(logFile) ? readFileSync(logFile, "utf8").trim().split("\n").slice(-3) : []
       rss[app] = status
-        ? { ready: cs?.ready ?? false, restarts: cs?.restartCount ?? 0, rssMiB: +(kib("VmRSS") / 1024).toFixed(1), peakMiB: +(kib("VmHWM") / 1024).toFixed(1), rollout: rollout[app] }
+        ? {
+            ready: cs?.ready ?? false,
+            restarts: cs?.restartCount ?? 0,
+            rssMiB: +(kib("VmRSS") / 1024).toFixed(1),
+            peakMiB: +(kib("VmHWM") / 1024).toFixed(1),
+            rollout: rollout[app],
+          }
         : { ready: false, restarts: cs?.restartCount ?? 0, state: cs?.state, lastState: cs?.lastState, rollout: rollout[app], logTail }
     }
     const size = imageSize(built, arch)
-    const result = { image, arch, compressedMiB: +(size.compressed / 2 ** 20).toFixed(1), uncompressedMiB: +(size.uncompressed / 2 ** 20).toFixed(1), idleSeconds: idle, controllers: rss }
+    const result = {
+      image,
+      arch,
+      compressedMiB: +(size.compressed / 2 ** 20).toFixed(1),
+      uncompressedMiB: +(size.uncompressed / 2 ** 20).toFixed(1),
+      idleSeconds: idle,
+      controllers: rss,
+    }
     mkdirSync(join(root, ".aicr", "bench"), { recursive: true })
     writeFileSync(join(root, ".aicr", "bench", "images-rss.json"), `${JSON.stringify(result, null, 2)}\n`)
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)

@@ -214,7 +214,9 @@ export const buildImage = async (spec: ImageSpec, opts: BuildOptions): Promise<B
   const layout = join(opts.outDir, spec.name)
   rmSync(layout, { recursive: true, force: true })
   mkdirSync(join(layout, "blobs", "sha256"), { recursive: true })
-  const created = sourceDateEpoch().toISOString().replace(/\.000Z$/, "Z")
+  const created = sourceDateEpoch()
+    .toISOString()
+    .replace(/\.000Z$/, "Z")
   const manifests: BuiltManifest[] = []
   for (const arch of spec.platforms) {
     const layers: Layer[] = []
@@ -244,7 +246,14 @@ export const buildImage = async (spec: ImageSpec, opts: BuildOptions): Promise<B
     })
     const digest = sha256(manifest)
     putBlob(layout, digest, manifest)
-    manifests.push({ platform: arch, digest, size: manifest.length, bytes: manifest, config: { digest: configDigest, size: config.length, bytes: config }, layers })
+    manifests.push({
+      platform: arch,
+      digest,
+      size: manifest.length,
+      bytes: manifest,
+      config: { digest: configDigest, size: config.length, bytes: config },
+      layers,
+    })
   }
   const index = json({
     schemaVersion: 2,
@@ -261,7 +270,9 @@ export const buildImage = async (spec: ImageSpec, opts: BuildOptions): Promise<B
     JSON.stringify({
       schemaVersion: 2,
       mediaType: MEDIA.index,
-      manifests: [{ mediaType: MEDIA.index, digest, size: index.length, ...(version ? { annotations: { "org.opencontainers.image.ref.name": version } } : {}) }],
+      manifests: [
+        { mediaType: MEDIA.index, digest, size: index.length, ...(version ? { annotations: { "org.opencontainers.image.ref.name": version } } : {}) },
+      ],
     }),
   )
   return { name: spec.name, layout, digest, indexBytes: index, manifests }

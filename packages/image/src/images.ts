@@ -76,7 +76,10 @@ export const operatorImage = (bundles: Readonly<Record<string, string>>, meta: I
   const app: LayerRecipe = {
     kind: "files",
     comment: `controllers: ${names.join(", ")}`,
-    files: [{ from: Buffer.from(DISPATCHER), to: "/app/aicr-operator.mjs" }, ...names.map((n) => ({ from: shippedBundle(bundles[n]!), to: `/app/${n}`, exclude: NOT_SHIPPED }))],
+    files: [
+      { from: Buffer.from(DISPATCHER), to: "/app/aicr-operator.mjs" },
+      ...names.map((n) => ({ from: shippedBundle(bundles[n]!), to: `/app/${n}`, exclude: NOT_SHIPPED })),
+    ],
   }
   return {
     name: "aicr-operator",
@@ -112,7 +115,11 @@ export const aicrImage = (buildDir: string, version: string, platforms: Readonly
   return {
     name: "aicr",
     platforms,
-    layers: [{ kind: "base" }, { kind: "shell" }, { kind: "files", comment: `aicr ${version}`, files: [{ from: join(buildDir, "aicr"), to: "/ko-app/aicr", mode: 0o755 }] }],
+    layers: [
+      { kind: "base" },
+      { kind: "shell" },
+      { kind: "files", comment: `aicr ${version}`, files: [{ from: join(buildDir, "aicr"), to: "/ko-app/aicr", mode: 0o755 }] },
+    ],
     config: { Env: [`${PATH}:/ko-app`, "KO_DATA_PATH=/var/run/ko"], Entrypoint: ["/ko-app/aicr"], Labels: a },
     annotations: a,
   }

@@ -90,7 +90,8 @@ class Hashing extends Transform {
 }
 
 /** The fixed mtime of every entry: `SOURCE_DATE_EPOCH` seconds, else 0. */
-export const sourceDateEpoch = (env: Readonly<Record<string, string | undefined>> = process.env): Date => new Date(Number(env["SOURCE_DATE_EPOCH"] ?? "0") * 1000)
+export const sourceDateEpoch = (env: Readonly<Record<string, string | undefined>> = process.env): Date =>
+  new Date(Number(env["SOURCE_DATE_EPOCH"] ?? "0") * 1000)
 
 const writeEntry = (pack: tar.Pack, e: LayerEntry, mtime: Date): Promise<void> =>
   new Promise((resolve, reject) => {

@@ -43,11 +43,18 @@ const dropDocs = (root: string) => {
       for (const f of readdirSync(d)) if (f !== "copyright") rmSync(join(d, f), { recursive: true, force: true })
     }
   }
-  for (const rel of ["usr/share/man", "usr/share/info", "usr/share/lintian", "usr/share/bug", "usr/share/common-licenses"]) rmSync(join(root, rel), { recursive: true, force: true })
+  for (const rel of ["usr/share/man", "usr/share/info", "usr/share/lintian", "usr/share/bug", "usr/share/common-licenses"])
+    rmSync(join(root, rel), { recursive: true, force: true })
 }
 
 /** Unpacks `packages` for `arch` into `root`, recording each in var/lib/dpkg/status.d. */
-export const unpackPackages = async (root: string, packages: ReadonlyArray<string>, arch: Arch, lock: DebianLock = debianLock(), cache: string = imageCache()) => {
+export const unpackPackages = async (
+  root: string,
+  packages: ReadonlyArray<string>,
+  arch: Arch,
+  lock: DebianLock = debianLock(),
+  cache: string = imageCache(),
+) => {
   mkdirSync(root, { recursive: true })
   for (const name of packages) {
     const control = await unpackDeb(await debianPackage(name, arch, lock, cache), root)
@@ -59,17 +66,40 @@ export const unpackPackages = async (root: string, packages: ReadonlyArray<strin
 /** The base root filesystem: BASE_PACKAGES plus the files their maintainer scripts or a base image provide. */
 export const baseRootfs = async (root: string, arch: Arch, lock: DebianLock = debianLock(), cache: string = imageCache()) => {
   await unpackPackages(root, BASE_PACKAGES, arch, lock, cache)
-  write(root, "etc/passwd", ["root:x:0:0:root:/root:/sbin/nologin", "nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin", `nonroot:x:${NONROOT}:${NONROOT}:nonroot:/home/nonroot:/sbin/nologin`, ""].join("\n"))
+  write(
+    root,
+    "etc/passwd",
+    [
+      "root:x:0:0:root:/root:/sbin/nologin",
+      "nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin",
+      `nonroot:x:${NONROOT}:${NONROOT}:nonroot:/home/nonroot:/sbin/nologin`,
+      "",
+    ].join("\n"),
+  )
   write(root, "etc/group", ["root:x:0:", "tty:x:5:", "staff:x:50:", "nogroup:x:65534:", `nonroot:x:${NONROOT}:`, ""].join("\n"))
-  write(root, "etc/nsswitch.conf", ["passwd: files", "group: files", "shadow: files", "hosts: files dns", "networks: files", "protocols: files", "services: files", ""].join("\n"))
+  write(
+    root,
+    "etc/nsswitch.conf",
+    ["passwd: files", "group: files", "shadow: files", "hosts: files dns", "networks: files", "protocols: files", "services: files", ""].join("\n"),
+  )
   write(
     root,
     "etc/os-release",
-    ['PRETTY_NAME="aicr-operator base (Debian GNU/Linux 12 packages)"', 'NAME="aicr-operator base"', "ID=aicr-operator-base", "ID_LIKE=debian", 'VERSION_ID="12"', "VERSION_CODENAME=bookworm", ""].join("\n"),
+    [
+      'PRETTY_NAME="aicr-operator base (Debian GNU/Linux 12 packages)"',
+      'NAME="aicr-operator base"',
+      "ID=aicr-operator-base",
+      "ID_LIKE=debian",
+      'VERSION_ID="12"',
+      "VERSION_CODENAME=bookworm",
+      "",
+    ].join("\n"),
   )
   // What update-ca-certificates would make: every Mozilla certificate, in name order, in one bundle.
   const mozilla = join(root, "usr/share/ca-certificates/mozilla")
-  const certs = readdirSync(mozilla).filter((f) => f.endsWith(".crt")).sort()
+  const certs = readdirSync(mozilla)
+    .filter((f) => f.endsWith(".crt"))
+    .sort()
   if (certs.length === 0) throw new Error(`${mozilla}: no certificates (ca-certificates unpacked wrong?)`)
   write(root, "etc/ssl/certs/ca-certificates.crt", certs.map((f) => readFileSync(join(mozilla, f), "utf8").trimEnd() + "\n").join(""))
   rmSync(join(root, "etc/localtime"), { force: true })

@@ -45,10 +45,17 @@ describe("daemonless images", () => {
     expect(ref).toBe(`${repo}:v0.0.0-test@${first.digest}`)
     const index = await oras("manifest", "fetch", "--plain-http", `${repo}:v0.0.0-test`)
     expect(index.equals(first.indexBytes)).toBe(true)
-    const parsed = JSON.parse(index.toString()) as { mediaType: string; manifests: { platform: { os: string; architecture: string } }[]; annotations: Record<string, string> }
+    const parsed = JSON.parse(index.toString()) as {
+      mediaType: string
+      manifests: { platform: { os: string; architecture: string } }[]
+      annotations: Record<string, string>
+    }
     expect(parsed.mediaType).toBe(MEDIA.index)
     expect(parsed.manifests.map((m) => `${m.platform.os}/${m.platform.architecture}`)).toEqual(["linux/amd64", "linux/arm64"])
-    expect(parsed.annotations).toMatchObject({ "org.opencontainers.image.title": "aicr-operator-registry-mirror", "org.opencontainers.image.revision": "0123456789abcdef" })
+    expect(parsed.annotations).toMatchObject({
+      "org.opencontainers.image.title": "aicr-operator-registry-mirror",
+      "org.opencontainers.image.revision": "0123456789abcdef",
+    })
 
     for (const arch of ["amd64", "arm64"] as const) {
       const manifest = JSON.parse((await oras("manifest", "fetch", "--plain-http", "--platform", `linux/${arch}`, `${repo}:v0.0.0-test`)).toString())
@@ -96,7 +103,17 @@ describe("daemonless images", () => {
     const root = join(work, "rootfs")
     mkdirSync(root)
     for (const l of first.manifests.find((m) => m.platform === "amd64")!.layers) await run("tar", ["-xzf", l.file, "-C", root])
-    const { stdout } = await run("unshare", ["--root", root, "--setuid", String(NONROOT), "--setgid", String(NONROOT), "/nodejs/bin/node", "-e", "console.log(JSON.stringify({ v: process.version, uid: process.getuid(), user: require('os').userInfo().username, cas: require('tls').rootCertificates.length > 100 }))"])
+    const { stdout } = await run("unshare", [
+      "--root",
+      root,
+      "--setuid",
+      String(NONROOT),
+      "--setgid",
+      String(NONROOT),
+      "/nodejs/bin/node",
+      "-e",
+      "console.log(JSON.stringify({ v: process.version, uid: process.getuid(), user: require('os').userInfo().username, cas: require('tls').rootCertificates.length > 100 }))",
+    ])
     expect(JSON.parse(stdout)).toEqual({ v: `v${nodeLock().version}`, uid: NONROOT, user: "nonroot", cas: true })
   })
 })

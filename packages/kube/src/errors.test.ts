@@ -4,7 +4,13 @@ import { describe, expect, it } from "vitest"
 import { KubeError, isTransient, kubeErrorFromStatus, kubeErrorFromUnknown, reasonFromStatus, reasonFromUnknown } from "./errors"
 
 const status = (code: number, reason: string, message: string, causes?: ReadonlyArray<Record<string, string>>, retryAfterSeconds?: number) => ({
-  kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message, details: { causes, retryAfterSeconds },
+  kind: "Status",
+  apiVersion: "v1",
+  status: "Failure",
+  code,
+  reason,
+  message,
+  details: { causes, retryAfterSeconds },
 })
 
 describe("reasonFromStatus", () => {
@@ -13,8 +19,11 @@ describe("reasonFromStatus", () => {
     { name: "409 AlreadyExists is AlreadyExists", code: 409, body: status(409, "AlreadyExists", "already exists"), want: "AlreadyExists" },
     { name: "409 with a stale resourceVersion is Conflict", code: 409, body: status(409, "Conflict", "the object has been modified"), want: "Conflict" },
     {
-      name: "409 with FieldManagerConflict causes is FieldManagerConflict", code: 409,
-      body: status(409, "Conflict", 'Apply failed with 1 conflict: conflict with "b": .status.conditions[type="A"].status', [{ reason: "FieldManagerConflict", message: 'conflict with "b"', field: '.status.conditions[type="A"].status' }]),
+      name: "409 with FieldManagerConflict causes is FieldManagerConflict",
+      code: 409,
+      body: status(409, "Conflict", 'Apply failed with 1 conflict: conflict with "b": .status.conditions[type="A"].status', [
+        { reason: "FieldManagerConflict", message: 'conflict with "b"', field: '.status.conditions[type="A"].status' },
+      ]),
       want: "FieldManagerConflict",
     },
     { name: "401 is Unauthorized", code: 401, body: status(401, "Unauthorized", "Unauthorized"), want: "Unauthorized" },
@@ -34,18 +43,35 @@ describe("reasonFromStatus", () => {
   })
 
   it("keeps the Status message, causes and retry-after", () => {
-    const r = reasonFromStatus(409, status(409, "Conflict", "Apply failed", [{ reason: "FieldManagerConflict", message: 'conflict with "b"', field: ".status.x" }]))
-    expect(r).toMatchObject({ _tag: "FieldManagerConflict", code: 409, message: "Apply failed", causes: [{ reason: "FieldManagerConflict", field: ".status.x" }] })
+    const r = reasonFromStatus(
+      409,
+      status(409, "Conflict", "Apply failed", [{ reason: "FieldManagerConflict", message: 'conflict with "b"', field: ".status.x" }]),
+    )
+    expect(r).toMatchObject({
+      _tag: "FieldManagerConflict",
+      code: 409,
+      message: "Apply failed",
+      causes: [{ reason: "FieldManagerConflict", field: ".status.x" }],
+    })
     expect(reasonFromStatus(429, status(429, "TooManyRequests", "x", undefined, 7))).toMatchObject({ retryAfterSeconds: 7 })
     expect(reasonFromStatus(429, "", { "retry-after": "5" })).toMatchObject({ retryAfterSeconds: 5 })
   })
 })
 
 describe("reasonFromUnknown", () => {
-  const fetchFailed = (code: string) => Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error(`connect ${code} 127.0.0.1:6443`), { code }) })
+  const fetchFailed = (code: string) =>
+    Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error(`connect ${code} 127.0.0.1:6443`), { code }) })
   it.each([
-    { name: "an ApiException is mapped by its code and body", err: new ApiException(404, "Not Found", JSON.stringify(status(404, "NotFound", "gone")), {}), want: "NotFound" },
-    { name: "an ApiException 409 with field-manager causes", err: new ApiException(409, "Conflict", status(409, "Conflict", "x", [{ reason: "FieldManagerConflict" }]), {}), want: "FieldManagerConflict" },
+    {
+      name: "an ApiException is mapped by its code and body",
+      err: new ApiException(404, "Not Found", JSON.stringify(status(404, "NotFound", "gone")), {}),
+      want: "NotFound",
+    },
+    {
+      name: "an ApiException 409 with field-manager causes",
+      err: new ApiException(409, "Conflict", status(409, "Conflict", "x", [{ reason: "FieldManagerConflict" }]), {}),
+      want: "FieldManagerConflict",
+    },
     { name: "connection refused is Unavailable", err: fetchFailed("ECONNREFUSED"), want: "Unavailable" },
     { name: "connection reset is Unavailable", err: fetchFailed("ECONNRESET"), want: "Unavailable" },
     { name: "an undici socket error is Unavailable", err: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }), want: "Unavailable" },

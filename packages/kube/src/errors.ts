@@ -9,8 +9,17 @@
 import { Data } from "effect"
 
 export type KubeErrorTag =
-  | "NotFound" | "Conflict" | "FieldManagerConflict" | "Forbidden" | "Unauthorized" | "Invalid"
-  | "AlreadyExists" | "Gone" | "Unavailable" | "Timeout" | "TooManyRequests"
+  | "NotFound"
+  | "Conflict"
+  | "FieldManagerConflict"
+  | "Forbidden"
+  | "Unauthorized"
+  | "Invalid"
+  | "AlreadyExists"
+  | "Gone"
+  | "Unavailable"
+  | "Timeout"
+  | "TooManyRequests"
 
 /** One entry of a `Status.details.causes` list (metav1.StatusCause; the JSON key of its type is `reason`). */
 export interface StatusCause {
@@ -46,11 +55,14 @@ export class KubeError extends Data.TaggedError("KubeError")<{
 }
 
 /** Transient reasons: the driver backs off and retries; nothing is wrong with the request itself. */
-export const isTransient = (e: KubeError): boolean =>
-  e.reason._tag === "Unavailable" || e.reason._tag === "Timeout" || e.reason._tag === "TooManyRequests"
+export const isTransient = (e: KubeError): boolean => e.reason._tag === "Unavailable" || e.reason._tag === "Timeout" || e.reason._tag === "TooManyRequests"
 
 const reason = <T extends KubeErrorTag>(
-  _tag: T, code: number, message: string, causes: ReadonlyArray<StatusCause> = [], retryAfterSeconds?: number,
+  _tag: T,
+  code: number,
+  message: string,
+  causes: ReadonlyArray<StatusCause> = [],
+  retryAfterSeconds?: number,
 ): KubeErrorReasonOf<T> => (retryAfterSeconds === undefined ? { _tag, code, message, causes } : { _tag, code, message, causes, retryAfterSeconds })
 
 const asRecord = (u: unknown): Record<string, unknown> | undefined => {
@@ -72,28 +84,46 @@ const asRecord = (u: unknown): Record<string, unknown> | undefined => {
 export const reasonFromStatus = (code: number, body?: unknown, headers?: Readonly<Record<string, string>>): KubeErrorReason => {
   const status = asRecord(body)
   const statusReason = typeof status?.["reason"] === "string" ? (status["reason"] as string) : undefined
-  const message = typeof status?.["message"] === "string" ? (status["message"] as string) : typeof body === "string" && body !== "" && status === undefined ? body : `HTTP ${code}${statusReason ? ` ${statusReason}` : ""}`
+  const message =
+    typeof status?.["message"] === "string"
+      ? (status["message"] as string)
+      : typeof body === "string" && body !== "" && status === undefined
+        ? body
+        : `HTTP ${code}${statusReason ? ` ${statusReason}` : ""}`
   const details = asRecord(status?.["details"])
   const causes: ReadonlyArray<StatusCause> = Array.isArray(details?.["causes"])
     ? (details["causes"] as ReadonlyArray<unknown>).flatMap((c) => {
         const r = asRecord(c)
-        return r === undefined ? [] : [{ reason: r["reason"] as string | undefined, message: r["message"] as string | undefined, field: r["field"] as string | undefined }]
+        return r === undefined
+          ? []
+          : [{ reason: r["reason"] as string | undefined, message: r["message"] as string | undefined, field: r["field"] as string | undefined }]
       })
     : []
   const retryHeader = headers?.["retry-after"] ?? headers?.["Retry-After"]
-  const retryAfter = typeof details?.["retryAfterSeconds"] === "number" ? (details["retryAfterSeconds"] as number) : retryHeader !== undefined && /^\d+$/.test(retryHeader) ? Number(retryHeader) : undefined
+  const retryAfter =
+    typeof details?.["retryAfterSeconds"] === "number"
+      ? (details["retryAfterSeconds"] as number)
+      : retryHeader !== undefined && /^\d+$/.test(retryHeader)
+        ? Number(retryHeader)
+        : undefined
   const effectiveCode = code || (typeof status?.["code"] === "number" ? (status["code"] as number) : 0)
   switch (effectiveCode) {
-    case 401: return reason("Unauthorized", 401, message, causes)
-    case 403: return reason("Forbidden", 403, message, causes)
-    case 404: return reason("NotFound", 404, message, causes)
+    case 401:
+      return reason("Unauthorized", 401, message, causes)
+    case 403:
+      return reason("Forbidden", 403, message, causes)
+    case 404:
+      return reason("NotFound", 404, message, causes)
     case 409:
       if (statusReason === "AlreadyExists") return reason("AlreadyExists", 409, message, causes)
       if (causes.some((c) => c.reason === "FieldManagerConflict")) return reason("FieldManagerConflict", 409, message, causes)
       return reason("Conflict", 409, message, causes)
-    case 410: return reason("Gone", 410, message, causes)
-    case 429: return reason("TooManyRequests", 429, message, causes, retryAfter)
-    case 504: return reason("Timeout", 504, message, causes, retryAfter)
+    case 410:
+      return reason("Gone", 410, message, causes)
+    case 429:
+      return reason("TooManyRequests", 429, message, causes, retryAfter)
+    case 504:
+      return reason("Timeout", 504, message, causes, retryAfter)
   }
   if (statusReason === "Timeout" || statusReason === "ServerTimeout") return reason("Timeout", effectiveCode, message, causes, retryAfter)
   if (effectiveCode >= 500) return reason("Unavailable", effectiveCode, message, causes, retryAfter)
@@ -110,7 +140,8 @@ const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEO
 export const reasonFromUnknown = (err: unknown): KubeErrorReason => {
   if (typeof err === "object" && err !== null) {
     const e = err as { code?: unknown; body?: unknown; headers?: unknown; statusCode?: unknown; name?: unknown; message?: unknown; cause?: unknown }
-    if (typeof e.code === "number" && e.code >= 100 && e.code < 600) return reasonFromStatus(e.code, e.body, asRecord(e.headers) as Record<string, string> | undefined)
+    if (typeof e.code === "number" && e.code >= 100 && e.code < 600)
+      return reasonFromStatus(e.code, e.body, asRecord(e.headers) as Record<string, string> | undefined)
     if (typeof e.statusCode === "number") return reasonFromStatus(e.statusCode, e.body)
     if (e.name === "TimeoutError") return reason("Timeout", 0, String(e.message ?? "request timed out"))
     const code = typeof e.code === "string" ? e.code : undefined

@@ -35,7 +35,9 @@ export interface EventRecorderOptions {
 }
 
 const ref = (o: KubeObject) => ({
-  apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name,
+  apiVersion: o.apiVersion,
+  kind: o.kind,
+  name: o.metadata.name,
   ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
   ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
   ...(o.metadata.resourceVersion ? { resourceVersion: o.metadata.resourceVersion } : {}),
@@ -54,31 +56,55 @@ export const makeEventRecorder = (options: EventRecorderOptions) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const namespace = regarding.metadata.namespace ?? options.clusterScopedNamespace ?? "default"
-        const id = [regarding.metadata.uid ?? `${regarding.kind}/${regarding.metadata.namespace ?? ""}/${regarding.metadata.name}`, spec.type, spec.reason, spec.action, spec.note].join("\u0000")
+        const id = [
+          regarding.metadata.uid ?? `${regarding.kind}/${regarding.metadata.namespace ?? ""}/${regarding.metadata.name}`,
+          spec.type,
+          spec.reason,
+          spec.action,
+          spec.note,
+        ].join("\u0000")
         const prior = seen.get(id)
         const note = spec.note.length > 1024 ? `${spec.note.slice(0, 1021)}...` : spec.note
-        const write = prior !== undefined && now - prior.first < windowMs
-          ? kube.patch(Core.Event, prior.key, { type: "merge", body: { series: { count: prior.count + 1, lastObservedTime: micro(now) } } }, { fieldManager: options.controller }).pipe(
-              Effect.tap(() => Effect.sync(() => void (prior.count += 1))),
-            )
-          : Effect.suspend(() => {
-              const name = `${regarding.metadata.name}.${(now * 1000 + (seq++ % 1000)).toString(16)}`
-              return kube.create(Core.Event, {
-                apiVersion: "events.k8s.io/v1", kind: "Event",
-                metadata: { name, namespace },
-                eventTime: micro(now),
-                reportingController: options.controller,
-                reportingInstance: options.instance,
-                type: spec.type, reason: spec.reason, action: spec.action, note,
-                regarding: ref(regarding),
-                ...(spec.related ? { related: ref(spec.related) } : {}),
-              } as KubeObject, { fieldManager: options.controller }).pipe(
-                Effect.tap(() => Effect.sync(() => {
-                  if (seen.size >= 4096) seen.delete(seen.keys().next().value!)
-                  seen.set(id, { key: `${namespace}/${name}`, first: now, count: 1 })
-                })),
-              )
-            })
+        const write =
+          prior !== undefined && now - prior.first < windowMs
+            ? kube
+                .patch(
+                  Core.Event,
+                  prior.key,
+                  { type: "merge", body: { series: { count: prior.count + 1, lastObservedTime: micro(now) } } },
+                  { fieldManager: options.controller },
+                )
+                .pipe(Effect.tap(() => Effect.sync(() => void (prior.count += 1))))
+            : Effect.suspend(() => {
+                const name = `${regarding.metadata.name}.${(now * 1000 + (seq++ % 1000)).toString(16)}`
+                return kube
+                  .create(
+                    Core.Event,
+                    {
+                      apiVersion: "events.k8s.io/v1",
+                      kind: "Event",
+                      metadata: { name, namespace },
+                      eventTime: micro(now),
+                      reportingController: options.controller,
+                      reportingInstance: options.instance,
+                      type: spec.type,
+                      reason: spec.reason,
+                      action: spec.action,
+                      note,
+                      regarding: ref(regarding),
+                      ...(spec.related ? { related: ref(spec.related) } : {}),
+                    } as KubeObject,
+                    { fieldManager: options.controller },
+                  )
+                  .pipe(
+                    Effect.tap(() =>
+                      Effect.sync(() => {
+                        if (seen.size >= 4096) seen.delete(seen.keys().next().value!)
+                        seen.set(id, { key: `${namespace}/${name}`, first: now, count: 1 })
+                      }),
+                    ),
+                  )
+              })
         const r = yield* Effect.result(write)
         if (Result.isFailure(r)) yield* Effect.logDebug("Recording an event failed", { err: r.failure.message, reason: spec.reason })
       })

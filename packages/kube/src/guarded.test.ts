@@ -6,7 +6,13 @@ const conflict = (...messages: string[]) =>
   new KubeError({
     verb: "PATCH",
     path: "/x",
-    reason: reasonFromStatus(409, { kind: "Status", code: 409, reason: "Conflict", message: "Apply failed", details: { causes: messages.map((message, i) => ({ reason: "FieldManagerConflict", message, field: `.spec.f${i}` })) } }),
+    reason: reasonFromStatus(409, {
+      kind: "Status",
+      code: 409,
+      reason: "Conflict",
+      message: "Apply failed",
+      details: { causes: messages.map((message, i) => ({ reason: "FieldManagerConflict", message, field: `.spec.f${i}` })) },
+    }),
   })
 
 describe("conflictingManagers", () => {
@@ -17,7 +23,11 @@ describe("conflictingManagers", () => {
   })
 
   it("is empty for any other error, so nothing is forced on it", () => {
-    expect(conflictingManagers(new KubeError({ verb: "PATCH", path: "/x", reason: reasonFromStatus(409, { reason: "Conflict", message: "the object has been modified" }) }))).toEqual([])
+    expect(
+      conflictingManagers(
+        new KubeError({ verb: "PATCH", path: "/x", reason: reasonFromStatus(409, { reason: "Conflict", message: "the object has been modified" }) }),
+      ),
+    ).toEqual([])
     expect(conflictingManagers(conflict("something else"))).toEqual([])
   })
 })

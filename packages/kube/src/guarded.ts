@@ -26,7 +26,13 @@ export type Seen = { readonly resourceVersion: string } | undefined
 export const conflictingManagers = (e: KubeError): ReadonlyArray<string> =>
   e.reason._tag !== "FieldManagerConflict"
     ? []
-    : [...new Set(e.reason.causes.flatMap((c) => [...(/^conflict with ((?:"[^"]*"(?:, )?)+)/u.exec(c.message ?? "")?.[1] ?? "").matchAll(/"([^"]*)"/gu)].map((m) => m[1]!)))]
+    : [
+        ...new Set(
+          e.reason.causes.flatMap((c) =>
+            [...(/^conflict with ((?:"[^"]*"(?:, )?)+)/u.exec(c.message ?? "")?.[1] ?? "").matchAll(/"([^"]*)"/gu)].map((m) => m[1]!),
+          ),
+        ),
+      ]
 
 /** A `FieldManagerConflict` with nobody but `manager` (its own `Update` entry, left by a create). */
 const onlyWithSelf = (e: KubeError, manager: string) => {
@@ -39,11 +45,18 @@ const onlyWithSelf = (e: KubeError, manager: string) => {
  * Fails `AlreadyExists` / `Conflict` when the object moved since; the caller decides again from its cache.
  */
 export const writeAsDecided = <T extends KubeObject>(
-  kube: KubeShape, kind: ResourceKind, obj: T, seen: Seen, options: { readonly fieldManager: string },
+  kube: KubeShape,
+  kind: ResourceKind,
+  obj: T,
+  seen: Seen,
+  options: { readonly fieldManager: string },
 ): Effect.Effect<T, KubeError> => {
   if (seen === undefined) return kube.create(kind, obj, { fieldManager: options.fieldManager })
   const at = { ...obj, metadata: { ...obj.metadata, resourceVersion: seen.resourceVersion } }
   return kube.apply<T>(kind, at, { fieldManager: options.fieldManager }).pipe(
-    Effect.catchIf((e) => onlyWithSelf(e, options.fieldManager), () => kube.apply<T>(kind, at, { fieldManager: options.fieldManager, force: true })),
+    Effect.catchIf(
+      (e) => onlyWithSelf(e, options.fieldManager),
+      () => kube.apply<T>(kind, at, { fieldManager: options.fieldManager, force: true }),
+    ),
   )
 }

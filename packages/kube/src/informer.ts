@@ -165,7 +165,9 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
       const watched = kube.watch<T>(kind, { ...selectors, resourceVersion: rv, allowBookmarks: true, timeoutSeconds }, onEvent).pipe(
         Effect.result,
         Effect.flatMap((r) =>
-          Clock.currentTimeMillis.pipe(Effect.map((now): Outcome => (Result.isSuccess(r) ? { _tag: "closed", ms: now - started } : { _tag: "failed", error: r.failure }))),
+          Clock.currentTimeMillis.pipe(
+            Effect.map((now): Outcome => (Result.isSuccess(r) ? { _tag: "closed", ms: now - started } : { _tag: "failed", error: r.failure })),
+          ),
         ),
       )
       return yield* Effect.raceFirst(watched, watchdogTimer)

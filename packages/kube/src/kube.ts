@@ -6,9 +6,7 @@
 import type { KubeObject, ObjectKey, ResourceKind, Room } from "@aicr/api"
 import { Context, type Effect, type Option } from "effect"
 import type { KubeError } from "./errors"
-import type {
-  ApplyOptions, ApplyStatusResult, DeleteOptions, KubeList, ListOptions, Patch, StatusWrite, WatchEvent, WatchOptions, WriteOptions,
-} from "./types"
+import type { ApplyOptions, ApplyStatusResult, DeleteOptions, KubeList, ListOptions, Patch, StatusWrite, WatchEvent, WatchOptions, WriteOptions } from "./types"
 
 export interface KubeShape {
   /** GET one object; `Option.none()` when it does not exist (404 is not an error here). */
@@ -21,7 +19,9 @@ export interface KubeShape {
    * (relist), or with a transport reason. Interrupting the effect closes the stream.
    */
   readonly watch: <T extends KubeObject = KubeObject>(
-    kind: ResourceKind, options: WatchOptions, onEvent: (event: WatchEvent<T>) => Effect.Effect<void>,
+    kind: ResourceKind,
+    options: WatchOptions,
+    onEvent: (event: WatchEvent<T>) => Effect.Effect<void>,
   ) => Effect.Effect<void, KubeError>
   /** POST. Fails with `AlreadyExists` if the name is taken. */
   readonly create: <T extends KubeObject>(kind: ResourceKind, obj: T, options?: WriteOptions) => Effect.Effect<T, KubeError>

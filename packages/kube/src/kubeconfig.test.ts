@@ -41,12 +41,20 @@ describe("loadConnection", () => {
   })
 
   it("reads a JSON kubeconfig with tokenFile, impersonation and inline CA data", async () => {
-    const path = write("config.json", JSON.stringify({
-      "current-context": "t",
-      clusters: [{ name: "t", cluster: { server: "https://h:1", "certificate-authority-data": Buffer.from("INLINE").toString("base64"), "insecure-skip-tls-verify": true } }],
-      users: [{ name: "u", user: { tokenFile: "token", as: "alice" } }],
-      contexts: [{ name: "t", context: { cluster: "t", user: "u" } }],
-    }))
+    const path = write(
+      "config.json",
+      JSON.stringify({
+        "current-context": "t",
+        clusters: [
+          {
+            name: "t",
+            cluster: { server: "https://h:1", "certificate-authority-data": Buffer.from("INLINE").toString("base64"), "insecure-skip-tls-verify": true },
+          },
+        ],
+        users: [{ name: "u", user: { tokenFile: "token", as: "alice" } }],
+        contexts: [{ name: "t", context: { cluster: "t", user: "u" } }],
+      }),
+    )
     const conn = (await loadConnection({ kubeconfigPath: path }))!
     expect(String(conn.tls.ca)).toBe("INLINE")
     expect(conn.tls.rejectUnauthorized).toBe(false)
@@ -55,13 +63,20 @@ describe("loadConnection", () => {
 
   it("uses basic auth and client certificates", async () => {
     const b64 = (s: string) => Buffer.from(s).toString("base64")
-    const conn = (await loadConnection({ kubeconfigPath: write("config", yaml(`    username: admin\n    password: pw\n    client-certificate-data: ${b64("CERT")}\n    client-key-data: ${b64("KEY")}`)) }))!
+    const conn = (await loadConnection({
+      kubeconfigPath: write(
+        "config",
+        yaml(`    username: admin\n    password: pw\n    client-certificate-data: ${b64("CERT")}\n    client-key-data: ${b64("KEY")}`),
+      ),
+    }))!
     expect([String(conn.tls.cert), String(conn.tls.key)]).toEqual(["CERT", "KEY"])
     expect(conn.headers()).toEqual({ authorization: `Basic ${b64("admin:pw")}` })
   })
 
   it("returns undefined (fall back to client-node) for exec plugins and auth providers", async () => {
-    expect(await loadConnection({ kubeconfigPath: write("config", yaml("    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: aws")) })).toBeUndefined()
+    expect(
+      await loadConnection({ kubeconfigPath: write("config", yaml("    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: aws")) }),
+    ).toBeUndefined()
     expect(await loadConnection({ kubeconfigPath: write("config", yaml("    auth-provider:\n      name: oidc")) })).toBeUndefined()
     expect(await loadConnection({ kubeconfigPath: write("config", yaml("    token: x", "    proxy-url: http://proxy:3128")) })).toBeUndefined()
   })

@@ -11,7 +11,13 @@ import { dirname, isAbsolute, join } from "node:path"
 
 export interface Connection {
   readonly server: string
-  readonly tls: { readonly ca?: string | Buffer | undefined; readonly cert?: string | Buffer | undefined; readonly key?: string | Buffer | undefined; readonly rejectUnauthorized: boolean; readonly servername?: string | undefined }
+  readonly tls: {
+    readonly ca?: string | Buffer | undefined
+    readonly cert?: string | Buffer | undefined
+    readonly key?: string | Buffer | undefined
+    readonly rejectUnauthorized: boolean
+    readonly servername?: string | undefined
+  }
   /** Authentication headers; called per request (token files are re-read at most once a minute). */
   readonly headers: () => Record<string, string>
 }
@@ -25,7 +31,8 @@ export interface ConfigSource {
 const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 const tokenFrom = (file: string): (() => string) => {
-  let cached = "", readAt = -Infinity
+  let cached = "",
+    readAt = -Infinity
   return () => {
     if (performance.now() - readAt > 60_000) {
       cached = readFileSync(file, "utf8").trim()
@@ -63,8 +70,25 @@ const parse = async (text: string): Promise<RawConfig> => {
   return parseYaml(text) as RawConfig
 }
 
-const SUPPORTED_USER_KEYS = new Set(["token", "tokenFile", "client-certificate", "client-certificate-data", "client-key", "client-key-data", "username", "password", "as"])
-const SUPPORTED_CLUSTER_KEYS = new Set(["server", "certificate-authority", "certificate-authority-data", "insecure-skip-tls-verify", "tls-server-name", "extensions"])
+const SUPPORTED_USER_KEYS = new Set([
+  "token",
+  "tokenFile",
+  "client-certificate",
+  "client-certificate-data",
+  "client-key",
+  "client-key-data",
+  "username",
+  "password",
+  "as",
+])
+const SUPPORTED_CLUSTER_KEYS = new Set([
+  "server",
+  "certificate-authority",
+  "certificate-authority-data",
+  "insecure-skip-tls-verify",
+  "tls-server-name",
+  "extensions",
+])
 
 /** `undefined` when the source needs client-node (unsupported auth or several KUBECONFIG files). */
 export const loadConnection = async (source: ConfigSource): Promise<Connection | undefined> => {
@@ -82,7 +106,11 @@ export const loadConnection = async (source: ConfigSource): Promise<Connection |
   if (Object.keys(user).some((k) => !SUPPORTED_USER_KEYS.has(k)) || Object.keys(cluster).some((k) => !SUPPORTED_CLUSTER_KEYS.has(k))) return undefined
   const file = (p: unknown) => readFileSync(isAbsolute(String(p)) ? String(p) : join(dirname(path), String(p)))
   const data = (inline: unknown, fileRef: unknown) => (inline ? Buffer.from(String(inline), "base64") : fileRef ? file(fileRef) : undefined)
-  const token = user["token"] ? () => String(user["token"]) : user["tokenFile"] ? tokenFrom(isAbsolute(String(user["tokenFile"])) ? String(user["tokenFile"]) : join(dirname(path), String(user["tokenFile"]))) : undefined
+  const token = user["token"]
+    ? () => String(user["token"])
+    : user["tokenFile"]
+      ? tokenFrom(isAbsolute(String(user["tokenFile"])) ? String(user["tokenFile"]) : join(dirname(path), String(user["tokenFile"])))
+      : undefined
   const basic = user["username"] ? `Basic ${Buffer.from(`${String(user["username"])}:${String(user["password"] ?? "")}`).toString("base64")}` : undefined
   const impersonate = user["as"] ? String(user["as"]) : undefined
   return {

@@ -67,7 +67,8 @@ export const runLeaderElection = (options: LeaderElectionOptions): Effect.Effect
     let observed: { spec: string; at: number } | undefined
 
     const leaseBody = (spec: LeaseSpec, rv?: string): Lease => ({
-      apiVersion: "coordination.k8s.io/v1", kind: "Lease",
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
       metadata: { name: options.name, namespace: options.namespace, ...(rv ? { resourceVersion: rv } : {}) },
       spec,
     })
@@ -77,7 +78,13 @@ export const runLeaderElection = (options: LeaderElectionOptions): Effect.Effect
       const now = yield* Clock.currentTimeMillis
       const attempt: Effect.Effect<boolean, KubeError> = Effect.gen(function* () {
         const found = yield* kube.get<Lease>(Core.Lease, key)
-        const fresh: LeaseSpec = { holderIdentity: identity, leaseDurationSeconds: Math.ceil(leaseMs / 1000), acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 }
+        const fresh: LeaseSpec = {
+          holderIdentity: identity,
+          leaseDurationSeconds: Math.ceil(leaseMs / 1000),
+          acquireTime: microTime(now),
+          renewTime: microTime(now),
+          leaseTransitions: 0,
+        }
         if (Option.isNone(found)) {
           yield* kube.create(Core.Lease, leaseBody(fresh), { fieldManager: identity })
           observed = { spec: JSON.stringify(fresh), at: now }
@@ -90,16 +97,18 @@ export const runLeaderElection = (options: LeaderElectionOptions): Effect.Effect
         const holder = spec.holderIdentity ?? ""
         const expiresAt = observed.at + (spec.leaseDurationSeconds ?? 0) * 1000
         if (holder !== "" && holder !== identity && expiresAt > now) return false
-        const next: LeaseSpec = holder === identity
-          ? { ...fresh, acquireTime: spec.acquireTime ?? fresh.acquireTime, leaseTransitions: spec.leaseTransitions ?? 0 }
-          : { ...fresh, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }
+        const next: LeaseSpec =
+          holder === identity
+            ? { ...fresh, acquireTime: spec.acquireTime ?? fresh.acquireTime, leaseTransitions: spec.leaseTransitions ?? 0 }
+            : { ...fresh, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }
         yield* kube.replace(Core.Lease, leaseBody(next, lease.metadata.resourceVersion), { fieldManager: identity })
         observed = { spec: JSON.stringify(next), at: now }
         return true
       })
       const r = yield* Effect.result(attempt)
       if (Result.isFailure(r)) {
-        if (r.failure.reason._tag !== "Conflict" && r.failure.reason._tag !== "AlreadyExists") yield* Effect.logDebug("Lease attempt failed", { err: r.failure.message })
+        if (r.failure.reason._tag !== "Conflict" && r.failure.reason._tag !== "AlreadyExists")
+          yield* Effect.logDebug("Lease attempt failed", { err: r.failure.message })
         return false
       }
       return r.success
@@ -109,12 +118,27 @@ export const runLeaderElection = (options: LeaderElectionOptions): Effect.Effect
 
     const release: Effect.Effect<void> = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      const r = yield* Effect.result(Effect.gen(function* () {
-        const found = yield* kube.get<Lease>(Core.Lease, key)
-        if (Option.isNone(found) || found.value.spec?.holderIdentity !== identity) return
-        const spec = found.value.spec
-        yield* kube.replace(Core.Lease, leaseBody({ holderIdentity: "", leaseDurationSeconds: 1, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: spec.leaseTransitions ?? 0 }, found.value.metadata.resourceVersion), { fieldManager: identity })
-      }))
+      const r = yield* Effect.result(
+        Effect.gen(function* () {
+          const found = yield* kube.get<Lease>(Core.Lease, key)
+          if (Option.isNone(found) || found.value.spec?.holderIdentity !== identity) return
+          const spec = found.value.spec
+          yield* kube.replace(
+            Core.Lease,
+            leaseBody(
+              {
+                holderIdentity: "",
+                leaseDurationSeconds: 1,
+                acquireTime: microTime(now),
+                renewTime: microTime(now),
+                leaseTransitions: spec.leaseTransitions ?? 0,
+              },
+              found.value.metadata.resourceVersion,
+            ),
+            { fieldManager: identity },
+          )
+        }),
+      )
       if (Result.isFailure(r)) yield* Effect.logWarning("Releasing the lease failed", { err: r.failure.message })
       else yield* Effect.logInfo("Released leadership")
     })

@@ -36,7 +36,10 @@ export const makeKubeFromTransport = (t: Transport): KubeShape => {
         const page = (yield* t.request({
           method: "GET",
           path: withQuery(collectionPath(kind, options.namespace), {
-            labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, limit: PAGE, continue: cont,
+            labelSelector: options.labelSelector,
+            fieldSelector: options.fieldSelector,
+            limit: PAGE,
+            continue: cont,
           }),
         })) as { items?: Array<unknown>; metadata?: { resourceVersion?: string; continue?: string } }
         for (const i of page.items ?? []) items.push(withTypeMeta<T>(kind, i))
@@ -46,7 +49,11 @@ export const makeKubeFromTransport = (t: Transport): KubeShape => {
       return { items, resourceVersion } satisfies KubeList<T>
     })
 
-  const watch: KubeShape["watch"] = <T extends KubeObject>(kind: ResourceKind, options: Parameters<KubeShape["watch"]>[1], onEvent: (e: WatchEvent<T>) => Effect.Effect<void>) => {
+  const watch: KubeShape["watch"] = <T extends KubeObject>(
+    kind: ResourceKind,
+    options: Parameters<KubeShape["watch"]>[1],
+    onEvent: (e: WatchEvent<T>) => Effect.Effect<void>,
+  ) => {
     const path = withQuery(collectionPath(kind, options.namespace), {
       watch: 1,
       resourceVersion: options.resourceVersion,
@@ -77,46 +84,68 @@ export const makeKubeFromTransport = (t: Transport): KubeShape => {
   }
 
   const writeQuery = (o?: { fieldManager?: string | undefined; dryRun?: boolean | undefined }) => ({
-    fieldManager: o?.fieldManager, dryRun: o?.dryRun ? "All" : undefined,
+    fieldManager: o?.fieldManager,
+    dryRun: o?.dryRun ? "All" : undefined,
   })
 
   const create: KubeShape["create"] = (kind, obj, options) =>
-    t.request({ method: "POST", path: withQuery(collectionPath(kind, obj.metadata.namespace), writeQuery(options)), body: withTypeMeta(kind, obj) }).pipe(
-      Effect.map((o) => withTypeMeta(kind, o)),
-    )
+    t
+      .request({ method: "POST", path: withQuery(collectionPath(kind, obj.metadata.namespace), writeQuery(options)), body: withTypeMeta(kind, obj) })
+      .pipe(Effect.map((o) => withTypeMeta(kind, o)))
 
   const replace: KubeShape["replace"] = (kind, obj, options) =>
-    t.request({ method: "PUT", path: withQuery(objectPath(kind, keyOf(obj), options?.subresource), writeQuery(options)), body: withTypeMeta(kind, obj) }).pipe(
-      Effect.map((o) => withTypeMeta(kind, o)),
-    )
+    t
+      .request({ method: "PUT", path: withQuery(objectPath(kind, keyOf(obj), options?.subresource), writeQuery(options)), body: withTypeMeta(kind, obj) })
+      .pipe(Effect.map((o) => withTypeMeta(kind, o)))
 
   const apply: KubeShape["apply"] = <T extends KubeObject>(kind: ResourceKind, obj: unknown, options: Parameters<KubeShape["apply"]>[2]) => {
     const body = withTypeMeta<KubeObject>(kind, obj)
-    return t.request({
-      method: "PATCH",
-      path: withQuery(objectPath(kind, keyOf(body), options.subresource), { fieldManager: options.fieldManager, force: options.force ?? false, dryRun: options.dryRun ? "All" : undefined }),
-      body,
-      contentType: "application/apply-patch+yaml",
-    }).pipe(Effect.map((o) => withTypeMeta<T>(kind, o)))
+    return t
+      .request({
+        method: "PATCH",
+        path: withQuery(objectPath(kind, keyOf(body), options.subresource), {
+          fieldManager: options.fieldManager,
+          force: options.force ?? false,
+          dryRun: options.dryRun ? "All" : undefined,
+        }),
+        body,
+        contentType: "application/apply-patch+yaml",
+      })
+      .pipe(Effect.map((o) => withTypeMeta<T>(kind, o)))
   }
 
-  const patch: KubeShape["patch"] = <T extends KubeObject>(kind: ResourceKind, key: string, p: Parameters<KubeShape["patch"]>[2], options?: Parameters<KubeShape["patch"]>[3]) =>
-    t.request({
-      method: "PATCH",
-      path: withQuery(objectPath(kind, key, options?.subresource), writeQuery(options)),
-      body: p.type === "merge" ? p.body : p.ops,
-      contentType: p.type === "merge" ? "application/merge-patch+json" : "application/json-patch+json",
-    }).pipe(Effect.map((o) => withTypeMeta<T>(kind, o)))
+  const patch: KubeShape["patch"] = <T extends KubeObject>(
+    kind: ResourceKind,
+    key: string,
+    p: Parameters<KubeShape["patch"]>[2],
+    options?: Parameters<KubeShape["patch"]>[3],
+  ) =>
+    t
+      .request({
+        method: "PATCH",
+        path: withQuery(objectPath(kind, key, options?.subresource), writeQuery(options)),
+        body: p.type === "merge" ? p.body : p.ops,
+        contentType: p.type === "merge" ? "application/merge-patch+json" : "application/json-patch+json",
+      })
+      .pipe(Effect.map((o) => withTypeMeta<T>(kind, o)))
 
   const del: KubeShape["delete"] = (kind, key, options) =>
-    t.request({
-      method: "DELETE",
-      path: objectPath(kind, key),
-      body: options === undefined ? undefined : {
-        apiVersion: "v1", kind: "DeleteOptions",
-        preconditions: options.preconditions, propagationPolicy: options.propagationPolicy, gracePeriodSeconds: options.gracePeriodSeconds,
-      },
-    }).pipe(Effect.asVoid)
+    t
+      .request({
+        method: "DELETE",
+        path: objectPath(kind, key),
+        body:
+          options === undefined
+            ? undefined
+            : {
+                apiVersion: "v1",
+                kind: "DeleteOptions",
+                preconditions: options.preconditions,
+                propagationPolicy: options.propagationPolicy,
+                gracePeriodSeconds: options.gracePeriodSeconds,
+              },
+      })
+      .pipe(Effect.asVoid)
 
   return { get, list, watch, create, replace, apply, applyStatus: makeApplyStatus(apply), patch, delete: del }
 }
@@ -147,9 +176,7 @@ export const makeKube = (options: KubeLiveOptions = {}): KubeShape => {
 
 /** The live `Kube` layer. The kubeconfig is read while the layer builds, so a bad configuration fails at startup. */
 export const layer = (options: KubeLiveOptions = {}): Layer.Layer<Kube> =>
-  Layer.effect(Kube)(
-    Effect.promise(() => resolveBackend(options)).pipe(Effect.map((open) => makeKubeFromTransport(makeTransport(open, options)))),
-  )
+  Layer.effect(Kube)(Effect.promise(() => resolveBackend(options)).pipe(Effect.map((open) => makeKubeFromTransport(makeTransport(open, options)))))
 
 export const layerFromKubeconfig = (kubeconfigPath: string, options: TransportOptions = {}): Layer.Layer<Kube> => layer({ ...options, kubeconfigPath })
 

@@ -7,17 +7,28 @@ import type { WireCondition } from "./types"
 const Widget = { group: "test.aicr.run", version: "v1", kind: "Widget", plural: "widgets", namespaced: false } as const
 const room: Room = { controller: "alpha", fieldManager: "aicr-alpha", kind: Widget, conditions: ["Alpha", "AlphaReady"], statusKeys: ["alpha"] }
 const cond = (type: string, status: WireCondition["status"] = "True", extra: Partial<WireCondition> = {}): WireCondition => ({
-  type, status, reason: "Because", message: "Reason", lastTransitionTime: "2026-12-02T10:00:00Z", observedGeneration: 1, ...extra,
+  type,
+  status,
+  reason: "Because",
+  message: "Reason",
+  lastTransitionTime: "2026-12-02T10:00:00Z",
+  observedGeneration: 1,
+  ...extra,
 })
 const widget = (status?: Record<string, unknown>): KubeObject & { status?: unknown } => ({
-  apiVersion: "test.aicr.run/v1", kind: "Widget", metadata: { name: "w1", generation: 1, resourceVersion: "7" }, ...(status ? { status } : {}),
+  apiVersion: "test.aicr.run/v1",
+  kind: "Widget",
+  metadata: { name: "w1", generation: 1, resourceVersion: "7" },
+  ...(status ? { status } : {}),
 })
 
 describe("buildStatusApply", () => {
   it("builds an SSA body with exactly the room's conditions and status keys", () => {
     const body = buildStatusApply(room, widget(), { conditions: [cond("Alpha"), cond("AlphaReady", "False")], alpha: { digest: "sha256:1" } })
     expect(body).toEqual({
-      apiVersion: "test.aicr.run/v1", kind: "Widget", metadata: { name: "w1" },
+      apiVersion: "test.aicr.run/v1",
+      kind: "Widget",
+      metadata: { name: "w1" },
       status: { conditions: [cond("Alpha"), cond("AlphaReady", "False")], alpha: { digest: "sha256:1" } },
     })
   })
@@ -27,7 +38,11 @@ describe("buildStatusApply", () => {
     { name: "refuses a status key outside the room", status: { conditions: [cond("Alpha"), cond("AlphaReady")], beta: {} }, detail: "status.beta" },
     { name: "refuses a missing owned condition (omission would delete it)", status: { conditions: [cond("Alpha")] }, detail: "AlphaReady missing" },
     { name: "refuses a repeated condition type", status: { conditions: [cond("Alpha"), cond("Alpha"), cond("AlphaReady")] }, detail: "appears twice" },
-    { name: "refuses a bare observedGeneration (no single owner)", status: { conditions: [cond("Alpha"), cond("AlphaReady")], observedGeneration: 3 }, detail: "status.observedGeneration" },
+    {
+      name: "refuses a bare observedGeneration (no single owner)",
+      status: { conditions: [cond("Alpha"), cond("AlphaReady")], observedGeneration: 3 },
+      detail: "status.observedGeneration",
+    },
   ])("$name", ({ status, detail }) => {
     expect(() => buildStatusApply(room, widget(), status)).toThrow(RoomViolation)
     expect(() => buildStatusApply(room, widget(), status)).toThrow(detail)
@@ -39,15 +54,45 @@ describe("buildStatusApply", () => {
 })
 
 describe("onlyMessagesChange", () => {
-  const live = widget({ conditions: [cond("Alpha"), cond("AlphaReady")], alpha: { state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] } })
-  const write = (alpha: Record<string, unknown>, ready: Partial<WireCondition> = {}) => ({ conditions: [cond("Alpha"), cond("AlphaReady", "True", ready)], alpha })
+  const live = widget({
+    conditions: [cond("Alpha"), cond("AlphaReady")],
+    alpha: { state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] },
+  })
+  const write = (alpha: Record<string, unknown>, ready: Partial<WireCondition> = {}) => ({
+    conditions: [cond("Alpha"), cond("AlphaReady", "True", ready)],
+    alpha,
+  })
   it.each([
-    { name: "is true when only a condition's message differs", status: write({ state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] }, { message: "health Progressing" }), want: true },
-    { name: "is true when only a message inside the room's key differs", status: write({ state: "Waiting", items: [{ state: "Waiting", message: "health Progressing" }] }), want: true },
-    { name: "is false when nothing differs (no write at all)", status: write({ state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] }), want: false },
-    { name: "is false when a state in the room's key differs too", status: write({ state: "Ready", items: [{ state: "Waiting", message: "health Progressing" }] }), want: false },
-    { name: "is false when a condition's reason differs too", status: write({ state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] }, { reason: "Other", message: "x" }), want: false },
-    { name: "is false when a message appears where there was none and a field goes", status: write({ state: "Waiting", items: [{ message: "x" }] }), want: false },
+    {
+      name: "is true when only a condition's message differs",
+      status: write({ state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] }, { message: "health Progressing" }),
+      want: true,
+    },
+    {
+      name: "is true when only a message inside the room's key differs",
+      status: write({ state: "Waiting", items: [{ state: "Waiting", message: "health Progressing" }] }),
+      want: true,
+    },
+    {
+      name: "is false when nothing differs (no write at all)",
+      status: write({ state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] }),
+      want: false,
+    },
+    {
+      name: "is false when a state in the room's key differs too",
+      status: write({ state: "Ready", items: [{ state: "Waiting", message: "health Progressing" }] }),
+      want: false,
+    },
+    {
+      name: "is false when a condition's reason differs too",
+      status: write({ state: "Waiting", items: [{ state: "Waiting", message: "sync OutOfSync" }] }, { reason: "Other", message: "x" }),
+      want: false,
+    },
+    {
+      name: "is false when a message appears where there was none and a field goes",
+      status: write({ state: "Waiting", items: [{ message: "x" }] }),
+      want: false,
+    },
   ])("$name", ({ status, want }) => {
     expect(onlyMessagesChange(room, live, status)).toBe(want)
   })
@@ -68,12 +113,32 @@ describe("statusUnchanged", () => {
   const write = { conditions: [cond("Alpha"), cond("AlphaReady")], alpha: { digest: "d", steps: [1, 2] } }
   const body = buildStatusApply(room, widget(), write)
   it.each([
-    { name: "is true when the live object carries exactly the values (other rooms ignored, key order ignored)", live: { conditions: [cond("Beta"), cond("AlphaReady"), cond("Alpha")], alpha: { steps: [1, 2], digest: "d" }, beta: { x: 1 } }, want: true },
+    {
+      name: "is true when the live object carries exactly the values (other rooms ignored, key order ignored)",
+      live: { conditions: [cond("Beta"), cond("AlphaReady"), cond("Alpha")], alpha: { steps: [1, 2], digest: "d" }, beta: { x: 1 } },
+      want: true,
+    },
     { name: "is false on a first visit", live: undefined, want: false },
-    { name: "is false when a condition's reason differs", live: { conditions: [cond("Alpha", "True", { reason: "Other" }), cond("AlphaReady")], alpha: { digest: "d", steps: [1, 2] } }, want: false },
-    { name: "is false when observedGeneration differs", live: { conditions: [cond("Alpha", "True", { observedGeneration: 2 }), cond("AlphaReady")], alpha: { digest: "d", steps: [1, 2] } }, want: false },
-    { name: "is false when the room key carries an extra field (the apply would delete it)", live: { conditions: [cond("Alpha"), cond("AlphaReady")], alpha: { digest: "d", steps: [1, 2], old: true } }, want: false },
-    { name: "is false when array order differs", live: { conditions: [cond("Alpha"), cond("AlphaReady")], alpha: { digest: "d", steps: [2, 1] } }, want: false },
+    {
+      name: "is false when a condition's reason differs",
+      live: { conditions: [cond("Alpha", "True", { reason: "Other" }), cond("AlphaReady")], alpha: { digest: "d", steps: [1, 2] } },
+      want: false,
+    },
+    {
+      name: "is false when observedGeneration differs",
+      live: { conditions: [cond("Alpha", "True", { observedGeneration: 2 }), cond("AlphaReady")], alpha: { digest: "d", steps: [1, 2] } },
+      want: false,
+    },
+    {
+      name: "is false when the room key carries an extra field (the apply would delete it)",
+      live: { conditions: [cond("Alpha"), cond("AlphaReady")], alpha: { digest: "d", steps: [1, 2], old: true } },
+      want: false,
+    },
+    {
+      name: "is false when array order differs",
+      live: { conditions: [cond("Alpha"), cond("AlphaReady")], alpha: { digest: "d", steps: [2, 1] } },
+      want: false,
+    },
   ])("$name", ({ live, want }) => {
     expect(statusUnchanged(room, widget(live), body)).toBe(want)
   })
@@ -95,7 +160,9 @@ describe("makeApplyStatus", () => {
     calls.length = 0
     const r = Effect.runSync(applyStatus(room, widget(), { conditions: [cond("Alpha"), cond("AlphaReady")] }))
     expect(r.applied).toBe(true)
-    expect(calls).toEqual([{ obj: expect.objectContaining({ status: expect.anything() }), options: { fieldManager: "aicr-alpha", force: false, subresource: "status" } }])
+    expect(calls).toEqual([
+      { obj: expect.objectContaining({ status: expect.anything() }), options: { fieldManager: "aicr-alpha", force: false, subresource: "status" } },
+    ])
   })
 
   it("makes no call when nothing changed", () => {

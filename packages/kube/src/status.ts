@@ -18,7 +18,10 @@ import type { ApplyOptions, ApplyStatusResult, StatusWrite, WireCondition } from
 /** A status write outside the writer's room. Raised as a defect: it is a programming error. */
 export class RoomViolation extends Error {
   override readonly name = "RoomViolation"
-  constructor(readonly room: Room, readonly detail: string) {
+  constructor(
+    readonly room: Room,
+    readonly detail: string,
+  ) {
     super(`${room.controller} (${room.fieldManager}) tried to write outside its room on ${room.kind.kind}: ${detail}`)
   }
 }
@@ -79,7 +82,7 @@ export const buildStatusApply = (room: Room, obj: KubeObject, status: StatusWrit
   }
 }
 
-const statusOf = (obj: KubeObject): Record<string, unknown> => ((obj as unknown as { status?: Record<string, unknown> }).status ?? {})
+const statusOf = (obj: KubeObject): Record<string, unknown> => (obj as unknown as { status?: Record<string, unknown> }).status ?? {}
 
 /** True when `live` already carries exactly what `body` (from {@link buildStatusApply}) would write for `room`. */
 export const statusUnchanged = (room: Room, live: KubeObject, body: { readonly status: Record<string, unknown> }): boolean => {
@@ -100,7 +103,11 @@ const withoutMessages = (value: unknown, also: ReadonlyArray<string> = [], path 
   if (Array.isArray(value)) return value.map((v) => withoutMessages(v, also, path))
   if (typeof value !== "object" || value === null) return value
   const at = (k: string) => (path === "" ? k : `${path}.${k}`)
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== "message" && !also.includes(at(k))).map(([k, v]) => [k, withoutMessages(v, also, at(k))]))
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== "message" && !also.includes(at(k)))
+      .map(([k, v]) => [k, withoutMessages(v, also, at(k))]),
+  )
 }
 
 /**
@@ -122,7 +129,8 @@ type ApplyFn = <T extends KubeObject>(kind: Room["kind"], obj: unknown, options:
  * `applyStatus` over any `apply` (the real client and FakeKube share it): validate against the room, skip no-ops,
  * else server-side apply `status` with the room's field manager and `force: false`.
  */
-export const makeApplyStatus = (apply: ApplyFn) =>
+export const makeApplyStatus =
+  (apply: ApplyFn) =>
   <T extends KubeObject>(room: Room, obj: T, status: StatusWrite): Effect.Effect<ApplyStatusResult<T>, KubeError> =>
     Effect.suspend((): Effect.Effect<ApplyStatusResult<T>, KubeError> => {
       let body: ReturnType<typeof buildStatusApply>

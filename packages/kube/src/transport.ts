@@ -84,51 +84,54 @@ export const makeTransport = (open: Open, options: TransportOptions = {}): Trans
     )
 
   const stream = (path: string, onLine: (line: unknown) => Effect.Effect<void, KubeError>): Effect.Effect<void, KubeError> =>
-    Effect.andThen(throttle, Effect.gen(function* () {
-      const items = yield* Queue.unbounded<Item>()
-      const abort = new AbortController()
-      const push = (i: Item) => void Queue.offerUnsafe(items, i)
-      const run = async () => {
-        const started = performance.now()
-        let code = 0
-        try {
-          const res = await open("GET", path, { ...baseHeaders }, undefined, abort.signal)
-          code = res.status
-          if (res.status !== 200) {
-            push({ _tag: "error", error: kubeErrorFromStatus("GET", path, res.status, await readAll(res.body), res.headers) })
-            return
-          }
-          const decoder = new TextDecoder()
-          let buf = ""
-          for await (const chunk of res.body) {
-            buf += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true })
-            let nl: number
-            while ((nl = buf.indexOf("\n")) >= 0) {
-              const line = buf.slice(0, nl).trim()
-              buf = buf.slice(nl + 1)
-              if (line !== "") push({ _tag: "line", value: JSON.parse(line) })
+    Effect.andThen(
+      throttle,
+      Effect.gen(function* () {
+        const items = yield* Queue.unbounded<Item>()
+        const abort = new AbortController()
+        const push = (i: Item) => void Queue.offerUnsafe(items, i)
+        const run = async () => {
+          const started = performance.now()
+          let code = 0
+          try {
+            const res = await open("GET", path, { ...baseHeaders }, undefined, abort.signal)
+            code = res.status
+            if (res.status !== 200) {
+              push({ _tag: "error", error: kubeErrorFromStatus("GET", path, res.status, await readAll(res.body), res.headers) })
+              return
             }
+            const decoder = new TextDecoder()
+            let buf = ""
+            for await (const chunk of res.body) {
+              buf += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true })
+              let nl: number
+              while ((nl = buf.indexOf("\n")) >= 0) {
+                const line = buf.slice(0, nl).trim()
+                buf = buf.slice(nl + 1)
+                if (line !== "") push({ _tag: "line", value: JSON.parse(line) })
+              }
+            }
+            push({ _tag: "end" })
+          } catch (e) {
+            if (!abort.signal.aborted) push({ _tag: "error", error: kubeErrorFromUnknown("GET", path, e) })
+          } finally {
+            observe("WATCH", path, code, started)
           }
-          push({ _tag: "end" })
-        } catch (e) {
-          if (!abort.signal.aborted) push({ _tag: "error", error: kubeErrorFromUnknown("GET", path, e) })
-        } finally {
-          observe("WATCH", path, code, started)
         }
-      }
-      void run()
-      const consume: Effect.Effect<void, KubeError> = Effect.gen(function* () {
-        for (;;) {
-          const item = yield* Queue.take(items)
-          if (item._tag === "end") return
-          if (item._tag === "error") return yield* Effect.fail(item.error)
-          yield* onLine(item.value)
-        }
-      })
-      // Interruption (informer stop, watchdog) aborts the request; the resulting AbortError is swallowed above, so a
-      // deliberate stop can never look like a failure that schedules a restart (test-infra.md §7.2).
-      return yield* consume.pipe(Effect.ensuring(Effect.sync(() => abort.abort())))
-    }))
+        void run()
+        const consume: Effect.Effect<void, KubeError> = Effect.gen(function* () {
+          for (;;) {
+            const item = yield* Queue.take(items)
+            if (item._tag === "end") return
+            if (item._tag === "error") return yield* Effect.fail(item.error)
+            yield* onLine(item.value)
+          }
+        })
+        // Interruption (informer stop, watchdog) aborts the request; the resulting AbortError is swallowed above, so a
+        // deliberate stop can never look like a failure that schedules a restart (test-infra.md §7.2).
+        return yield* consume.pipe(Effect.ensuring(Effect.sync(() => abort.abort())))
+      }),
+    )
 
   return { request, stream }
 }

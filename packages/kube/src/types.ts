@@ -24,8 +24,7 @@ export interface WatchOptions extends ListOptions {
 }
 
 export type WatchEvent<T = KubeObject> =
-  | { readonly type: "ADDED" | "MODIFIED" | "DELETED"; readonly object: T }
-  | { readonly type: "BOOKMARK"; readonly resourceVersion: string }
+  { readonly type: "ADDED" | "MODIFIED" | "DELETED"; readonly object: T } | { readonly type: "BOOKMARK"; readonly resourceVersion: string }
 
 export interface JsonPatchOp {
   readonly op: "add" | "remove" | "replace" | "move" | "copy" | "test"

@@ -13,7 +13,12 @@ const info = inject("harness")
 const alpha: Room = { controller: "alpha", fieldManager: "aicr-alpha", kind: WidgetKind, conditions: ["Alpha", "AlphaReady"], statusKeys: ["alpha"] }
 const beta: Room = { controller: "beta", fieldManager: "aicr-beta", kind: WidgetKind, conditions: ["Beta"], statusKeys: ["beta"] }
 const cond = (type: string, status: WireCondition["status"], generation = 1): WireCondition => ({
-  type, status, observedGeneration: generation, lastTransitionTime: "2026-12-02T10:00:00Z", reason: status === "True" ? "Done" : "Waiting", message: `${type} is ${status}`,
+  type,
+  status,
+  observedGeneration: generation,
+  lastTransitionTime: "2026-12-02T10:00:00Z",
+  reason: status === "True" ? "Done" : "Waiting",
+  message: `${type} is ${status}`,
 })
 type Widget = KubeObject & { status?: { conditions?: ReadonlyArray<WireCondition>; alpha?: unknown; beta?: unknown } }
 
@@ -29,8 +34,12 @@ describe("applyStatus on the real API server", () => {
     expect(a.applied && b.applied).toBe(true)
     expect(b.object.status?.conditions?.map((c) => `${c.type}=${c.status}`).sort()).toEqual(["Alpha=True", "AlphaReady=Unknown", "Beta=False"])
     expect(b.object.status).toMatchObject({ alpha: { n: 1 }, beta: { n: 2 } })
-    const managers = ((b.object.metadata as { managedFields?: ReadonlyArray<{ manager: string; subresource?: string; operation: string }> }).managedFields ?? [])
-      .filter((m) => m.subresource === "status").map((m) => `${m.manager}/${m.operation}`).sort()
+    const managers = (
+      (b.object.metadata as { managedFields?: ReadonlyArray<{ manager: string; subresource?: string; operation: string }> }).managedFields ?? []
+    )
+      .filter((m) => m.subresource === "status")
+      .map((m) => `${m.manager}/${m.operation}`)
+      .sort()
     expect(managers).toEqual(["aicr-alpha/Apply", "aicr-beta/Apply"])
   })
 

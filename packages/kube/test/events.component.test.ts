@@ -17,10 +17,15 @@ describe("event recorder", () => {
       expect(fake.writes).toHaveLength(1)
       expect(fake.writes[0]).toMatchObject({ verb: "create", kind: "Event", path: "/apis/events.k8s.io/v1/namespaces/default/events", result: "ok" })
       expect(fake.writes[0]!.body).toMatchObject({
-        reportingController: "operator.aicr.run/approval-guard", reportingInstance: "pod-1", type: "Warning", reason: "RolloutExpired", action: "Approve",
+        reportingController: "operator.aicr.run/approval-guard",
+        reportingInstance: "pod-1",
+        type: "Warning",
+        reason: "RolloutExpired",
+        action: "Approve",
         regarding: { kind: "RuntimeRollout", name: "r1", uid: "u-1" },
       })
-    }))
+    }),
+  )
 
   it.effect("turns a repeat within the series window into a series update, and a later one into a new Event", () =>
     Effect.gen(function* () {
@@ -34,7 +39,8 @@ describe("event recorder", () => {
       yield* rec.event(rollout, e)
       expect(fake.writes.map((w) => w.verb)).toEqual(["create", "patch", "create"])
       expect(fake.writes[1]!.body).toMatchObject({ series: { count: 2 } })
-    }))
+    }),
+  )
 
   it.effect("never fails the caller when the write fails", () =>
     Effect.gen(function* () {
@@ -43,5 +49,6 @@ describe("event recorder", () => {
       fake.failNext("Forbidden")
       yield* rec.event(rollout, { type: "Normal", reason: "R", action: "A", note: "n" })
       expect(fake.writes[0]!.result).toBe("Forbidden")
-    }))
+    }),
+  )
 })

@@ -35,7 +35,8 @@ describe("informer", () => {
       const seen: Array<string> = []
       yield* informer.subscribe((e) => Effect.sync(() => void seen.push(`${e.type} ${e.object.metadata.name}`)))
       expect(seen).toEqual(["add a", "add b"])
-    }))
+    }),
+  )
 
   it.effect("delivers add, update and delete from the watch, and skips updates that do not change resourceVersion", () =>
     Effect.gen(function* () {
@@ -49,7 +50,8 @@ describe("informer", () => {
       yield* settle
       expect(events).toEqual(["add a", "update a", "delete a"])
       expect(informer.list()).toEqual([])
-    }))
+    }),
+  )
 
   it.effect("re-watches from the last resourceVersion after a clean close, without relisting", () =>
     Effect.gen(function* () {
@@ -65,7 +67,8 @@ describe("informer", () => {
       expect(informer.listCount()).toBe(1)
       expect(fake.requests.watch).toBe(2)
       expect(events).toEqual(["add a"])
-    }))
+    }),
+  )
 
   it.effect("relists at once on Gone, emitting the diff of what changed meanwhile", () =>
     Effect.gen(function* () {
@@ -78,7 +81,8 @@ describe("informer", () => {
       yield* settle
       expect(informer.listCount()).toBe(2)
       expect(events).toEqual(["add old"])
-    }))
+    }),
+  )
 
   it.effect("after a watch failure backs off, relists and converges on objects created and deleted during the outage", () =>
     Effect.gen(function* () {
@@ -103,7 +107,8 @@ describe("informer", () => {
       expect(events.sort()).toEqual(["add new", "delete goes"])
       expect(informer.list().map((o) => o.metadata.name)).toEqual(["new", "stays"])
       expect(fake.requests.list).toBe(5) // initial, 3 failed, 1 recovered
-    }))
+    }),
+  )
 
   it.effect("a tolerated list failure counts as synced and empty, is kept as listError, and clears once a list succeeds", () =>
     Effect.gen(function* () {
@@ -128,7 +133,8 @@ describe("informer", () => {
       yield* settle
       expect(held.hasSynced()).toBe(false)
       expect(held.listError()).toBeUndefined()
-    }))
+    }),
+  )
 
   it.effect("after a tolerated list failure it waits for retryWhen, making no request meanwhile, then lists again", () =>
     Effect.gen(function* () {
@@ -136,7 +142,11 @@ describe("informer", () => {
       fake.seed(WidgetKind, widget("a"))
       fake.failNext("NotFound", { verb: "list", times: 1 })
       const installed = yield* Deferred.make<void>()
-      const informer = yield* makeInformer<KubeObject>({ kind: WidgetKind, tolerate: (e) => e.reason._tag === "NotFound", retryWhen: () => Deferred.await(installed) }).pipe(Effect.provide(fake.layer))
+      const informer = yield* makeInformer<KubeObject>({
+        kind: WidgetKind,
+        tolerate: (e) => e.reason._tag === "NotFound",
+        retryWhen: () => Deferred.await(installed),
+      }).pipe(Effect.provide(fake.layer))
       yield* informer.awaitSynced
       expect(informer.listError()?.reason._tag).toBe("NotFound")
       // Ten minutes of the backoff's 30 s cap: no list while the kind is not there.
@@ -152,7 +162,8 @@ describe("informer", () => {
       expect(fake.requests.list).toBe(2)
       expect(informer.listError()).toBeUndefined()
       expect(informer.list().map((o) => o.metadata.name)).toEqual(["a"])
-    }))
+    }),
+  )
 
   it.effect("relists when the watchdog sees no event or bookmark for its period", () =>
     Effect.gen(function* () {
@@ -168,7 +179,8 @@ describe("informer", () => {
       yield* TestClock.adjust("20 seconds")
       yield* settle
       expect(informer.listCount()).toBe(2)
-    }))
+    }),
+  )
 
   it.effect("stops for good when its scope closes: no open watch and no restart later", () =>
     Effect.gen(function* () {
@@ -185,7 +197,8 @@ describe("informer", () => {
       expect(fake.openWatches()).toBe(0)
       expect(fake.requests.list).toBe(1)
       expect(fake.requests.watch).toBe(1)
-    }))
+    }),
+  )
 
   it.effect("watches one namespace with a label selector", () =>
     Effect.gen(function* () {
@@ -198,5 +211,6 @@ describe("informer", () => {
       expect(informer.list().map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(["a/p"])
       const f = yield* Effect.forkChild(informer.awaitSynced)
       yield* Fiber.join(f)
-    }))
+    }),
+  )
 })

@@ -15,7 +15,10 @@ type Lease = KubeObject & { spec: { holderIdentity: string; leaseTransitions: nu
 const candidate = (fake: ReturnType<typeof makeFakeKube>, identity: string, extra: Partial<LeaderElectionOptions> = {}) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const elector = yield* runLeaderElection({ name: "aicr-test", namespace: "aicr-system", identity, ...extra }).pipe(Effect.provide(fake.layer), Scope.provide(scope))
+    const elector = yield* runLeaderElection({ name: "aicr-test", namespace: "aicr-system", identity, ...extra }).pipe(
+      Effect.provide(fake.layer),
+      Scope.provide(scope),
+    )
     return { elector, stop: Scope.close(scope, Exit.void) }
   })
 
@@ -36,7 +39,8 @@ describe("leader election", () => {
       expect(lease.spec.leaseDurationSeconds).toBe(15)
       yield* a.stop
       yield* b.stop
-    }))
+    }),
+  )
 
   it.effect("a leader that stops renewing without releasing is replaced after the lease duration, not before", () =>
     Effect.gen(function* () {
@@ -59,7 +63,8 @@ describe("leader election", () => {
       expect(b.elector.isLeader()).toBe(true)
       expect(fake.peek<Lease>(Core.Lease, "aicr-system/aicr-test")!.spec).toMatchObject({ holderIdentity: "b", leaseTransitions: 1 })
       yield* b.stop
-    }))
+    }),
+  )
 
   it.effect("a graceful stop releases the lease, so the other candidate takes over on its next retry", () =>
     Effect.gen(function* () {
@@ -75,7 +80,8 @@ describe("leader election", () => {
       yield* settle
       expect(b.elector.isLeader()).toBe(true)
       yield* b.stop
-    }))
+    }),
+  )
 
   it.effect("a leader that cannot renew within the renew deadline steps down and signals it", () =>
     Effect.gen(function* () {
@@ -94,7 +100,8 @@ describe("leader election", () => {
       yield* a.elector.awaitLost
       yield* a.stop
       expect(stopped).toBe(1)
-    }))
+    }),
+  )
 
   it.effect("writes the lease with optimistic concurrency: a stale resourceVersion loses the race", () =>
     Effect.gen(function* () {
@@ -108,5 +115,6 @@ describe("leader election", () => {
       expect(renew).toHaveLength(1)
       expect((renew[0]!.body as KubeObject).metadata.resourceVersion).toBeDefined()
       yield* a.stop
-    }))
+    }),
+  )
 })

@@ -33,66 +33,79 @@ const until = (cond: () => boolean, timeoutMs: number) =>
   })
 
 const holder = (lease: string) =>
-  liveKube(info).kube.get<Lease>(Core.Lease, `${namespace}/${lease}`).pipe(Effect.map((o) => Option.getOrUndefined(o)?.spec))
+  liveKube(info)
+    .kube.get<Lease>(Core.Lease, `${namespace}/${lease}`)
+    .pipe(Effect.map((o) => Option.getOrUndefined(o)?.spec))
 
 describe("leader election on a real Lease", () => {
   beforeAll(() => Effect.runPromise(liveKube(info).kube.create(Core.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } })))
 
   it("two candidates: exactly one leads, and the Lease names it", async () => {
-    await Effect.runPromise(Effect.gen(function* () {
-      const a = yield* candidate("a", "one-leader")
-      const b = yield* candidate("b", "one-leader")
-      yield* until(() => a.elector.isLeader() || b.elector.isLeader(), 10_000)
-      const leaders = (x: ReadonlyArray<LeaderElector>) => x.filter((e) => e.isLeader()).map((e) => e.identity)
-      for (let i = 0; i < 25; i++) {
-        expect(leaders([a.elector, b.elector])).toHaveLength(1)
-        yield* Effect.sleep(200)
-      }
-      expect((yield* holder("one-leader"))?.holderIdentity).toBe(leaders([a.elector, b.elector])[0])
-      yield* a.stop
-      yield* b.stop
-    }))
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const a = yield* candidate("a", "one-leader")
+        const b = yield* candidate("b", "one-leader")
+        yield* until(() => a.elector.isLeader() || b.elector.isLeader(), 10_000)
+        const leaders = (x: ReadonlyArray<LeaderElector>) => x.filter((e) => e.isLeader()).map((e) => e.identity)
+        for (let i = 0; i < 25; i++) {
+          expect(leaders([a.elector, b.elector])).toHaveLength(1)
+          yield* Effect.sleep(200)
+        }
+        expect((yield* holder("one-leader"))?.holderIdentity).toBe(leaders([a.elector, b.elector])[0])
+        yield* a.stop
+        yield* b.stop
+      }),
+    )
   })
 
   it("a SIGKILLed leader (no release) is replaced after about the lease duration", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "fixtures", "lease-candidate.ts"), info.kubeconfig, namespace, "crash", "child"], {
-      cwd: join(import.meta.dirname, "..", "..", ".."), stdio: ["ignore", "pipe", "inherit"],
-    })
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(import.meta.dirname, "fixtures", "lease-candidate.ts"), info.kubeconfig, namespace, "crash", "child"],
+      {
+        cwd: join(import.meta.dirname, "..", "..", ".."),
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    )
     try {
       await new Promise<void>((resolve, reject) => {
         child.stdout!.on("data", (d: Buffer) => d.toString().includes("LEADING") && resolve())
         child.once("exit", (code) => reject(new Error(`candidate exited early with ${code}`)))
         setTimeout(() => reject(new Error("child never led")), 60_000)
       })
-      await Effect.runPromise(Effect.gen(function* () {
-        const b = yield* candidate("b", "crash")
-        yield* Effect.sleep(4_000)
-        expect(b.elector.isLeader()).toBe(false) // the child renews
-        child.kill("SIGKILL")
-        const takeover = yield* until(() => b.elector.isLeader(), 30_000)
-        // Expiry is judged from when b last saw the record change (≤ one retry after the child's last renew).
-        expect(takeover).toBeGreaterThan(10_000)
-        expect(takeover).toBeLessThan(20_000)
-        expect(yield* holder("crash")).toMatchObject({ holderIdentity: "b", leaseTransitions: 1 })
-        yield* b.stop
-      }))
+      await Effect.runPromise(
+        Effect.gen(function* () {
+          const b = yield* candidate("b", "crash")
+          yield* Effect.sleep(4_000)
+          expect(b.elector.isLeader()).toBe(false) // the child renews
+          child.kill("SIGKILL")
+          const takeover = yield* until(() => b.elector.isLeader(), 30_000)
+          // Expiry is judged from when b last saw the record change (≤ one retry after the child's last renew).
+          expect(takeover).toBeGreaterThan(10_000)
+          expect(takeover).toBeLessThan(20_000)
+          expect(yield* holder("crash")).toMatchObject({ holderIdentity: "b", leaseTransitions: 1 })
+          yield* b.stop
+        }),
+      )
     } finally {
       child.kill("SIGKILL")
     }
   }, 120_000)
 
   it("a graceful stop releases the Lease and the standby takes over at its next retry", async () => {
-    await Effect.runPromise(Effect.gen(function* () {
-      const a = yield* candidate("a", "graceful")
-      yield* until(() => a.elector.isLeader(), 10_000)
-      const b = yield* candidate("b", "graceful")
-      yield* Effect.sleep(3_000)
-      expect(b.elector.isLeader()).toBe(false)
-      yield* a.stop
-      expect((yield* holder("graceful"))?.holderIdentity).toBe("")
-      const takeover = yield* until(() => b.elector.isLeader(), 10_000)
-      expect(takeover).toBeLessThan(3_500) // one retry period (2 s + jitter), far below the 15 s lease
-      yield* b.stop
-    }))
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const a = yield* candidate("a", "graceful")
+        yield* until(() => a.elector.isLeader(), 10_000)
+        const b = yield* candidate("b", "graceful")
+        yield* Effect.sleep(3_000)
+        expect(b.elector.isLeader()).toBe(false)
+        yield* a.stop
+        expect((yield* holder("graceful"))?.holderIdentity).toBe("")
+        const takeover = yield* until(() => b.elector.isLeader(), 10_000)
+        expect(takeover).toBeLessThan(3_500) // one retry period (2 s + jitter), far below the 15 s lease
+        yield* b.stop
+      }),
+    )
   }, 60_000)
 })

@@ -12,17 +12,25 @@ export const installWidgetCrd = (info: HarnessInfo) => applyManifests(info, [wid
 /** A kubeconfig (JSON is YAML) for one apiserver URL with a bearer token. */
 export const writeKubeconfig = (server: string, caFile: string, token: string): string => {
   const path = join(mkdtempSync(join(tmpdir(), "aicr-kube-int-")), "kubeconfig")
-  writeFileSync(path, JSON.stringify({
-    apiVersion: "v1", kind: "Config", "current-context": "t",
-    clusters: [{ name: "t", cluster: { server, "certificate-authority": caFile } }],
-    users: [{ name: "u", user: { token } }],
-    contexts: [{ name: "t", context: { cluster: "t", user: "u" } }],
-  }))
+  writeFileSync(
+    path,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      "current-context": "t",
+      clusters: [{ name: "t", cluster: { server, "certificate-authority": caFile } }],
+      users: [{ name: "u", user: { token } }],
+      contexts: [{ name: "t", context: { cluster: "t", user: "u" } }],
+    }),
+  )
   return path
 }
 
 /** The live Kube against the harness as admin, counting requests. */
-export const liveKube = (info: HarnessInfo, options: Omit<KubeLiveOptions, "kubeconfigPath"> = {}): { kube: KubeShape; requests: Array<{ method: string; path: string; code: number }> } => {
+export const liveKube = (
+  info: HarnessInfo,
+  options: Omit<KubeLiveOptions, "kubeconfigPath"> = {},
+): { kube: KubeShape; requests: Array<{ method: string; path: string; code: number }> } => {
   const requests: Array<{ method: string; path: string; code: number }> = []
   const kube = makeKube({
     kubeconfigPath: info.kubeconfig,

@@ -11,24 +11,37 @@ import { makeRootLogger, type Level, type Pino, type RootLoggerOptions } from ".
 
 const levelOf = (l: LogLevel.LogLevel): Level | undefined => {
   switch (l) {
-    case "Fatal": return "fatal"
-    case "Error": return "error"
-    case "Warn": return "warn"
-    case "Info": return "info"
-    case "Debug": return "debug"
-    case "Trace": return "trace"
-    default: return undefined
+    case "Fatal":
+      return "fatal"
+    case "Error":
+      return "error"
+    case "Warn":
+      return "warn"
+    case "Info":
+      return "info"
+    case "Debug":
+      return "debug"
+    case "Trace":
+      return "trace"
+    default:
+      return undefined
   }
 }
 
 const effectLevelOf = (l: Level): LogLevel.LogLevel => {
   switch (l) {
-    case "fatal": return "Fatal"
-    case "error": return "Error"
-    case "warn": return "Warn"
-    case "info": return "Info"
-    case "debug": return "Debug"
-    case "trace": return "Trace"
+    case "fatal":
+      return "Fatal"
+    case "error":
+      return "Error"
+    case "warn":
+      return "Warn"
+    case "info":
+      return "Info"
+    case "debug":
+      return "Debug"
+    case "trace":
+      return "Trace"
   }
 }
 
@@ -41,7 +54,12 @@ export const errorField = (cause: Cause.Cause<unknown>): Record<string, unknown>
   const squashed = Cause.squash(cause)
   const base: Record<string, unknown> =
     squashed instanceof Error
-      ? { ...(squashed as unknown as Record<string, unknown>), type: (squashed as { _tag?: string })._tag ?? squashed.name, message: squashed.message, stack: squashed.stack }
+      ? {
+          ...(squashed as unknown as Record<string, unknown>),
+          type: (squashed as { _tag?: string })._tag ?? squashed.name,
+          message: squashed.message,
+          stack: squashed.stack,
+        }
       : { type: typeof squashed, message: String(squashed) }
   base["defect"] = Cause.hasDies(cause)
   if (cause.reasons.length > 1 || Cause.hasDies(cause)) base["cause"] = Cause.pretty(cause)
@@ -79,10 +97,7 @@ export interface LayerOptions {
 export const layer = (options: LayerOptions): Layer.Layer<never> => {
   const level = options.level ?? (options.root.level as Level)
   options.root.level = level
-  return Layer.mergeAll(
-    Logger.layer([pinoBridge(options.root)]),
-    Layer.succeed(References.MinimumLogLevel)(effectLevelOf(level)),
-  )
+  return Layer.mergeAll(Logger.layer([pinoBridge(options.root)]), Layer.succeed(References.MinimumLogLevel)(effectLevelOf(level)))
 }
 
 /** The usual composition root: a root logger for `app` plus the bridge layer. */

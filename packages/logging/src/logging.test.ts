@@ -12,8 +12,18 @@ class RegistryUnreachableError extends Data.TaggedError("RegistryUnreachableErro
 
 describe("objectRef", () => {
   it.each([
-    { name: "keys a cluster-scoped object by its Kind with the name alone", kind: "RuntimeRollout", obj: { metadata: { name: "cluster-3f2a9c1-1" } }, want: { RuntimeRollout: "cluster-3f2a9c1-1" } },
-    { name: "adds the namespace for a namespaced object", kind: { kind: "ConfigMap" }, obj: { metadata: { name: "aicr-plan-3f2a9c1", namespace: "aicr-system" } }, want: { ConfigMap: "aicr-system/aicr-plan-3f2a9c1" } },
+    {
+      name: "keys a cluster-scoped object by its Kind with the name alone",
+      kind: "RuntimeRollout",
+      obj: { metadata: { name: "cluster-3f2a9c1-1" } },
+      want: { RuntimeRollout: "cluster-3f2a9c1-1" },
+    },
+    {
+      name: "adds the namespace for a namespaced object",
+      kind: { kind: "ConfigMap" },
+      obj: { metadata: { name: "aicr-plan-3f2a9c1", namespace: "aicr-system" } },
+      want: { ConfigMap: "aicr-system/aicr-plan-3f2a9c1" },
+    },
     { name: "accepts a key string", kind: "Application", obj: "argocd/gpu-operator", want: { Application: "argocd/gpu-operator" } },
   ])("$name", ({ kind, obj, want }) => {
     expect(objectRef(kind, obj)).toEqual(want)
@@ -31,14 +41,23 @@ describe("pino bridge", () => {
     )
     expect(lines).toHaveLength(1)
     const [line] = lines
-    expect(line).toMatchObject({ level: "info", app: "test-app", msg: "Applying status", controller: "approval-guard", reconcileID: "r-1", RuntimeRollout: "r1" })
+    expect(line).toMatchObject({
+      level: "info",
+      app: "test-app",
+      msg: "Applying status",
+      controller: "approval-guard",
+      reconcileID: "r-1",
+      RuntimeRollout: "r1",
+    })
     expect(typeof line!["time"]).toBe("string")
     expect(new Date(line!["time"] as string).toISOString()).toBe(line!["time"])
   })
 
   it("merges plain-object message arguments into the fields", () => {
     const { lines, layer } = capture()
-    Effect.runSync(Effect.logInfo("Condition changed", { condition: "Approved", from: "Unknown", to: "True", reason: "ApprovedByUser" }).pipe(Effect.provide(layer)))
+    Effect.runSync(
+      Effect.logInfo("Condition changed", { condition: "Approved", from: "Unknown", to: "True", reason: "ApprovedByUser" }).pipe(Effect.provide(layer)),
+    )
     expect(lines[0]).toMatchObject({ msg: "Condition changed", condition: "Approved", from: "Unknown", to: "True", reason: "ApprovedByUser" })
   })
 
@@ -51,7 +70,10 @@ describe("pino bridge", () => {
         yield* Effect.logError("Failed")
       }).pipe(Effect.provide(layer)),
     )
-    expect(lines.map((l) => [l["level"], l["msg"]])).toEqual([["warn", "Warned"], ["error", "Failed"]])
+    expect(lines.map((l) => [l["level"], l["msg"]])).toEqual([
+      ["warn", "Warned"],
+      ["error", "Failed"],
+    ])
   })
 
   it("emits debug lines when the level is debug", () => {
@@ -96,7 +118,11 @@ describe("redaction", () => {
     { name: "a top-level token", fields: { token: "eyJhbGciOi" }, path: ["token"] },
     { name: "Secret data values", fields: { data: { ".dockerconfigjson": "eyJhdXRocyI6e319" } }, path: ["data", ".dockerconfigjson"] },
     { name: "a nested Secret's data values", fields: { secret: { data: { password: "c2VjcmV0" } } }, path: ["secret", "data", "password"] },
-    { name: "an ECR GetAuthorizationToken output", fields: { out: { authorizationData: [{ authorizationToken: "QVdTOnNlY3JldA==" }] } }, path: ["out", "authorizationData"] },
+    {
+      name: "an ECR GetAuthorizationToken output",
+      fields: { out: { authorizationData: [{ authorizationToken: "QVdTOnNlY3JldA==" }] } },
+      path: ["out", "authorizationData"],
+    },
     {
       name: "a Secret as the ECR credential refresher writes it",
       fields: { secret: { kind: "Secret", metadata: { name: "aicr-registry" }, data: { password: "c2VjcmV0", url: "cg==" } } },

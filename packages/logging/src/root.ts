@@ -13,15 +13,31 @@ export type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace"
  * Secret payloads (`data`, `stringData`, Docker `auths`) and tokens never reach a log sink.
  */
 export const REDACT_PATHS: ReadonlyArray<string> = [
-  "password", "*.password", "*.*.password",
-  "token", "*.token", "*.*.token",
-  "authorizationToken", "*.authorizationToken", "*.*.authorizationToken",
+  "password",
+  "*.password",
+  "*.*.password",
+  "token",
+  "*.token",
+  "*.*.token",
+  "authorizationToken",
+  "*.authorizationToken",
+  "*.*.authorizationToken",
   // ECR's GetAuthorizationToken output: the token sits inside an array, which no `*.authorizationToken` reaches.
-  "authorizationData", "*.authorizationData",
-  "auths", "*.auths", "*.*.auths",
-  "authorization", "*.authorization", "*.headers.authorization", "*.headers.Authorization",
-  "data.*", "*.data.*", "stringData.*", "*.stringData.*",
-  "bearerToken", "*.bearerToken",
+  "authorizationData",
+  "*.authorizationData",
+  "auths",
+  "*.auths",
+  "*.*.auths",
+  "authorization",
+  "*.authorization",
+  "*.headers.authorization",
+  "*.headers.Authorization",
+  "data.*",
+  "*.data.*",
+  "stringData.*",
+  "*.stringData.*",
+  "bearerToken",
+  "*.bearerToken",
 ]
 
 export const REDACTED = "[REDACTED]"

@@ -38,7 +38,9 @@ const measure = async <A>(label: string, bytes: number, f: () => Promise<A>): Pr
   clearInterval(timer)
   peak = Math.max(peak, process.memoryUsage().rss)
   const rate = bytes > 0 ? `${(bytes / MiB / seconds).toFixed(1).padStart(7)} MiB/s` : "      - MiB/s"
-  console.log(`${label.padEnd(44)} ${seconds.toFixed(2).padStart(7)} s ${rate}   peak RSS ${(peak / MiB).toFixed(0).padStart(4)} MiB (+${((peak - base) / MiB).toFixed(0)})`)
+  console.log(
+    `${label.padEnd(44)} ${seconds.toFixed(2).padStart(7)} s ${rate}   peak RSS ${(peak / MiB).toFixed(0).padStart(4)} MiB (+${((peak - base) / MiB).toFixed(0)})`,
+  )
   return result
 }
 
@@ -50,7 +52,9 @@ const client = new OciClient({
 })
 try {
   console.log(`@aicr/oras copy benchmark: blob ${sizeMiB} MiB, chunk ${chunkMiB} MiB, node ${process.version}, distribution on loopback`)
-  const layer = await measure("push (chunked PATCH, digest while streaming)", size, () => client.pushBlob(`${src.address}/bench/app`, source(), { mode: "chunked" }))
+  const layer = await measure("push (chunked PATCH, digest while streaming)", size, () =>
+    client.pushBlob(`${src.address}/bench/app`, source(), { mode: "chunked" }),
+  )
   const config = await client.pushBlob(`${src.address}/bench/app`, Buffer.from('{"bench":true}'))
   await client.pushManifest(`${src.address}/bench/app:v1`, {
     schemaVersion: 2,

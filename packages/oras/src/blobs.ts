@@ -73,7 +73,11 @@ export const pullBlob = async (ctx: Ctx, repo: Repo, expected: Expected, opts: C
 export const fetchBlob = async (ctx: Ctx, repo: Repo, expected: Expected, opts: CallOptions & { readonly maxBytes?: number } = {}): Promise<Buffer> => {
   const limit = opts.maxBytes ?? 4 * 1024 * 1024
   if (expected.size !== undefined && expected.size > limit) {
-    throw ociError(target(repo, expected.digest), { _tag: "TooLarge", limit, size: expected.size }, `Blob ${expected.digest} is ${expected.size} bytes, over the in-memory limit of ${limit}`)
+    throw ociError(
+      target(repo, expected.digest),
+      { _tag: "TooLarge", limit, size: expected.size },
+      `Blob ${expected.digest} is ${expected.size} bytes, over the in-memory limit of ${limit}`,
+    )
   }
   const stream = await pullBlob(ctx, repo, expected, opts)
   const chunks: Buffer[] = []

@@ -29,14 +29,18 @@ const client = (o: OciClientOptions = {}) => {
   return c
 }
 
-const manifestBytes = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.OciManifest, config: { mediaType: "a", digest: digestOf("{}"), size: 2 }, layers: [] }))
+const manifestBytes = Buffer.from(
+  JSON.stringify({ schemaVersion: 2, mediaType: MediaType.OciManifest, config: { mediaType: "a", digest: digestOf("{}"), size: 2 }, layers: [] }),
+)
 const manifestDigest = digestOf(manifestBytes)
 const okHead = { "docker-content-digest": manifestDigest, "content-type": MediaType.OciManifest }
 
 describe("retries", () => {
   it("retries a 503 after the registry's Retry-After and then succeeds", async () => {
     let n = 0
-    const s = await stub((_req, res) => (n++ === 0 ? reply(res, 503, { "retry-after": "2" }) : reply(res, 200, { ...okHead, "content-length": String(manifestBytes.length) })))
+    const s = await stub((_req, res) =>
+      n++ === 0 ? reply(res, 503, { "retry-after": "2" }) : reply(res, 200, { ...okHead, "content-length": String(manifestBytes.length) }),
+    )
     const sleeps: number[] = []
     const c = client({ sleep: async (ms) => void sleeps.push(ms) })
     const d = await c.resolve(`${s.address}/a:v1`)
@@ -48,7 +52,9 @@ describe("retries", () => {
   it("gives up after the attempt budget with Unavailable carrying the attempt count", async () => {
     const s = await stub((_req, res) => reply(res, 429, {}, '{"errors":[{"code":"TOOMANYREQUESTS","message":"slow down"}]}'))
     const sleeps: number[] = []
-    const e = await failure(client({ retry: { maxAttempts: 3, baseDelayMs: 100 }, random: () => 0.5, sleep: async (ms) => void sleeps.push(ms) }).tags(`${s.address}/a`))
+    const e = await failure(
+      client({ retry: { maxAttempts: 3, baseDelayMs: 100 }, random: () => 0.5, sleep: async (ms) => void sleeps.push(ms) }).tags(`${s.address}/a`),
+    )
     expect(e.reason).toEqual({ _tag: "Unavailable", attempts: 3 })
     expect(e).toMatchObject({ status: 429, code: "TOOMANYREQUESTS", registry: s.address, repository: "a" })
     expect(sleeps).toEqual([50, 100])
@@ -125,7 +131,11 @@ describe("authentication", () => {
       tokenRequests++
       const url = new URL(req.url, "http://x")
       const basic = `Basic ${Buffer.from("u:p").toString("base64")}`
-      if (req.headers.authorization !== basic || url.searchParams.get("service") !== "stub" || url.searchParams.getAll("scope").join() !== "repository:a:pull") {
+      if (
+        req.headers.authorization !== basic ||
+        url.searchParams.get("service") !== "stub" ||
+        url.searchParams.getAll("scope").join() !== "repository:a:pull"
+      ) {
         return reply(res, 401)
       }
       reply(res, 200, { "content-type": "application/json" }, JSON.stringify({ token: "good", expires_in: 300 }))
@@ -160,7 +170,9 @@ describe("authentication", () => {
 
 describe("digest verification against a lying registry", () => {
   it("rejects a manifest fetched by tag whose bytes do not match the registry's Docker-Content-Digest", async () => {
-    const s = await stub((_req, res) => reply(res, 200, { "content-type": MediaType.OciManifest, "docker-content-digest": digestOf("something else") }, manifestBytes))
+    const s = await stub((_req, res) =>
+      reply(res, 200, { "content-type": MediaType.OciManifest, "docker-content-digest": digestOf("something else") }, manifestBytes),
+    )
     const e = await failure(client().fetchManifest(`${s.address}/a:v1`))
     expect(e.reason).toMatchObject({ _tag: "DigestMismatch", expected: digestOf("something else"), actual: manifestDigest })
   })
@@ -195,7 +207,12 @@ describe("referrers API", () => {
       if (url.pathname !== `/v2/a/referrers/${subject}`) return reply(res, 404)
       const page = url.searchParams.get("page")
       const index = { schemaVersion: 2, mediaType: MediaType.OciIndex, manifests: page === null ? [d(1, "sig"), d(2, "sbom")] : [d(3, "sig")] }
-      reply(res, 200, { "content-type": MediaType.OciIndex, ...(page === null ? { link: `</v2/a/referrers/${subject}?page=2>; rel="next"` } : {}) }, JSON.stringify(index))
+      reply(
+        res,
+        200,
+        { "content-type": MediaType.OciIndex, ...(page === null ? { link: `</v2/a/referrers/${subject}?page=2>; rel="next"` } : {}) },
+        JSON.stringify(index),
+      )
     })
     const r = await client().referrers(`${s.address}/a@${subject}`, { artifactType: "sig" })
     expect(r.source).toBe("api")
@@ -205,7 +222,14 @@ describe("referrers API", () => {
 
   it("does not add a referrers tag when the registry answers a subject push with OCI-Subject", async () => {
     const s = await stub((req, res) => reply(res, 201, { "docker-content-digest": digestOf(req.body), "oci-subject": subject }))
-    const manifest = { schemaVersion: 2 as const, mediaType: MediaType.OciManifest, artifactType: "sig", config: { mediaType: MediaType.OciEmpty, digest: digestOf("{}"), size: 2 }, layers: [], subject: { mediaType: MediaType.OciManifest, digest: subject, size: 7 } }
+    const manifest = {
+      schemaVersion: 2 as const,
+      mediaType: MediaType.OciManifest,
+      artifactType: "sig",
+      config: { mediaType: MediaType.OciEmpty, digest: digestOf("{}"), size: 2 },
+      layers: [],
+      subject: { mediaType: MediaType.OciManifest, digest: subject, size: 7 },
+    }
     await client().pushManifest(`${s.address}/a`, manifest)
     expect(s.requests.map((r) => `${r.method} ${r.url}`)).toEqual([`PUT /v2/a/manifests/${digestOf(JSON.stringify(manifest))}`])
   })
@@ -225,7 +249,9 @@ describe("Effect API", () => {
   })
 
   it("provides the client as the Oras service through a scoped layer", async () => {
-    const s = await stub((req, res) => (req.url === "/v2/" ? reply(res, 200, {}, "{}") : reply(res, 200, { ...okHead, "content-length": String(manifestBytes.length) })))
+    const s = await stub((req, res) =>
+      req.url === "/v2/" ? reply(res, 200, {}, "{}") : reply(res, 200, { ...okHead, "content-length": String(manifestBytes.length) }),
+    )
     const program = Effect.gen(function* () {
       const oras = yield* Oras
       yield* oras.ping(s.address)

@@ -57,8 +57,7 @@ export const mapLimit = async <A, B>(items: readonly A[], limit: number, fn: (a:
   return out
 }
 
-const nonDistributable = (d: Descriptor) =>
-  (d.urls?.length ?? 0) > 0 && (d.mediaType.includes("nondistributable") || d.mediaType.includes("foreign"))
+const nonDistributable = (d: Descriptor) => (d.urls?.length ?? 0) > 0 && (d.mediaType.includes("nondistributable") || d.mediaType.includes("foreign"))
 
 const copyBlob = async (ctx: Ctx, src: Repo, dst: Repo, d: Descriptor, totals: Totals, opts: CopyOptions) => {
   const sameRegistry = src.registry === dst.registry
@@ -108,12 +107,14 @@ const copyManifest = async (
       const children = childrenOf(manifest)
       if (isIndexMediaType(desc.mediaType) || "manifests" in manifest) {
         await mapLimit(children, opts.concurrency ?? 4, (child): Promise<unknown> =>
-          isManifestMediaType(child.mediaType)
-            ? copyManifest(ctx, src, dst, child, undefined, totals, opts)
-            : copyBlob(ctx, src, dst, child, totals, opts),
+          isManifestMediaType(child.mediaType) ? copyManifest(ctx, src, dst, child, undefined, totals, opts) : copyBlob(ctx, src, dst, child, totals, opts),
         )
       } else {
-        await mapLimit(children.filter((c) => !nonDistributable(c)), opts.concurrency ?? 4, (b) => copyBlob(ctx, src, dst, b, totals, opts))
+        await mapLimit(
+          children.filter((c) => !nonDistributable(c)),
+          opts.concurrency ?? 4,
+          (b) => copyBlob(ctx, src, dst, b, totals, opts),
+        )
       }
     }
     await pushManifest(ctx, tag !== undefined ? { ...dst, tag } : dstRef, { bytes, mediaType: desc.mediaType }, opts)

@@ -118,8 +118,7 @@ export const ociError = (
   })
 
 /** True when `u` is an {@link OciError}, optionally with the given reason tag. */
-export const isOciError = (u: unknown, reason?: OciErrorReasonTag): u is OciError =>
-  u instanceof OciError && (reason === undefined || u.reason._tag === reason)
+export const isOciError = (u: unknown, reason?: OciErrorReasonTag): u is OciError => u instanceof OciError && (reason === undefined || u.reason._tag === reason)
 
 /** One entry of a distribution error body `{"errors":[{code,message,detail}]}`. */
 export interface RegistryErrorEntry {

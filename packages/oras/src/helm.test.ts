@@ -84,7 +84,18 @@ describe("chart config and annotations", () => {
   it("writes the config in Helm's chart.Metadata field order with Go's HTML escaping", () => {
     const json = chartConfigJson(meta).toString()
     expect(Object.keys(JSON.parse(json))).toEqual([
-      "name", "home", "sources", "version", "description", "keywords", "maintainers", "apiVersion", "appVersion", "annotations", "dependencies", "type",
+      "name",
+      "home",
+      "sources",
+      "version",
+      "description",
+      "keywords",
+      "maintainers",
+      "apiVersion",
+      "appVersion",
+      "annotations",
+      "dependencies",
+      "type",
     ])
     expect(json).toContain('"description":"A \\u003cdemo\\u003e chart \\u0026 more"')
     expect(json).toContain('"annotations":{"alpha":"a","org.opencontainers.image.title":"ignored","zeta":"z"}')
@@ -142,6 +153,8 @@ describe("chartLayout", () => {
   it("finds the chart layer of a chart manifest only", () => {
     const manifest = JSON.parse(chartLayout(tgz).manifest.bytes.toString()) as Parameters<typeof chartLayer>[0]
     expect(chartLayer(manifest)?.digest).toBe(digestOf(tgz))
-    expect(chartLayer({ schemaVersion: 2, mediaType: MediaType.OciManifest, config: { mediaType: MediaType.OciEmpty, digest: "sha256:x", size: 2 }, layers: [] })).toBeUndefined()
+    expect(
+      chartLayer({ schemaVersion: 2, mediaType: MediaType.OciManifest, config: { mediaType: MediaType.OciEmpty, digest: "sha256:x", size: 2 }, layers: [] }),
+    ).toBeUndefined()
   })
 })

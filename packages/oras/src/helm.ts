@@ -70,7 +70,10 @@ const toMetadata = (y: Record<string, unknown>): ChartMetadata => {
     version: str(y.version) ?? "",
     ...pick("description", str(y.description)),
     ...pick("keywords", strs(y.keywords)),
-    ...pick("maintainers", list(y.maintainers)?.map((m) => ({ ...pick("name", str(m.name)), ...pick("email", str(m.email)), ...pick("url", str(m.url)) }))),
+    ...pick(
+      "maintainers",
+      list(y.maintainers)?.map((m) => ({ ...pick("name", str(m.name)), ...pick("email", str(m.email)), ...pick("url", str(m.url)) })),
+    ),
     ...pick("icon", str(y.icon)),
     ...pick("apiVersion", str(y.apiVersion)),
     ...pick("condition", str(y.condition)),
@@ -181,7 +184,8 @@ export const chartLayout = (tgz: Uint8Array, opts: ChartLayoutOptions = {}): Cha
   const configBytes = chartConfigJson(metadata)
   const config: Descriptor = { mediaType: MediaType.HelmConfig, digest: digestOf(configBytes), size: configBytes.length }
   const chart: Descriptor = { mediaType: MediaType.HelmChart, digest: digestOf(tgz), size: tgz.length }
-  const provenance = opts.provenance !== undefined ? { mediaType: MediaType.HelmProvenance, digest: digestOf(opts.provenance), size: opts.provenance.length } : undefined
+  const provenance =
+    opts.provenance !== undefined ? { mediaType: MediaType.HelmProvenance, digest: digestOf(opts.provenance), size: opts.provenance.length } : undefined
   const layers = [chart, ...(provenance !== undefined ? [provenance] : [])].sort((a, b) => (a.digest < b.digest ? -1 : 1))
   const created = opts.created ?? new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(".000Z", "Z")
   // Helm's manifest carries no `mediaType` field (the Content-Type says it); key order is Go's struct order.
@@ -228,7 +232,11 @@ export const pushChart = async (ctx: Ctx, repo: Repo, tgz: Uint8Array, opts: Pus
   const config = layout.config.descriptor
   const basename = repo.repository.slice(repo.repository.lastIndexOf("/") + 1)
   if (basename !== metadata.name && opts.allowNameMismatch !== true) {
-    throw ociError(target(repo), { _tag: "Invalid" }, `Chart ${metadata.name} cannot be pushed to repository ${repo.repository}: its last component must be the chart name`)
+    throw ociError(
+      target(repo),
+      { _tag: "Invalid" },
+      `Chart ${metadata.name} cannot be pushed to repository ${repo.repository}: its last component must be the chart name`,
+    )
   }
   await pushBlob(ctx, repo, layout.config.bytes, { digest: config.digest, signal: opts.signal })
   await pushBlob(ctx, repo, tgz, { digest: chart.digest, signal: opts.signal })
@@ -257,7 +265,11 @@ export const pullChart = async (ctx: Ctx, ref: Reference, opts: PullChartOptions
   const { descriptor, manifest } = await fetchManifest(ctx, ref, opts)
   const t = target(ref, ref.digest ?? ref.tag)
   if ("manifests" in manifest || manifest.config.mediaType !== MediaType.HelmConfig) {
-    throw ociError(t, { _tag: "Invalid" }, `${ref.repository} is not a Helm chart (config media type ${"config" in manifest ? manifest.config.mediaType : "none"})`)
+    throw ociError(
+      t,
+      { _tag: "Invalid" },
+      `${ref.repository} is not a Helm chart (config media type ${"config" in manifest ? manifest.config.mediaType : "none"})`,
+    )
   }
   const layer = chartLayer(manifest)
   if (layer === undefined) throw ociError(t, { _tag: "Invalid" }, `${ref.repository} has no ${MediaType.HelmChart} layer`)

@@ -20,7 +20,13 @@ export const parseLinkHeader = (header: string | undefined): Link[] => {
       const eq = p.indexOf("=")
       const name = (eq === -1 ? p : p.slice(0, eq)).trim().toLowerCase()
       if (name.length === 0) continue
-      params[name] = eq === -1 ? "" : p.slice(eq + 1).trim().replace(/^"(.*)"$/, "$1")
+      params[name] =
+        eq === -1
+          ? ""
+          : p
+              .slice(eq + 1)
+              .trim()
+              .replace(/^"(.*)"$/, "$1")
     }
     links.push({ target: m[1]!, params })
   }

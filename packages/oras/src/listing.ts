@@ -27,7 +27,16 @@ const readJson = async <A>(ctx: Ctx, body: Parameters<typeof readLimited>[0], t:
 }
 
 /** Follows `n`/`last` + `Link: rel="next"` pagination, yielding `field` of each page. */
-async function* paginate(ctx: Ctx, registry: string, first: string, field: "tags" | "repositories", scopes: string[], t: ErrorTarget, what: string, opts: ListTagsOptions): AsyncGenerator<string[]> {
+async function* paginate(
+  ctx: Ctx,
+  registry: string,
+  first: string,
+  field: "tags" | "repositories",
+  scopes: string[],
+  t: ErrorTarget,
+  what: string,
+  opts: ListTagsOptions,
+): AsyncGenerator<string[]> {
   let path: string | undefined = first
   let query: Record<string, string | number | undefined> = { n: opts.pageSize, last: opts.last }
   const seen = new Set<string>()
@@ -126,7 +135,10 @@ export const referrers = async (
       }
       if (res.status !== 200) throw await ctx.transport.failure(res, t, `Listing referrers of ${subjectDigest} in ${repo.repository}`)
       ctx.referrersApi.set(repo.registry, true)
-      filtered &&= (res.header("oci-filters-applied") ?? "").split(",").map((s) => s.trim()).includes("artifactType")
+      filtered &&= (res.header("oci-filters-applied") ?? "")
+        .split(",")
+        .map((s) => s.trim())
+        .includes("artifactType")
       const link = res.header("link")
       const index = await readJson<ImageIndex>(ctx, res.body, t, `Referrers of ${subjectDigest}`)
       found.push(...(index.manifests ?? []))

@@ -20,16 +20,10 @@ export const MediaType = {
 } as const
 
 /** Manifest media types we send in `Accept` and know how to walk. */
-export const MANIFEST_MEDIA_TYPES: readonly string[] = [
-  MediaType.OciManifest,
-  MediaType.OciIndex,
-  MediaType.DockerManifest,
-  MediaType.DockerManifestList,
-]
+export const MANIFEST_MEDIA_TYPES: readonly string[] = [MediaType.OciManifest, MediaType.OciIndex, MediaType.DockerManifest, MediaType.DockerManifestList]
 
 /** True for an index-like manifest (OCI index or Docker manifest list), whose children are manifests. */
-export const isIndexMediaType = (mediaType: string): boolean =>
-  mediaType === MediaType.OciIndex || mediaType === MediaType.DockerManifestList
+export const isIndexMediaType = (mediaType: string): boolean => mediaType === MediaType.OciIndex || mediaType === MediaType.DockerManifestList
 
 /** True for any media type in {@link MANIFEST_MEDIA_TYPES}. */
 export const isManifestMediaType = (mediaType: string): boolean => MANIFEST_MEDIA_TYPES.includes(mediaType)
@@ -102,5 +96,4 @@ export const EMPTY_JSON = {
 } as const
 
 /** Every descriptor a manifest points at: config + layers for a manifest, children for an index (not subject). */
-export const childrenOf = (manifest: Manifest): readonly Descriptor[] =>
-  "manifests" in manifest ? manifest.manifests : [manifest.config, ...manifest.layers]
+export const childrenOf = (manifest: Manifest): readonly Descriptor[] => ("manifests" in manifest ? manifest.manifests : [manifest.config, ...manifest.layers])

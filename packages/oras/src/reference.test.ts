@@ -8,20 +8,52 @@ describe("parseReference", () => {
   it.each([
     { name: "a bare name is a Docker Hub official image", input: "alpine", want: { registry: "docker.io", repository: "library/alpine" } },
     { name: "a bare name with a tag keeps the tag", input: "alpine:3.20", want: { registry: "docker.io", repository: "library/alpine", tag: "3.20" } },
-    { name: "a user repository on Docker Hub gets no library/ prefix", input: "bitnami/redis:7", want: { registry: "docker.io", repository: "bitnami/redis", tag: "7" } },
+    {
+      name: "a user repository on Docker Hub gets no library/ prefix",
+      input: "bitnami/redis:7",
+      want: { registry: "docker.io", repository: "bitnami/redis", tag: "7" },
+    },
     { name: "index.docker.io normalises to docker.io", input: "index.docker.io/nginx", want: { registry: "docker.io", repository: "library/nginx" } },
-    { name: "registry-1.docker.io normalises to docker.io", input: "registry-1.docker.io/org/app:1", want: { registry: "docker.io", repository: "org/app", tag: "1" } },
-    { name: "a dotted first component is a registry", input: "ghcr.io/org/charts/demo:1.2.3", want: { registry: "ghcr.io", repository: "org/charts/demo", tag: "1.2.3" } },
-    { name: "a host with a port is a registry, and the port is not a tag", input: "127.0.0.1:5000/charts/demo", want: { registry: "127.0.0.1:5000", repository: "charts/demo" } },
-    { name: "a host with a port and a tag keeps both apart", input: "127.0.0.1:5000/charts/demo:1.0.0", want: { registry: "127.0.0.1:5000", repository: "charts/demo", tag: "1.0.0" } },
+    {
+      name: "registry-1.docker.io normalises to docker.io",
+      input: "registry-1.docker.io/org/app:1",
+      want: { registry: "docker.io", repository: "org/app", tag: "1" },
+    },
+    {
+      name: "a dotted first component is a registry",
+      input: "ghcr.io/org/charts/demo:1.2.3",
+      want: { registry: "ghcr.io", repository: "org/charts/demo", tag: "1.2.3" },
+    },
+    {
+      name: "a host with a port is a registry, and the port is not a tag",
+      input: "127.0.0.1:5000/charts/demo",
+      want: { registry: "127.0.0.1:5000", repository: "charts/demo" },
+    },
+    {
+      name: "a host with a port and a tag keeps both apart",
+      input: "127.0.0.1:5000/charts/demo:1.0.0",
+      want: { registry: "127.0.0.1:5000", repository: "charts/demo", tag: "1.0.0" },
+    },
     { name: "localhost without a dot or port is a registry", input: "localhost/demo:1", want: { registry: "localhost", repository: "demo", tag: "1" } },
     { name: "an upper-case first component is a registry (Docker's rule)", input: "MyHost/demo", want: { registry: "MyHost", repository: "demo" } },
     { name: "an IPv6 loopback with a port is a registry", input: "[::1]:5000/demo@" + D, want: { registry: "[::1]:5000", repository: "demo", digest: D } },
     { name: "a digest reference has no tag", input: `ghcr.io/org/app@${D}`, want: { registry: "ghcr.io", repository: "org/app", digest: D } },
     { name: "a tag and a digest are both kept", input: `ghcr.io/org/app:v1@${D}`, want: { registry: "ghcr.io", repository: "org/app", tag: "v1", digest: D } },
-    { name: "the oci:// scheme Helm uses is accepted", input: "oci://127.0.0.1:5000/aicr/c1/charts/gpu-operator:25.3.0", want: { registry: "127.0.0.1:5000", repository: "aicr/c1/charts/gpu-operator", tag: "25.3.0" } },
-    { name: "separators inside path components are allowed", input: "r.io/a.b/c__d/e-f---g:t_1.x-2", want: { registry: "r.io", repository: "a.b/c__d/e-f---g", tag: "t_1.x-2" } },
-    { name: "the spec's bundle path with a digest parses", input: `r.io/aicr/c1/bundles/cluster@${D}`, want: { registry: "r.io", repository: "aicr/c1/bundles/cluster", digest: D } },
+    {
+      name: "the oci:// scheme Helm uses is accepted",
+      input: "oci://127.0.0.1:5000/aicr/c1/charts/gpu-operator:25.3.0",
+      want: { registry: "127.0.0.1:5000", repository: "aicr/c1/charts/gpu-operator", tag: "25.3.0" },
+    },
+    {
+      name: "separators inside path components are allowed",
+      input: "r.io/a.b/c__d/e-f---g:t_1.x-2",
+      want: { registry: "r.io", repository: "a.b/c__d/e-f---g", tag: "t_1.x-2" },
+    },
+    {
+      name: "the spec's bundle path with a digest parses",
+      input: `r.io/aicr/c1/bundles/cluster@${D}`,
+      want: { registry: "r.io", repository: "aicr/c1/bundles/cluster", digest: D },
+    },
   ])("$name", ({ input, want }) => {
     expect(parseReference(input)).toEqual(want)
   })

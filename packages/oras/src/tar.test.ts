@@ -17,7 +17,11 @@ describe("tar writer and reader", () => {
     expect(writeTgz(files)).toEqual(writeTgz(files))
     const header = writeTar(files).subarray(0, 512)
     expect(header.subarray(136, 148).toString()).toBe("00000000000\0")
-    expect(writeTar(files, { mtime: new Date("2026-01-01T00:00:00Z") }).subarray(136, 148).toString()).toBe(`${(1767225600).toString(8).padStart(11, "0")}\0`)
+    expect(
+      writeTar(files, { mtime: new Date("2026-01-01T00:00:00Z") })
+        .subarray(136, 148)
+        .toString(),
+    ).toBe(`${(1767225600).toString(8).padStart(11, "0")}\0`)
     expect(writeTgz(files).readUInt32LE(4)).toBe(0)
     expect(gunzipSync(gzip(writeTar(files)))).toEqual(writeTar(files))
   })
@@ -34,7 +38,7 @@ describe("tar writer and reader", () => {
     const files = [file("a/b/c.txt", "1"), file("a/d.txt", "2"), file("e.txt", "3")]
     const tar = writeTar(files, { directories: true, modes: { "e.txt": 0o755 } })
     const heads: string[] = []
-    for (let off = 0; off + 512 <= tar.length; ) {
+    for (let off = 0; off + 512 <= tar.length;) {
       const h = tar.subarray(off, off + 512)
       if (h.every((b) => b === 0)) break
       heads.push(`${String.fromCharCode(h[156]!)} ${h.subarray(100, 107).toString()} ${h.subarray(0, 100).toString().replace(/\0+$/, "")}`)

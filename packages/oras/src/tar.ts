@@ -111,7 +111,10 @@ export const findInTgz = (tgz: Uint8Array, matches: (path: string) => boolean, m
     const whole = take >= tgz.length
     let archive: Buffer
     try {
-      archive = gunzipSync(tgz.subarray(0, Math.min(take, tgz.length)), whole ? { maxOutputLength: maxBytes } : { finishFlush: zlibConstants.Z_SYNC_FLUSH, maxOutputLength: maxBytes })
+      archive = gunzipSync(
+        tgz.subarray(0, Math.min(take, tgz.length)),
+        whole ? { maxOutputLength: maxBytes } : { finishFlush: zlibConstants.Z_SYNC_FLUSH, maxOutputLength: maxBytes },
+      )
     } catch (e) {
       if (whole) throw e
       continue

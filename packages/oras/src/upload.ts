@@ -72,7 +72,11 @@ const startUpload = async (ctx: Ctx, repo: Repo, mount: { digest: string; from: 
   await res.body.dump()
   const location = res.header("location")
   if (location === undefined) throw ociError(t, { _tag: "Invalid" }, `Registry ${repo.registry} started an upload without a Location`)
-  return { kind: "session", location: ctx.transport.url({ registry: repo.registry, path: location }), minChunk: Number(res.header("oci-chunk-min-length") ?? 0) || 0 }
+  return {
+    kind: "session",
+    location: ctx.transport.url({ registry: repo.registry, path: location }),
+    minChunk: Number(res.header("oci-chunk-min-length") ?? 0) || 0,
+  }
 }
 
 const nextLocation = (ctx: Ctx, repo: Repo, res: RegistryResponse, current: string): string => {
@@ -123,7 +127,7 @@ export async function* rechunk(source: AsyncIterable<Uint8Array> | Iterable<Uint
   let buf = Buffer.allocUnsafe(size)
   let fill = 0
   for await (const c of source) {
-    for (let off = 0; off < c.length; ) {
+    for (let off = 0; off < c.length;) {
       const n = Math.min(size - fill, c.length - off)
       buf.set(c.subarray(off, off + n), fill)
       fill += n
@@ -144,7 +148,14 @@ export const parseUploadRange = (range: string | undefined): number | undefined 
   return m === null ? undefined : Number(m[1]) + 1
 }
 
-const chunkedUpload = async (ctx: Ctx, repo: Repo, start: string, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, chunkSize: number, o: PushBlobOptions) => {
+const chunkedUpload = async (
+  ctx: Ctx,
+  repo: Repo,
+  start: string,
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  chunkSize: number,
+  o: PushBlobOptions,
+) => {
   const algorithm = o.digest !== undefined ? digestAlgorithm(o.digest, target(repo)) : "sha256"
   const hash = createHash(algorithm)
   let location = start
@@ -189,7 +200,11 @@ const chunkedUpload = async (ctx: Ctx, repo: Repo, start: string, source: AsyncI
   const digest = `${algorithm}:${hash.digest("hex")}`
   if ((o.digest !== undefined && digest !== o.digest) || (o.size !== undefined && offset !== o.size)) {
     await cancelUpload(ctx, repo, location)
-    throw ociError(target(repo, o.digest), { _tag: "DigestMismatch", expected: o.digest ?? "", actual: digest }, `Uploaded content is ${offset} bytes hashing to ${digest}, expected ${o.digest} (${o.size ?? "?"} bytes)`)
+    throw ociError(
+      target(repo, o.digest),
+      { _tag: "DigestMismatch", expected: o.digest ?? "", actual: digest },
+      `Uploaded content is ${offset} bytes hashing to ${digest}, expected ${o.digest} (${o.size ?? "?"} bytes)`,
+    )
   }
   await commit(ctx, repo, location, digest, new Uint8Array(0), 0, o)
   return { digest, size: offset }

@@ -23,7 +23,6 @@ afterAll(async () => {
   await registry?.stop()
 })
 
-
 const drainHash = async (stream: Readable) => {
   const h = createHash("sha256")
   let size = 0

@@ -23,7 +23,6 @@ afterAll(async () => {
   await Promise.all([open?.stop(), locked?.stop()])
 })
 
-
 /** An image with a 6 MiB streamed layer and a small config. */
 const pushImage = async (repo: string, tag: string, seed: number) => {
   const layer = generatedBlob(6 * 1024 * 1024, seed)
@@ -41,7 +40,13 @@ describe("copy between registries", () => {
     const events: BlobEvent[] = []
 
     const first = await client.copy(`${open.address}/${name}:1.0.0`, `${locked.address}/aicr/c1/${name}`, { onBlob: (e) => events.push(e) })
-    expect(first).toMatchObject({ descriptor: { digest: image.descriptor.digest }, manifestsPushed: 1, blobsUploaded: 2, blobsSkipped: 0, bytesUploaded: image.bytes })
+    expect(first).toMatchObject({
+      descriptor: { digest: image.descriptor.digest },
+      manifestsPushed: 1,
+      blobsUploaded: 2,
+      blobsSkipped: 0,
+      bytesUploaded: image.bytes,
+    })
     expect(events.map((e) => e.action)).toEqual(["uploaded", "uploaded"])
     expect((await client.resolve(`${locked.address}/aicr/c1/${name}:1.0.0`)).digest).toBe(image.descriptor.digest)
 
@@ -95,7 +100,13 @@ describe("copy between registries", () => {
     const image = await pushImage(src, "v1", 6)
     const evidence = Buffer.from('{"validated":true}')
     await client.pushBlob(src, evidence)
-    const ev = await client.pushManifest(src, imageManifest(describeBytes("application/json", evidence), [describeBytes("application/json", evidence)], { artifactType: "application/vnd.aicr.evidence.v1+json", subject: image.descriptor }))
+    const ev = await client.pushManifest(
+      src,
+      imageManifest(describeBytes("application/json", evidence), [describeBytes("application/json", evidence)], {
+        artifactType: "application/vnd.aicr.evidence.v1+json",
+        subject: image.descriptor,
+      }),
+    )
     await client.copy(`${src}:v1`, `${locked.address}/${name}`, { referrers: true })
     const found = await client.referrers(`${locked.address}/${name}@${image.descriptor.digest}`)
     expect(found.descriptors.map((d) => d.digest)).toEqual([ev.digest])

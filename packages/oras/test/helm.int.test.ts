@@ -43,7 +43,7 @@ beforeAll(async () => {
     ].join("\n"),
   )
   await writeFile(join(dir, "values.yaml"), "replicas: 1\n")
-  await writeFile(join(dir, "templates", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: demo}\ndata: {replicas: \"{{ .Values.replicas }}\"}\n")
+  await writeFile(join(dir, "templates", "cm.yaml"), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: demo}\ndata: {replicas: "{{ .Values.replicas }}"}\n')
   await helm("package", dir, "--destination", join(work, "pkg"))
   chartTgz = await readFile(join(work, "pkg", `${NAME}-${VERSION}.tgz`))
 })

@@ -16,7 +16,6 @@ afterAll(async () => {
   await registry?.stop()
 })
 
-
 /** Pushes a one-layer image and returns its manifest descriptor. */
 const pushImage = async (repo: string, content: string, tag?: string) => {
   const config = Buffer.from(JSON.stringify({ architecture: "amd64", os: "linux", rootfs: { type: "layers", diff_ids: [] } }))

@@ -16,7 +16,6 @@ afterAll(async () => {
   await registry?.stop()
 })
 
-
 const withClient = async <A>(credentials: boolean, f: (c: OciClient) => Promise<A>): Promise<A> => {
   const c = new OciClient(credentials ? { credentials: staticCredentials({ [registry.address]: { username: USER.user, password: USER.password } }) } : {})
   try {
@@ -35,7 +34,10 @@ describe("bearer token auth", () => {
       const layer = Buffer.alloc(100_000, 9)
       await c.pushBlob(`${registry.address}/${repo}`, config)
       await c.pushBlob(`${registry.address}/${repo}`, layer)
-      const m = await c.pushManifest(`${registry.address}/${repo}:v1`, imageManifest(describeBytes(MediaType.OciConfig, config), [describeBytes(MediaType.OciLayer, layer)]))
+      const m = await c.pushManifest(
+        `${registry.address}/${repo}:v1`,
+        imageManifest(describeBytes(MediaType.OciConfig, config), [describeBytes(MediaType.OciLayer, layer)]),
+      )
       expect((await c.resolve(`${registry.address}/${repo}:v1`)).digest).toBe(m.digest)
       expect(await c.fetchBlob(`${registry.address}/${repo}`, describeBytes("x", layer))).toEqual(layer)
       // One handshake: the pull,push token also serves the reads.

@@ -31,13 +31,35 @@ const children: ChildProcess[] = []
 try {
   const { info } = plane
   await applyManifests(info, join(repoRoot(), "crds"))
-  await applyManifests(info, [NS, "argocd", "aicr-validation", "gpu-operator"].map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } })))
-  const kubeconfig = writeKubeconfig(join(work, "audited.kubeconfig"), info.server, info.caFile, [{ name: AUDITED, token: componentUser(info.dir, AUDITED).token }])
+  await applyManifests(
+    info,
+    [NS, "argocd", "aicr-validation", "gpu-operator"].map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } })),
+  )
+  const kubeconfig = writeKubeconfig(join(work, "audited.kubeconfig"), info.server, info.caFile, [
+    { name: AUDITED, token: componentUser(info.dir, AUDITED).token },
+  ])
   const wanted = apps.length > 0 ? apps : ALL
   for (const app of wanted) {
     const built = await buildApp(app, join(work, "dist", app))
     const log = openSync(join(work, `${app}.log`), "a")
-    children.push(spawn(process.execPath, [built.entry, "--kubeconfig", kubeconfig, "--leader-elect=true", "--leader-election-namespace", NS, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=info", ...benchControllerFlags(app, info.registry)], { stdio: ["ignore", log, log] }))
+    children.push(
+      spawn(
+        process.execPath,
+        [
+          built.entry,
+          "--kubeconfig",
+          kubeconfig,
+          "--leader-elect=true",
+          "--leader-election-namespace",
+          NS,
+          "--metrics-bind-address=0",
+          "--health-probe-bind-address=0",
+          "--log-level=info",
+          ...benchControllerFlags(app, info.registry),
+        ],
+        { stdio: ["ignore", log, log] },
+      ),
+    )
   }
   await sleep(warmup * 1000)
   const t0 = Date.now()
@@ -50,10 +72,11 @@ try {
   const events = readAuditEvents(info, { username: `system:${AUDITED}` }).filter(within)
   const agent = (e: AuditEvent) => (e as unknown as { userAgent?: string }).userAgent ?? ""
   const per = (n: number) => +(n / ((t1 - t0) / 60_000)).toFixed(2)
-  const byResource = (es: AuditEvent[]) => es.reduce<Record<string, number>>((m, e) => {
-    const k = `${e.verb} ${e.objectRef?.resource ?? "?"}${e.objectRef?.subresource !== undefined ? `/${e.objectRef.subresource}` : ""}`
-    return { ...m, [k]: (m[k] ?? 0) + 1 }
-  }, {})
+  const byResource = (es: AuditEvent[]) =>
+    es.reduce<Record<string, number>>((m, e) => {
+      const k = `${e.verb} ${e.objectRef?.resource ?? "?"}${e.objectRef?.subresource !== undefined ? `/${e.objectRef.subresource}` : ""}`
+      return { ...m, [k]: (m[k] ?? 0) + 1 }
+    }, {})
   const result: Record<string, unknown> = {}
   for (const app of wanted) {
     const mine = events.filter((e) => agent(e).startsWith(`aicr-${app}`))
@@ -68,7 +91,14 @@ try {
     }
   }
   const unattributed = events.filter((e) => !wanted.some((app) => agent(e).startsWith(`aicr-${app}`))).length
-  console.log(JSON.stringify({ what: "API requests per idle minute (audit log), every controller at once, leader election on, no ClusterRuntime", minutes: +((t1 - t0) / 60_000).toFixed(1), unattributed, ...result }))
+  console.log(
+    JSON.stringify({
+      what: "API requests per idle minute (audit log), every controller at once, leader election on, no ClusterRuntime",
+      minutes: +((t1 - t0) / 60_000).toFixed(1),
+      unattributed,
+      ...result,
+    }),
+  )
 } finally {
   for (const c of children) c.kill("SIGKILL")
   await plane.stop()

@@ -29,7 +29,6 @@ if (flagSets.length === 0) flagSets.push([])
 const ALL = ["approval-guard", "ecr-credential-refresher", "planner", "registry-mirror", "resolver", "step-executor", "validation-gate"]
 const NS = "aicr-system"
 
-
 const work = mkdtempSync(join(tmpdir(), "idle-rss-"))
 const probe = join(work, "probe.mjs")
 writeFileSync(
@@ -49,19 +48,39 @@ const plane = await startControlPlane({ nodes: false, fresh: true })
 try {
   const { info } = plane
   await applyManifests(info, join(repoRoot(), "crds"))
-  await applyManifests(info, [NS, "argocd", "aicr-validation", "gpu-operator"].map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } })))
+  await applyManifests(
+    info,
+    [NS, "argocd", "aicr-validation", "gpu-operator"].map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } })),
+  )
   for (const app of apps.length > 0 ? apps : ALL) {
     const built = await buildApp(app, join(work, "dist", app))
     for (const nodeFlags of flagSets) {
       let probed = ""
-      const child = spawn(process.execPath, [...nodeFlags, "--import", probe, built.entry, "--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", ...benchControllerFlags(app, info.registry)], {
-        stdio: ["ignore", "ignore", "pipe"],
-      })
+      const child = spawn(
+        process.execPath,
+        [
+          ...nodeFlags,
+          "--import",
+          probe,
+          built.entry,
+          "--kubeconfig",
+          info.kubeconfig,
+          "--leader-elect=false",
+          "--metrics-bind-address=0",
+          "--health-probe-bind-address=0",
+          "--log-level=warn",
+          ...benchControllerFlags(app, info.registry),
+        ],
+        {
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      )
       child.stderr.on("data", (d: Buffer) => {
         const m = /PROBE (.*)/u.exec(d.toString())
         if (m) probed = m[1]!
       })
-      const status = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? Number.NaN) * 1024
+      const status = (field: string) =>
+        Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? Number.NaN) * 1024
       await sleep(warmup * 1000)
       const samples: number[] = []
       for (let s = 0; s < seconds; s++) {
@@ -74,16 +93,21 @@ try {
       child.kill("SIGKILL")
       const sorted = [...samples].sort((a, b) => a - b)
       const v8 = probed === "" ? undefined : (JSON.parse(probed) as { memory: Record<string, number>; spaces: Record<string, { size: number; used: number }> })
-      console.log(JSON.stringify({
-        app, nodeFlags, atStartKiB: Math.round(built.atStartBytes / 1024),
-        rssMiB: { median: mib(sorted[Math.floor(sorted.length / 2)]!), min: mib(sorted[0]!), max: mib(sorted.at(-1)!) }, peakMiB: mib(peak),
-        ...(v8 !== undefined
-          ? {
-              memoryMiB: Object.fromEntries(Object.entries(v8.memory).map(([k, v]) => [k, mib(v)])),
-              heapSpacesMiB: Object.fromEntries(Object.entries(v8.spaces).map(([k, v]) => [k, `${mib(v.used)}/${mib(v.size)}`])),
-            }
-          : { probe: "no answer" }),
-      }))
+      console.log(
+        JSON.stringify({
+          app,
+          nodeFlags,
+          atStartKiB: Math.round(built.atStartBytes / 1024),
+          rssMiB: { median: mib(sorted[Math.floor(sorted.length / 2)]!), min: mib(sorted[0]!), max: mib(sorted.at(-1)!) },
+          peakMiB: mib(peak),
+          ...(v8 !== undefined
+            ? {
+                memoryMiB: Object.fromEntries(Object.entries(v8.memory).map(([k, v]) => [k, mib(v)])),
+                heapSpacesMiB: Object.fromEntries(Object.entries(v8.spaces).map(([k, v]) => [k, `${mib(v.used)}/${mib(v.size)}`])),
+              }
+            : { probe: "no answer" }),
+        }),
+      )
     }
   }
 } finally {

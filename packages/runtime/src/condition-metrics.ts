@@ -36,25 +36,59 @@ export interface StatusField {
 
 export const STATUS_FIELDS: ReadonlyArray<StatusField> = [
   {
-    kind: RuntimeRolloutKind, statusKey: "approval", field: "validUntil", value: "time", metric: "aicr_runtimerollout_approval_valid_until_seconds",
+    kind: RuntimeRolloutKind,
+    statusKey: "approval",
+    field: "validUntil",
+    value: "time",
+    metric: "aicr_runtimerollout_approval_valid_until_seconds",
     help: "When the rollout's approval stops counting (status.approval.validUntil: the earlier of the approval's expiresAt and spec.deadline), Unix seconds",
   },
-  { kind: RuntimeRolloutKind, statusKey: "steps", field: "total", value: "count", metric: "aicr_runtimerollout_steps", help: "The rollout's steps (status.steps.total)" },
-  { kind: RuntimeRolloutKind, statusKey: "steps", field: "done", value: "count", metric: "aicr_runtimerollout_steps_done", help: "The rollout's steps done (status.steps.done)" },
   {
-    kind: ClusterRuntimeKind, statusKey: "credentials", field: "expiresAt", value: "time", metric: "aicr_clusterruntime_credentials_expires_at_seconds",
+    kind: RuntimeRolloutKind,
+    statusKey: "steps",
+    field: "total",
+    value: "count",
+    metric: "aicr_runtimerollout_steps",
+    help: "The rollout's steps (status.steps.total)",
+  },
+  {
+    kind: RuntimeRolloutKind,
+    statusKey: "steps",
+    field: "done",
+    value: "count",
+    metric: "aicr_runtimerollout_steps_done",
+    help: "The rollout's steps done (status.steps.done)",
+  },
+  {
+    kind: ClusterRuntimeKind,
+    statusKey: "credentials",
+    field: "expiresAt",
+    value: "time",
+    metric: "aicr_clusterruntime_credentials_expires_at_seconds",
     help: "When the registry credentials expire (status.credentials.expiresAt), Unix seconds",
   },
   {
-    kind: ClusterRuntimeKind, statusKey: "credentials", field: "refreshedAt", value: "time", metric: "aicr_clusterruntime_credentials_refreshed_at_seconds",
+    kind: ClusterRuntimeKind,
+    statusKey: "credentials",
+    field: "refreshedAt",
+    value: "time",
+    metric: "aicr_clusterruntime_credentials_refreshed_at_seconds",
     help: "When the registry credentials were last refreshed (status.credentials.refreshedAt), Unix seconds",
   },
   {
-    kind: ClusterRuntimeKind, statusKey: "engine", field: "applications", value: "count", metric: "aicr_clusterruntime_engine_applications",
+    kind: ClusterRuntimeKind,
+    statusKey: "engine",
+    field: "applications",
+    value: "count",
+    metric: "aicr_clusterruntime_engine_applications",
     help: "The runtime's Argo CD Applications (status.engine.applications)",
   },
   {
-    kind: ClusterRuntimeKind, statusKey: "engine", field: "suspended", value: "count", metric: "aicr_clusterruntime_engine_suspended_applications",
+    kind: ClusterRuntimeKind,
+    statusKey: "engine",
+    field: "suspended",
+    value: "count",
+    metric: "aicr_clusterruntime_engine_suspended_applications",
     help: "The runtime's Applications with automated sync off for spec.suspendEngine (status.engine.suspended)",
   },
 ]
@@ -102,15 +136,20 @@ export const registerConditionMetrics = (registry: Registry, contract: Contract,
   const labelNames = ["kind", "name", "type", "status", "reason"] as const
   if (rooms.length > 0) {
     new Gauge({
-      name: "aicr_status_condition", help: "A condition this controller owns, as it is now (value 1; status and reason as labels)", labelNames, registers: [registry],
+      name: "aicr_status_condition",
+      help: "A condition this controller owns, as it is now (value 1; status and reason as labels)",
+      labelNames,
+      registers: [registry],
       collect() {
         this.reset()
         owned((kind, o, c) => this.set({ kind, name: keyOf(o), type: c.type, status: c.status, reason: c.reason }, 1))
       },
     })
     new Gauge({
-      name: "aicr_status_condition_last_transition_time_seconds", help: "When a condition this controller owns last changed status (lastTransitionTime), Unix seconds",
-      labelNames, registers: [registry],
+      name: "aicr_status_condition_last_transition_time_seconds",
+      help: "When a condition this controller owns last changed status (lastTransitionTime), Unix seconds",
+      labelNames,
+      registers: [registry],
       collect() {
         this.reset()
         owned((kind, o, c) => {
@@ -123,7 +162,10 @@ export const registerConditionMetrics = (registry: Registry, contract: Contract,
   for (const f of STATUS_FIELDS) {
     if (!contract.writes.some((w) => sameKind(w.kind, f.kind) && w.statusKeys.includes(f.statusKey))) continue
     new Gauge({
-      name: f.metric, help: f.help, labelNames: ["name"] as const, registers: [registry],
+      name: f.metric,
+      help: f.help,
+      labelNames: ["name"] as const,
+      registers: [registry],
       collect() {
         this.reset()
         for (const o of objectsOf(informers, f.kind)) {

@@ -5,15 +5,37 @@ describe("parseConfig", () => {
   it("defaults to operator.md §4.1: :8080, :8081, leader election on aicr-<app>, 15 s / 10 s / 2 s, 30 s shutdown", () => {
     const c = parseConfig("approval-guard", [], {})
     expect(c).toMatchObject({
-      metricsBindAddress: ":8080", healthProbeBindAddress: ":8081", leaderElect: true, leaderElectionId: "aicr-approval-guard",
-      leaderElectionNamespace: "aicr-system", leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000,
-      gracefulShutdownMs: 30_000, logLevel: "info", kubeApiQps: 20, kubeApiBurst: 30, inCluster: false, kubeconfig: undefined,
+      metricsBindAddress: ":8080",
+      healthProbeBindAddress: ":8081",
+      leaderElect: true,
+      leaderElectionId: "aicr-approval-guard",
+      leaderElectionNamespace: "aicr-system",
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      gracefulShutdownMs: 30_000,
+      logLevel: "info",
+      kubeApiQps: 20,
+      kubeApiBurst: 30,
+      inCluster: false,
+      kubeconfig: undefined,
     })
   })
 
   it("reads flags before environment variables and leaves unknown arguments for the app", () => {
-    const c = parseConfig("planner", ["--kubeconfig=/k", "--leader-elect=false", "--log-level", "debug", "--stabilization=5m", "--metrics-bind-address=0"], { LOG_LEVEL: "warn", POD_NAMESPACE: "ops", POD_NAME: "planner-0" })
-    expect(c).toMatchObject({ kubeconfig: "/k", leaderElect: false, logLevel: "debug", leaderElectionNamespace: "ops", metricsBindAddress: "0", rest: ["--stabilization=5m"] })
+    const c = parseConfig("planner", ["--kubeconfig=/k", "--leader-elect=false", "--log-level", "debug", "--stabilization=5m", "--metrics-bind-address=0"], {
+      LOG_LEVEL: "warn",
+      POD_NAMESPACE: "ops",
+      POD_NAME: "planner-0",
+    })
+    expect(c).toMatchObject({
+      kubeconfig: "/k",
+      leaderElect: false,
+      logLevel: "debug",
+      leaderElectionNamespace: "ops",
+      metricsBindAddress: "0",
+      rest: ["--stabilization=5m"],
+    })
     expect(c.identity).toMatch(/^planner-0_/)
   })
 
@@ -33,6 +55,7 @@ describe("parseJobSeconds", () => {
   it("takes whole seconds from 30 to 86400, the fallback when unset, and names the flag otherwise", () => {
     expect(parseJobSeconds(undefined, 600, "job-deadline")).toBe(600)
     expect(parseJobSeconds("900", 600, "job-deadline")).toBe(900)
-    for (const bad of ["29", "86401", "1.5", "ten"]) expect(() => parseJobSeconds(bad, 600, "job-ttl")).toThrow(/--job-ttl must be a whole number of seconds from 30 to 86400/)
+    for (const bad of ["29", "86401", "1.5", "ten"])
+      expect(() => parseJobSeconds(bad, 600, "job-ttl")).toThrow(/--job-ttl must be a whole number of seconds from 30 to 86400/)
   })
 })

@@ -67,7 +67,11 @@ const bool = (s: string) => {
   throw new Error(`invalid boolean "${s}"`)
 }
 
-export const parseConfig = (app: string, argv: ReadonlyArray<string> = process.argv.slice(2), env: Readonly<Record<string, string | undefined>> = process.env): RuntimeConfig => {
+export const parseConfig = (
+  app: string,
+  argv: ReadonlyArray<string> = process.argv.slice(2),
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): RuntimeConfig => {
   const flags: Partial<Record<Flag, string>> = {}
   const rest: Array<string> = []
   for (let i = 0; i < argv.length; i++) {
@@ -118,7 +122,11 @@ export interface AppFlags<F extends string> {
  * Reads an app's own flags (`RuntimeConfig.rest`): `--name value` or `--name=value`, each flag repeatable, with the
  * environment variable of `spec[name]` as the fallback. Throws on an unknown flag or a missing value.
  */
-export const readAppFlags = <F extends string>(argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>, spec: Readonly<Record<F, string>>): AppFlags<F> => {
+export const readAppFlags = <F extends string>(
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>>,
+  spec: Readonly<Record<F, string>>,
+): AppFlags<F> => {
   const values: Partial<Record<F, string[]>> = {}
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([a-z-]+)(?:=(.*))?$/u.exec(argv[i]!)

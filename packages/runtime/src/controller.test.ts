@@ -34,7 +34,11 @@ const settle = Effect.gen(function* () {
 })
 
 const logs: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
-const captureLogs = Logger.layer([Logger.make(({ logLevel, message, fiber }) => void logs.push({ level: logLevel, message, annotations: { ...fiber.getRef(References.CurrentLogAnnotations) } }))])
+const captureLogs = Logger.layer([
+  Logger.make(
+    ({ logLevel, message, fiber }) => void logs.push({ level: logLevel, message, annotations: { ...fiber.getRef(References.CurrentLogAnnotations) } }),
+  ),
+])
 
 class RegistryUnreachableError extends Data.TaggedError("RegistryUnreachableError")<{ readonly registry: string }> {}
 const conflict = new KubeError({ reason: reasonFromStatus(409, { reason: "Conflict", message: "the object has been modified" }), verb: "PATCH", path: "/x" })
@@ -49,23 +53,30 @@ describe("runController", () => {
       yield* src.emit({ type: "update", object: w("a", "3"), old: w("a", "2") })
       yield* settle
       expect(calls.sort()).toEqual(["a", "b"])
-    }))
+    }),
+  )
 
   it.effect("never runs one key concurrently; events during a reconcile coalesce into exactly one more pass", () =>
     Effect.gen(function* () {
       const src = stubInformer([w("a")])
       const gate = yield* Deferred.make<void>()
-      let running = 0, maxRunning = 0, calls = 0
+      let running = 0,
+        maxRunning = 0,
+        calls = 0
       yield* runController({
-        name: "t", kind: Widget, workers: 4, sources: [self(src.informer)],
-        reconcile: () => Effect.gen(function* () {
-          calls++
-          running++
-          maxRunning = Math.max(maxRunning, running)
-          if (calls === 1) yield* Deferred.await(gate)
-          running--
-          return Requeue.onChange
-        }),
+        name: "t",
+        kind: Widget,
+        workers: 4,
+        sources: [self(src.informer)],
+        reconcile: () =>
+          Effect.gen(function* () {
+            calls++
+            running++
+            maxRunning = Math.max(maxRunning, running)
+            if (calls === 1) yield* Deferred.await(gate)
+            running--
+            return Requeue.onChange
+          }),
       })
       yield* settle
       for (let i = 2; i < 6; i++) yield* src.emit({ type: "update", object: w("a", String(i)), old: w("a") })
@@ -74,7 +85,8 @@ describe("runController", () => {
       yield* Deferred.succeed(gate, undefined)
       yield* settle
       expect({ calls, maxRunning }).toEqual({ calls: 2, maxRunning: 1 })
-    }))
+    }),
+  )
 
   it.effect("Requeue.after comes back after the delay", () =>
     Effect.gen(function* () {
@@ -87,7 +99,8 @@ describe("runController", () => {
       yield* TestClock.adjust("1 second")
       yield* settle
       expect(calls).toBe(2)
-    }))
+    }),
+  )
 
   it.effect("backs off per key on errors, growing to the cap, and forgets after a success", () =>
     Effect.gen(function* () {
@@ -95,12 +108,16 @@ describe("runController", () => {
       const times: Array<number> = []
       let failUntil = 5
       yield* runController({
-        name: "t", kind: Widget, sources: [self(src.informer)], backoff: { base: "1 second", max: "4 seconds", jitter: 0 },
-        reconcile: () => Effect.gen(function* () {
-          times.push(yield* Clock.currentTimeMillis)
-          if (times.length <= failUntil) return yield* Effect.fail(new RegistryUnreachableError({ registry: "r" }))
-          return Requeue.onChange
-        }),
+        name: "t",
+        kind: Widget,
+        sources: [self(src.informer)],
+        backoff: { base: "1 second", max: "4 seconds", jitter: 0 },
+        reconcile: () =>
+          Effect.gen(function* () {
+            times.push(yield* Clock.currentTimeMillis)
+            if (times.length <= failUntil) return yield* Effect.fail(new RegistryUnreachableError({ registry: "r" }))
+            return Requeue.onChange
+          }),
       })
       for (let i = 0; i < 20; i++) {
         yield* TestClock.adjust("1 second")
@@ -114,7 +131,8 @@ describe("runController", () => {
       yield* TestClock.adjust("1 second")
       yield* settle
       expect(times.length).toBe(8) // after a success the backoff starts again at 1 s
-    }).pipe(Effect.provide(captureLogs)))
+    }).pipe(Effect.provide(captureLogs)),
+  )
 
   it.effect("treats KubeError Conflict as a silent immediate requeue: debug log only, not an error", () =>
     Effect.gen(function* () {
@@ -123,7 +141,10 @@ describe("runController", () => {
       const metrics = makeMetrics()
       let calls = 0
       yield* runController({
-        name: "conflicts", kind: Widget, sources: [self(src.informer)], metrics,
+        name: "conflicts",
+        kind: Widget,
+        sources: [self(src.informer)],
+        metrics,
         reconcile: () => (++calls === 1 ? Effect.fail(conflict) : Effect.succeed(Requeue.onChange)),
       })
       yield* settle
@@ -134,7 +155,8 @@ describe("runController", () => {
       const text = yield* Effect.promise(() => metrics.registry.metrics())
       expect(text).toContain('controller_runtime_reconcile_total{controller="conflicts",result="requeue"} 1')
       expect(text).toContain('controller_runtime_reconcile_errors_total{controller="conflicts"} 0')
-    }).pipe(Effect.provide(captureLogs)))
+    }).pipe(Effect.provide(captureLogs)),
+  )
 
   it.effect("logs a defect at error with its stack and requeues with backoff", () =>
     Effect.gen(function* () {
@@ -142,11 +164,15 @@ describe("runController", () => {
       const src = stubInformer([w("a")])
       let calls = 0
       yield* runController({
-        name: "t", kind: Widget, sources: [self(src.informer)], backoff: { base: "1 second", jitter: 0 },
-        reconcile: () => Effect.sync(() => {
-          if (++calls === 1) throw new Error("boom")
-          return Requeue.onChange
-        }),
+        name: "t",
+        kind: Widget,
+        sources: [self(src.informer)],
+        backoff: { base: "1 second", jitter: 0 },
+        reconcile: () =>
+          Effect.sync(() => {
+            if (++calls === 1) throw new Error("boom")
+            return Requeue.onChange
+          }),
       })
       yield* settle
       const errorLog = logs.find((l) => l.level === "Error")
@@ -154,7 +180,8 @@ describe("runController", () => {
       yield* TestClock.adjust("1 second")
       yield* settle
       expect(calls).toBe(2)
-    }).pipe(Effect.provide(captureLogs)))
+    }).pipe(Effect.provide(captureLogs)),
+  )
 
   it.effect("on scope close stops taking work, lets the in-flight reconcile finish and starts nothing new", () =>
     Effect.gen(function* () {
@@ -163,7 +190,9 @@ describe("runController", () => {
       const done: Array<string> = []
       const scope = yield* Scope.make()
       yield* runController({
-        name: "t", kind: Widget, sources: [self(src.informer)],
+        name: "t",
+        kind: Widget,
+        sources: [self(src.informer)],
         reconcile: (k) => Deferred.await(gate).pipe(Effect.andThen(Effect.sync(() => (done.push(k), Requeue.onChange)))),
       }).pipe(Scope.provide(scope))
       yield* settle
@@ -174,7 +203,8 @@ describe("runController", () => {
       yield* settle
       yield* Fiber.join(closing)
       expect(done).toEqual(["a"])
-    }))
+    }),
+  )
 
   it.effect("interrupts in-flight reconciles that overrun the graceful shutdown period", () =>
     Effect.gen(function* () {
@@ -182,7 +212,10 @@ describe("runController", () => {
       let interrupted = false
       const scope = yield* Scope.make()
       yield* runController({
-        name: "t", kind: Widget, sources: [self(src.informer)], gracefulShutdown: "30 seconds",
+        name: "t",
+        kind: Widget,
+        sources: [self(src.informer)],
+        gracefulShutdown: "30 seconds",
         reconcile: () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => void (interrupted = true)))),
       }).pipe(Scope.provide(scope))
       yield* settle
@@ -192,25 +225,35 @@ describe("runController", () => {
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(closing)
       expect(interrupted).toBe(true)
-    }))
+    }),
+  )
 
   it.effect("annotates reconcile logs with controller, reconcileID and the Kind-keyed object", () =>
     Effect.gen(function* () {
       const src = stubInformer([w("a")])
       const seen: Array<Record<string, unknown>> = []
       yield* runController({
-        name: "approval-guard", kind: Widget, sources: [self(src.informer)],
-        reconcile: () => Effect.gen(function* () {
-          yield* Effect.logInfo("Reconciling")
-          return Requeue.onChange
-        }),
-      }).pipe(Effect.provide(Logger.layer([Logger.make(({ fiber, message }) => {
-        if ((message as Array<unknown>)[0] === "Reconciling") seen.push({ ...fiber.getRef(References.CurrentLogAnnotations) })
-      })])))
+        name: "approval-guard",
+        kind: Widget,
+        sources: [self(src.informer)],
+        reconcile: () =>
+          Effect.gen(function* () {
+            yield* Effect.logInfo("Reconciling")
+            return Requeue.onChange
+          }),
+      }).pipe(
+        Effect.provide(
+          Logger.layer([
+            Logger.make(({ fiber, message }) => {
+              if ((message as Array<unknown>)[0] === "Reconciling") seen.push({ ...fiber.getRef(References.CurrentLogAnnotations) })
+            }),
+          ]),
+        ),
+      )
       yield* settle
       expect(seen).toHaveLength(1)
       expect(seen[0]).toMatchObject({ controller: "approval-guard", Widget: "a" })
       expect(seen[0]!["reconcileID"]).toMatch(/^[0-9a-f-]{36}$/)
-    }))
+    }),
+  )
 })
-

@@ -116,7 +116,12 @@ export const runController = <E, R>(options: ControllerOptions<E, R>): Effect.Ef
         const started = yield* Clock.currentTimeMillis
         metrics?.activeWorkers(name, 1)
         const body = options.reconcileTimeout
-          ? options.reconcile(key).pipe(Effect.timeoutOrElse({ duration: options.reconcileTimeout, orElse: () => Effect.die(new Error(`Reconcile exceeded ${Duration.format(Duration.fromInputUnsafe(options.reconcileTimeout!))}`)) }))
+          ? options.reconcile(key).pipe(
+              Effect.timeoutOrElse({
+                duration: options.reconcileTimeout,
+                orElse: () => Effect.die(new Error(`Reconcile exceeded ${Duration.format(Duration.fromInputUnsafe(options.reconcileTimeout!))}`)),
+              }),
+            )
           : options.reconcile(key)
         const exit = yield* Effect.exit(body)
         metrics?.activeWorkers(name, -1)

@@ -8,7 +8,11 @@ import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { makeExpectations, reached } from "./expectations"
 
-const obj = (name: string, rv: string, extra: Partial<KubeObject["metadata"]> = {}): KubeObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "ns", resourceVersion: rv, uid: `uid-${name}`, ...extra } })
+const obj = (name: string, rv: string, extra: Partial<KubeObject["metadata"]> = {}): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: "ns", resourceVersion: rv, uid: `uid-${name}`, ...extra },
+})
 
 const informer = () => {
   const cache = new Map<string, KubeObject>()
@@ -25,7 +29,12 @@ const informer = () => {
     listError: () => undefined,
     scope: {},
   }
-  return { i, see: (o: KubeObject) => void (cache.set(`${o.metadata.namespace}/${o.metadata.name}`, o), (rv = o.metadata.resourceVersion!)), drop: (key: string) => void cache.delete(key), bookmark: (v: string) => void (rv = v) }
+  return {
+    i,
+    see: (o: KubeObject) => void (cache.set(`${o.metadata.namespace}/${o.metadata.name}`, o), (rv = o.metadata.resourceVersion!)),
+    drop: (key: string) => void cache.delete(key),
+    bookmark: (v: string) => void (rv = v),
+  }
 }
 
 describe("expectations", () => {
@@ -51,7 +60,8 @@ describe("expectations", () => {
       yield* e.written(c.i, obj("z", "200"))
       c.bookmark("201")
       expect(yield* e.pending).toEqual([])
-    }))
+    }),
+  )
 
   it.effect("a delete is pending until the object is gone, being deleted, or replaced by another uid", () =>
     Effect.gen(function* () {
@@ -70,7 +80,8 @@ describe("expectations", () => {
       yield* e.deleted(c.i, "ns/d", "uid-d")
       c.drop("ns/d")
       expect(yield* e.pending).toEqual([])
-    }))
+    }),
+  )
 
   it.effect("an expectation the cache never meets is dropped after the timeout (5 minutes by default)", () =>
     Effect.gen(function* () {
@@ -81,5 +92,6 @@ describe("expectations", () => {
       expect(yield* e.pending).toHaveLength(1)
       yield* TestClock.adjust("1 minute")
       expect(yield* e.pending).toEqual([])
-    }))
+    }),
+  )
 })

@@ -51,8 +51,7 @@ export const makeExpectations = (options: { readonly ttl?: Duration.Input | unde
   const ttlMs = Duration.toMillis(options.ttl ?? "5 minutes")
   const expected = new Map<string, Expected>()
 
-  const put = (id: string, what: string, met: () => boolean) =>
-    Clock.currentTimeMillis.pipe(Effect.map((since) => void expected.set(id, { what, since, met })))
+  const put = (id: string, what: string, met: () => boolean) => Clock.currentTimeMillis.pipe(Effect.map((since) => void expected.set(id, { what, since, met })))
 
   return {
     written: (informer, obj) => {

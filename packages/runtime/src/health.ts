@@ -56,11 +56,17 @@ const check = (res: ServerResponse, checks: ReadonlyArray<Check>, verbose: boole
   res.statusCode = failed.length === 0 ? 200 : 500
   res.setHeader("content-type", "text/plain; charset=utf-8")
   if (!verbose) return res.end(failed.length === 0 ? "ok" : `failed: ${failed.map((c) => c.name).join(", ")}`)
-  res.end(checks.map((c) => `[${c.ok() ? "+" : "-"}]${c.name} ${c.ok() ? "ok" : "failed"}`).join("\n") + `\n${failed.length === 0 ? "healthz check passed" : "check failed"}\n`)
+  res.end(
+    checks.map((c) => `[${c.ok() ? "+" : "-"}]${c.name} ${c.ok() ? "ok" : "failed"}`).join("\n") +
+      `\n${failed.length === 0 ? "healthz check passed" : "check failed"}\n`,
+  )
 }
 
 /** `/healthz` (liveness) and `/readyz` (readiness); `?verbose` lists each check. */
-export const healthServer = (bind: { readonly host?: string | undefined; readonly port: number }, probes: { readonly live: ReadonlyArray<Check>; readonly ready: ReadonlyArray<Check> }) =>
+export const healthServer = (
+  bind: { readonly host?: string | undefined; readonly port: number },
+  probes: { readonly live: ReadonlyArray<Check>; readonly ready: ReadonlyArray<Check> },
+) =>
   serve(bind, (req, res) => {
     const url = new URL(req.url ?? "/", "http://x")
     const verbose = url.searchParams.has("verbose")

@@ -14,6 +14,16 @@ export { Expectations, makeExpectations, reached, type ExpectationsShape } from 
 export { makeStatusPacer, MESSAGE_INTERVAL_DEFAULT, StatusPacer, type StatusPacerShape } from "./pacer"
 export { main, runApp, LeadershipLost, type AppContext, type AppController, type AppSpec, type RunOptions } from "./main"
 export {
-  appSettings, type ContractInformers, type FailureClass, fromCache, informersFor, lazy,
-  openOnFirstUse, rooted, type RootedOptions, singleton, warnOnTransition, type WatchScope,
+  appSettings,
+  type ContractInformers,
+  type FailureClass,
+  fromCache,
+  informersFor,
+  lazy,
+  openOnFirstUse,
+  rooted,
+  type RootedOptions,
+  singleton,
+  warnOnTransition,
+  type WatchScope,
 } from "./scaffold"

@@ -53,13 +53,20 @@ export interface RunOptions {
 }
 
 /** The whole process as an Effect (tests run it in-process); completes only by interruption or `LeadershipLost`. */
-export const runApp = <E>(spec: AppSpec<E>, config: RuntimeConfig = parseConfig(spec.name), options: RunOptions = {}): Effect.Effect<never, E | LeadershipLost | Error> => {
+export const runApp = <E>(
+  spec: AppSpec<E>,
+  config: RuntimeConfig = parseConfig(spec.name),
+  options: RunOptions = {},
+): Effect.Effect<never, E | LeadershipLost | Error> => {
   const fieldManager = `aicr-${spec.name}`
   const metrics = makeMetrics({ processMetrics: true })
   const bucket = makeTokenBucket({ qps: config.kubeApiQps, burst: config.kubeApiBurst })
   const live = kubeLayer({
-    kubeconfigPath: config.kubeconfig, inCluster: config.inCluster, userAgent: fieldManager,
-    throttle: bucket.take, onResponse: (r) => metrics.request(r.method, r.code),
+    kubeconfigPath: config.kubeconfig,
+    inCluster: config.inCluster,
+    userAgent: fieldManager,
+    throttle: bucket.take,
+    onResponse: (r) => metrics.request(r.method, r.code),
   })
   const wrap = options.wrapKube
   const kube = wrap === undefined ? live : Layer.effect(Kube)(Effect.map(Kube, wrap)).pipe(Layer.provide(live))
@@ -85,8 +92,12 @@ export const runApp = <E>(spec: AppSpec<E>, config: RuntimeConfig = parseConfig(
       const lease = `${config.leaderElectionNamespace}/${config.leaderElectionId}`
       metrics.leader(config.leaderElectionId, false)
       const elector = yield* runLeaderElection({
-        name: config.leaderElectionId, namespace: config.leaderElectionNamespace, identity: config.identity,
-        leaseDuration: config.leaseDurationMs, renewDeadline: config.renewDeadlineMs, retryPeriod: config.retryPeriodMs,
+        name: config.leaderElectionId,
+        namespace: config.leaderElectionNamespace,
+        identity: config.identity,
+        leaseDuration: config.leaseDurationMs,
+        renewDeadline: config.renewDeadlineMs,
+        retryPeriod: config.retryPeriodMs,
         onStartedLeading: Effect.sync(() => metrics.leader(config.leaderElectionId, true)),
         onStoppedLeading: Effect.sync(() => metrics.leader(config.leaderElectionId, false)),
       })
@@ -129,4 +140,3 @@ export const main = <E>(spec: AppSpec<E>, config: RuntimeConfig = parseConfig(sp
     process.exit(failed ? 1 : 0)
   })
 }
-

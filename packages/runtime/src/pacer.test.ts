@@ -18,7 +18,8 @@ describe("status pacer", () => {
       const w = counting()
       expect(yield* pacer.pace("r1", true, w.write)).toBe(0)
       expect(w.writes()).toBe(1)
-    }))
+    }),
+  )
 
   it.effect("defers a message-only change within the interval and answers when it is due", () =>
     Effect.gen(function* () {
@@ -31,7 +32,8 @@ describe("status pacer", () => {
       yield* TestClock.adjust("7 seconds")
       expect(yield* pacer.pace("r1", true, w.write)).toBe(0)
       expect(w.writes()).toBe(2)
-    }))
+    }),
+  )
 
   it.effect("writes any other change at once, and it starts the interval again", () =>
     Effect.gen(function* () {
@@ -44,7 +46,8 @@ describe("status pacer", () => {
       yield* TestClock.adjust("9500 millis")
       expect(yield* pacer.pace("r1", true, w.write)).toBe(500)
       expect(w.writes()).toBe(2)
-    }))
+    }),
+  )
 
   it.effect("paces each object on its own", () =>
     Effect.gen(function* () {
@@ -54,7 +57,8 @@ describe("status pacer", () => {
       expect(yield* pacer.pace("r2", true, w.write)).toBe(0)
       expect(yield* pacer.pace("r1", true, w.write)).toBe(10_000)
       expect(w.writes()).toBe(2)
-    }))
+    }),
+  )
 
   it.effect("does not start the interval when the write made no change", () =>
     Effect.gen(function* () {
@@ -63,5 +67,6 @@ describe("status pacer", () => {
       expect(yield* pacer.pace("r1", false, Effect.succeed(false))).toBe(0)
       expect(yield* pacer.pace("r1", true, w.write)).toBe(0)
       expect(w.writes()).toBe(1)
-    }))
+    }),
+  )
 })

@@ -16,7 +16,8 @@ describe("keyed backoff", () => {
         expect(d).toBeLessThanOrEqual(Math.min(1000, want[i]! * 1.1))
       })
       expect(b.failures("k")).toBe(6)
-    }))
+    }),
+  )
 
   it.effect("keeps keys independent and starts over after forget", () =>
     Effect.gen(function* () {
@@ -26,14 +27,16 @@ describe("keyed backoff", () => {
       expect(yield* b.next("b")).toBe(10)
       b.forget("a")
       expect(yield* b.next("a")).toBe(10)
-    }))
+    }),
+  )
 
   it.effect("defaults to 5 ms, as controller-runtime", () =>
     Effect.gen(function* () {
       const d = yield* makeKeyedBackoff().next("k")
       expect(d).toBeGreaterThanOrEqual(5)
       expect(d).toBeLessThan(5.5)
-    }))
+    }),
+  )
 })
 
 describe("token bucket", () => {
@@ -42,12 +45,21 @@ describe("token bucket", () => {
       const bucket = makeTokenBucket({ qps: 10, burst: 3 })
       const times: Array<number> = []
       const fiber = yield* Effect.forkChild(
-        Effect.forEach(Array.from({ length: 6 }), () => bucket.take.pipe(Effect.andThen(Clock.currentTimeMillis), Effect.map((t) => void times.push(t))), { discard: true }),
+        Effect.forEach(
+          Array.from({ length: 6 }),
+          () =>
+            bucket.take.pipe(
+              Effect.andThen(Clock.currentTimeMillis),
+              Effect.map((t) => void times.push(t)),
+            ),
+          { discard: true },
+        ),
       )
       for (let i = 0; i < 10; i++) yield* TestClock.adjust("50 millis")
       yield* Fiber.join(fiber)
       expect(times).toEqual([0, 0, 0, 100, 200, 300])
-    }))
+    }),
+  )
 
   it.effect("refills while idle, up to the burst", () =>
     Effect.gen(function* () {
@@ -57,5 +69,6 @@ describe("token bucket", () => {
       expect([yield* bucket.tryTake, yield* bucket.tryTake]).toEqual([true, false])
       yield* TestClock.adjust("1 hour")
       expect([yield* bucket.tryTake, yield* bucket.tryTake, yield* bucket.tryTake]).toEqual([true, true, false])
-    }))
+    }),
+  )
 })

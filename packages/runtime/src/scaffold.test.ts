@@ -9,10 +9,15 @@ import { describe, expect } from "vitest"
 import { informersFor, openOnFirstUse } from "./scaffold"
 
 const rollout = (name: string, outcome?: string): KubeObject => ({
-  apiVersion: "operator.aicr.run/v1alpha1", kind: "RuntimeRollout",
+  apiVersion: "operator.aicr.run/v1alpha1",
+  kind: "RuntimeRollout",
   metadata: { name, uid: `uid-${name}`, resourceVersion: "1", ...(outcome !== undefined ? { labels: { [LABEL_OUTCOME]: outcome } } : {}) },
 })
-const binding: KubeObject = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "approvers", uid: "uid-b", resourceVersion: "2" } }
+const binding: KubeObject = {
+  apiVersion: "rbac.authorization.k8s.io/v1",
+  kind: "ClusterRoleBinding",
+  metadata: { name: "approvers", uid: "uid-b", resourceVersion: "2" },
+}
 
 /** Lists `objects` of their kind; every watch waits forever (the informers stay synced with the list). */
 const stubKube = (objects: ReadonlyArray<KubeObject>): Layer.Layer<Kube> =>
@@ -32,10 +37,14 @@ describe("informersFor", () => {
             const source = informers.sources.find((s) => s.informer.kind.kind === "ClusterRoleBinding")!
             return source.toKeys({ type: "add", object: binding })
           }).pipe(Effect.provide(stubKube(objects)))
-        expect([...(yield* run([rollout("r-open-1"), rollout("r-closed", "Succeeded"), rollout("r-open-2"), binding]))].sort()).toEqual(["r-open-1", "r-open-2"])
+        expect([...(yield* run([rollout("r-open-1"), rollout("r-closed", "Succeeded"), rollout("r-open-2"), binding]))].sort()).toEqual([
+          "r-open-1",
+          "r-open-2",
+        ])
         expect(yield* run([rollout("r-closed", "Expired"), binding])).toEqual([])
       }),
-    ))
+    ),
+  )
 })
 
 describe("openOnFirstUse", () => {

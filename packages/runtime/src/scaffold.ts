@@ -58,7 +58,13 @@ export const informersFor = (
       const given = scopes(watch)
       for (const s of Array.isArray(given) ? (given as ReadonlyArray<WatchScope>) : [given as WatchScope]) {
         const informer = yield* makeInformer<KubeObject>({
-          kind: watch.kind, namespace: s.namespace, labelSelector: watch.selector, fieldSelector: s.fieldSelector, transform: s.transform, tolerate: s.tolerate, retryWhen: s.retryWhen,
+          kind: watch.kind,
+          namespace: s.namespace,
+          labelSelector: watch.selector,
+          fieldSelector: s.fieldSelector,
+          transform: s.transform,
+          tolerate: s.tolerate,
+          retryWhen: s.retryWhen,
         })
         all.push({ watch, informer, ignore: s.ignore })
       }
@@ -82,9 +88,23 @@ export const informersFor = (
             return name === undefined || ignore?.(e) === true ? [] : [name]
           })
         case "rollouts-of-runtime":
-          return mapped(informer, (o, e) => (ignore?.(e) === true ? [] : root().list().filter((r) => o.metadata.uid !== undefined && r.spec.runtimeUID === o.metadata.uid).map(keyOf)))
+          return mapped(informer, (o, e) =>
+            ignore?.(e) === true
+              ? []
+              : root()
+                  .list()
+                  .filter((r) => o.metadata.uid !== undefined && r.spec.runtimeUID === o.metadata.uid)
+                  .map(keyOf),
+          )
         case "open-rollouts":
-          return mapped(informer, (_o, e) => (ignore?.(e) === true ? [] : root().list().filter((r) => r.metadata.labels?.[LABEL_OUTCOME] === undefined).map(keyOf)))
+          return mapped(informer, (_o, e) =>
+            ignore?.(e) === true
+              ? []
+              : root()
+                  .list()
+                  .filter((r) => r.metadata.labels?.[LABEL_OUTCOME] === undefined)
+                  .map(keyOf),
+          )
       }
     })
     return { all, of, one, sources }
@@ -101,23 +121,27 @@ export interface RootedOptions<T extends KubeObject, E, R, E2, R2> {
 }
 
 /** The root object from its informer cache. */
-export const fromCache = <T extends KubeObject>(cache: Informer<T>) => (key: ObjectKey): Effect.Effect<Option.Option<T>> => Effect.sync(() => cache.get(key))
+export const fromCache =
+  <T extends KubeObject>(cache: Informer<T>) =>
+  (key: ObjectKey): Effect.Effect<Option.Option<T>> =>
+    Effect.sync(() => cache.get(key))
 
 /** A reconcile's frame: get the root (gone: nothing left to own), wait for pending expectations, run the pass. */
-export const rooted = <T extends KubeObject, E, R, E2 = never, R2 = never>(options: RootedOptions<T, E, R, E2, R2>) =>
-(key: ObjectKey): Effect.Effect<Requeue, E | E2, R | R2> =>
-  Effect.gen(function* () {
-    const found = yield* options.get(key)
-    if (Option.isNone(found)) return Requeue.onChange // gone: nothing left to own
-    if (options.expectations !== undefined) {
-      const pending = yield* options.expectations.pending
-      if (pending.length > 0) {
-        yield* Effect.logDebug("Waiting for the caches to show this controller's writes", { pending })
-        return options.recheck ?? Requeue.after("5 seconds")
+export const rooted =
+  <T extends KubeObject, E, R, E2 = never, R2 = never>(options: RootedOptions<T, E, R, E2, R2>) =>
+  (key: ObjectKey): Effect.Effect<Requeue, E | E2, R | R2> =>
+    Effect.gen(function* () {
+      const found = yield* options.get(key)
+      if (Option.isNone(found)) return Requeue.onChange // gone: nothing left to own
+      if (options.expectations !== undefined) {
+        const pending = yield* options.expectations.pending
+        if (pending.length > 0) {
+          yield* Effect.logDebug("Waiting for the caches to show this controller's writes", { pending })
+          return options.recheck ?? Requeue.after("5 seconds")
+        }
       }
-    }
-    return yield* options.pass(found.value)
-  })
+      return yield* options.pass(found.value)
+    })
 
 /** `rooted` for a controller rooted at the ClusterRuntime `cluster`: any other name is never acted on (spec §3.2). */
 export const singleton = <T extends KubeObject, E, R, E2 = never, R2 = never>(options: RootedOptions<T, E, R, E2, R2>) => {
@@ -132,7 +156,9 @@ export const appSettings = <S>(parse: () => S): Effect.Effect<S, Error> =>
 /** A service built on first use, once (a failed build is retried by the next use). */
 export const lazy = <A, E, R>(load: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
   let value: Option.Option<A> = Option.none()
-  return Effect.suspend(() => (Option.isSome(value) ? Effect.succeed(value.value) : load.pipe(Effect.tap((a) => Effect.sync(() => void (value = Option.some(a)))))))
+  return Effect.suspend(() =>
+    Option.isSome(value) ? Effect.succeed(value.value) : load.pipe(Effect.tap((a) => Effect.sync(() => void (value = Option.some(a))))),
+  )
 }
 
 /**
@@ -140,7 +166,9 @@ export const lazy = <A, E, R>(load: Effect.Effect<A, E, R>): Effect.Effect<A, E,
  * that holds it, so an idle process never loads that module (the split bundle keeps it in a chunk of its own). A
  * failed open is retried by the next use.
  */
-export const openOnFirstUse = <T extends { readonly close: () => Promise<void> }>(open: () => Promise<T>): Effect.Effect<Effect.Effect<T>, never, Scope.Scope> =>
+export const openOnFirstUse = <T extends { readonly close: () => Promise<void> }>(
+  open: () => Promise<T>,
+): Effect.Effect<Effect.Effect<T>, never, Scope.Scope> =>
   Effect.gen(function* () {
     let opened: Promise<T> | undefined
     const get = () =>
@@ -159,5 +187,13 @@ export type FailureClass = "transient" | "terminal" | "defect"
  * One Warning Event per transition into a failure: only when the pass's status write changed the object (`applied`);
  * a pass that fails the same way again writes nothing and emits nothing.
  */
-export const warnOnTransition = (obj: KubeObject, applied: boolean, warning: { readonly reason: string; readonly action: string; readonly note: string }): Effect.Effect<void, never, EventRecorder> =>
-  applied ? Effect.flatMap(EventRecorder, (events) => events.event(obj, { type: "Warning", reason: warning.reason, action: warning.action, note: warning.note.slice(0, 1024) })) : Effect.void
+export const warnOnTransition = (
+  obj: KubeObject,
+  applied: boolean,
+  warning: { readonly reason: string; readonly action: string; readonly note: string },
+): Effect.Effect<void, never, EventRecorder> =>
+  applied
+    ? Effect.flatMap(EventRecorder, (events) =>
+        events.event(obj, { type: "Warning", reason: warning.reason, action: warning.action, note: warning.note.slice(0, 1024) }),
+      )
+    : Effect.void

@@ -23,7 +23,8 @@ describe("work queue", () => {
       expect(yield* q.take).toEqual(Option.some("a"))
       expect(yield* q.take).toEqual(Option.some("b"))
       expect(q.len()).toBe(0)
-    }))
+    }),
+  )
 
   it.effect("never hands out a key that is processing; re-adds while in flight coalesce into one more pass after done", () =>
     Effect.gen(function* () {
@@ -39,7 +40,8 @@ describe("work queue", () => {
       expect(yield* Fiber.join(waiting)).toEqual(Option.some("a"))
       yield* q.done("a")
       expect(q.len()).toBe(0)
-    }))
+    }),
+  )
 
   it.effect("addAfter delivers after the delay and keeps only the earliest pending delay per key", () =>
     Effect.gen(function* () {
@@ -54,7 +56,8 @@ describe("work queue", () => {
       expect(q.len()).toBe(1)
       yield* TestClock.adjust("30 seconds")
       expect(q.len()).toBe(1)
-    }))
+    }),
+  )
 
   it.effect("addRateLimited backs off per key and forget resets it", () =>
     Effect.gen(function* () {
@@ -69,7 +72,8 @@ describe("work queue", () => {
       expect([...q.delayed().values()]).toEqual([1000 + 8000])
       q.forget("a")
       expect(q.numRequeues("a")).toBe(0)
-    }))
+    }),
+  )
 
   it.effect("shutdown hands out no more work, wakes waiting takers and drops delayed adds", () =>
     Effect.gen(function* () {
@@ -81,7 +85,8 @@ describe("work queue", () => {
       yield* q.addAfter("b", "1 second")
       expect(yield* q.take).toEqual(Option.none())
       expect(q.delayed().size).toBe(0)
-    }))
+    }),
+  )
 
   it.effect("reports depth, adds, retries and durations to its metrics hooks", () =>
     Effect.gen(function* () {
@@ -89,8 +94,11 @@ describe("work queue", () => {
       const q = yield* makeWorkQueue({
         name: "t",
         metrics: {
-          depth: (n) => void seen.depth.push(n), add: () => void seen.adds++, retry: () => void seen.retries++,
-          queueDuration: (s) => void seen.queue.push(s), workDuration: (s) => void seen.work.push(s),
+          depth: (n) => void seen.depth.push(n),
+          add: () => void seen.adds++,
+          retry: () => void seen.retries++,
+          queueDuration: (s) => void seen.queue.push(s),
+          workDuration: (s) => void seen.work.push(s),
         },
       })
       yield* q.add("a")
@@ -100,5 +108,6 @@ describe("work queue", () => {
       yield* q.done("a")
       yield* q.addRateLimited("a")
       expect(seen).toEqual({ depth: [1, 0], adds: 1, retries: 1, queue: [2], work: [3] })
-    }))
+    }),
+  )
 })

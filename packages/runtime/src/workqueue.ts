@@ -87,10 +87,14 @@ export const makeWorkQueue = (options: WorkQueueOptions): Effect.Effect<WorkQueu
         if (pending !== undefined && pending.due <= due) return
         if (pending !== undefined) yield* Fiber.interrupt(pending.fiber)
         const fiber = yield* Effect.forkIn(
-          Effect.sleep(ms).pipe(Effect.andThen(Effect.suspend(() => {
-            delayed.delete(key)
-            return add(key)
-          }))),
+          Effect.sleep(ms).pipe(
+            Effect.andThen(
+              Effect.suspend(() => {
+                delayed.delete(key)
+                return add(key)
+              }),
+            ),
+          ),
           scope,
         )
         delayed.set(key, { due, fiber })

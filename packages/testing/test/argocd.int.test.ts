@@ -63,7 +63,10 @@ describe("Argo CD on the local control plane", () => {
     const [started] = await Promise.all([
       startArgoCd(info),
       (async () => {
-        for (const [version, appVersion] of [["0.1.0", "1.0.0"], ["0.2.0", "1.1.0"]] as const) {
+        for (const [version, appVersion] of [
+          ["0.1.0", "1.0.0"],
+          ["0.2.0", "1.1.0"],
+        ] as const) {
           await helm.helm("push", await packageDemoChart(helm, "demo", version, appVersion), `oci://${repo}`, "--plain-http")
         }
       })(),
@@ -86,7 +89,16 @@ describe("Argo CD on the local control plane", () => {
 
   it("syncs a chart from the local OCI registry to Synced/Healthy with its pods on kwok system nodes", async () => {
     expectOk(
-      await apply(helmApplication({ name: "demo", repoURL: repo, chart: "demo", targetRevision: "0.1.0", destinationNamespace: ns, values: { replicas: 2, message: "set-by-argocd" } })),
+      await apply(
+        helmApplication({
+          name: "demo",
+          repoURL: repo,
+          chart: "demo",
+          targetRevision: "0.1.0",
+          destinationNamespace: ns,
+          values: { replicas: 2, message: "set-by-argocd" },
+        }),
+      ),
       "create Application demo",
     )
     const app = await waitForApplication(info, "demo", "0.1.0")
@@ -155,10 +167,9 @@ describe("Argo CD on the local control plane", () => {
         await apply(helmApplication({ name: "demo-authed", repoURL: url, chart: "demo", targetRevision: "0.1.0", destinationNamespace: authedNs })),
         "create Application demo-authed",
       )
-      const refused = await eventually(
-        async () => (await getApplication(info, "demo-authed")).status?.conditions?.find((c) => c.type === "ComparisonError"),
-        { what: "ComparisonError on demo-authed" },
-      )
+      const refused = await eventually(async () => (await getApplication(info, "demo-authed")).status?.conditions?.find((c) => c.type === "ComparisonError"), {
+        what: "ComparisonError on demo-authed",
+      })
       expect(refused.message).toMatch(/helm pull oci:\/\/.*basic credential not found/)
       await addRepositoryCredential(info, { name: "authed-registry", url, username: "puller", password: "s3cret-pw", plainHttp: true })
       // A hard refresh retries at once instead of at the next resync.

@@ -62,11 +62,14 @@ describe("the local control plane", () => {
 
 describe("kwok fake nodes", () => {
   it("registers 2 system and 4 GPU nodes that become Ready with EKS H100 labels, taints and capacity", async () => {
-    const nodes = await eventually(async () => {
-      const items = (await get("/api/v1/nodes")).body.items as Raw[]
-      const ready = items.filter((n) => n.status.conditions?.some((c: Cond) => c.type === "Ready" && c.status === "True"))
-      return ready.length === DEFAULT_NODES.length && items
-    }, { what: "6 Ready nodes" })
+    const nodes = await eventually(
+      async () => {
+        const items = (await get("/api/v1/nodes")).body.items as Raw[]
+        const ready = items.filter((n) => n.status.conditions?.some((c: Cond) => c.type === "Ready" && c.status === "True"))
+        return ready.length === DEFAULT_NODES.length && items
+      },
+      { what: "6 Ready nodes" },
+    )
     const byName = new Map(nodes.map((n) => [n.metadata.name, n]))
     for (const n of nodes) {
       expect(n.metadata.annotations["kwok.x-k8s.io/node"]).toBe("fake")
@@ -95,36 +98,60 @@ describe("kwok fake nodes", () => {
   it("runs a Deployment to Available, a GPU-tolerating DaemonSet to Ready on all 6 nodes, and a Job to Complete", async () => {
     const ns = await createNamespace(info, "workloads")
     const labels = { app: "web" }
-    expectOk(await post(`/apis/apps/v1/namespaces/${ns}/deployments`, {
-      apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web" },
-      spec: { replicas: 3, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: pause() } },
-    }), "create deployment")
+    expectOk(
+      await post(`/apis/apps/v1/namespaces/${ns}/deployments`, {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "web" },
+        spec: { replicas: 3, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: pause() } },
+      }),
+      "create deployment",
+    )
     const dsLabels = { app: "agent" }
-    expectOk(await post(`/apis/apps/v1/namespaces/${ns}/daemonsets`, {
-      apiVersion: "apps/v1", kind: "DaemonSet", metadata: { name: "agent" },
-      spec: { selector: { matchLabels: dsLabels }, template: { metadata: { labels: dsLabels }, spec: { ...pause(), tolerations: [gpuToleration] } } },
-    }), "create daemonset")
-    expectOk(await post(`/apis/batch/v1/namespaces/${ns}/jobs`, {
-      apiVersion: "batch/v1", kind: "Job", metadata: { name: "once" },
-      spec: { backoffLimit: 0, template: { spec: { ...pause("busybox:1.36"), restartPolicy: "Never" } } },
-    }), "create job")
+    expectOk(
+      await post(`/apis/apps/v1/namespaces/${ns}/daemonsets`, {
+        apiVersion: "apps/v1",
+        kind: "DaemonSet",
+        metadata: { name: "agent" },
+        spec: { selector: { matchLabels: dsLabels }, template: { metadata: { labels: dsLabels }, spec: { ...pause(), tolerations: [gpuToleration] } } },
+      }),
+      "create daemonset",
+    )
+    expectOk(
+      await post(`/apis/batch/v1/namespaces/${ns}/jobs`, {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: "once" },
+        spec: { backoffLimit: 0, template: { spec: { ...pause("busybox:1.36"), restartPolicy: "Never" } } },
+      }),
+      "create job",
+    )
 
-    const dep = await eventually(async () => {
-      const d = (await get(`/apis/apps/v1/namespaces/${ns}/deployments/web`)).body
-      return d.status?.conditions?.some((c: Cond) => c.type === "Available" && c.status === "True") && d.status.readyReplicas === 3 && d
-    }, { timeoutMs: 60_000, what: "Deployment Available" })
+    const dep = await eventually(
+      async () => {
+        const d = (await get(`/apis/apps/v1/namespaces/${ns}/deployments/web`)).body
+        return d.status?.conditions?.some((c: Cond) => c.type === "Available" && c.status === "True") && d.status.readyReplicas === 3 && d
+      },
+      { timeoutMs: 60_000, what: "Deployment Available" },
+    )
     expect(dep.status.availableReplicas).toBe(3)
 
-    const ds = await eventually(async () => {
-      const d = (await get(`/apis/apps/v1/namespaces/${ns}/daemonsets/agent`)).body
-      return d.status?.desiredNumberScheduled === 6 && d.status.numberReady === 6 && d
-    }, { timeoutMs: 60_000, what: "DaemonSet ready on 6 nodes" })
+    const ds = await eventually(
+      async () => {
+        const d = (await get(`/apis/apps/v1/namespaces/${ns}/daemonsets/agent`)).body
+        return d.status?.desiredNumberScheduled === 6 && d.status.numberReady === 6 && d
+      },
+      { timeoutMs: 60_000, what: "DaemonSet ready on 6 nodes" },
+    )
     expect(ds.status.numberAvailable).toBe(6)
 
-    const job = await eventually(async () => {
-      const j = (await get(`/apis/batch/v1/namespaces/${ns}/jobs/once`)).body
-      return j.status?.conditions?.some((c: Cond) => c.type === "Complete" && c.status === "True") && j
-    }, { timeoutMs: 60_000, what: "Job Complete" })
+    const job = await eventually(
+      async () => {
+        const j = (await get(`/apis/batch/v1/namespaces/${ns}/jobs/once`)).body
+        return j.status?.conditions?.some((c: Cond) => c.type === "Complete" && c.status === "True") && j
+      },
+      { timeoutMs: 60_000, what: "Job Complete" },
+    )
     expect(job.status.succeeded).toBe(1)
 
     // The web pods avoid the tainted GPU nodes; the agent pods land on every node.
@@ -144,7 +171,8 @@ describe("authentication and authorization", () => {
     expect((await get("/api/v1/namespaces/default/secrets", "admin")).status).toBe(200)
 
     const review = await kubeRequest(info, {
-      method: "POST", path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+      method: "POST",
+      path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
       body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
       impersonate: { user: "alice", groups: ["team-a", "viewers"] },
     })
@@ -162,13 +190,25 @@ describe("authentication and authorization", () => {
   it("grants exactly what a RoleBinding for a group allows", async () => {
     const ns = await createNamespace(info, "rbac")
     await applyManifests(info, [
-      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "read-secrets", namespace: ns }, rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["list"] }] },
-      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "approvers", namespace: ns },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "Role",
+        metadata: { name: "read-secrets", namespace: ns },
+        rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["list"] }],
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "approvers", namespace: ns },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "read-secrets" },
-        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }] },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "aicr-approvers" }],
+      },
     ])
     // A new binding reaches the authorizer's cache a moment after the write (informer-fed): wait for the grant.
-    await eventually(async () => (await get(`/api/v1/namespaces/${ns}/secrets`, "approver")).status === 200, { timeoutMs: 10_000, what: "the RoleBinding to take effect" })
+    await eventually(async () => (await get(`/api/v1/namespaces/${ns}/secrets`, "approver")).status === 200, {
+      timeoutMs: 10_000,
+      what: "the RoleBinding to take effect",
+    })
     expect((await get(`/api/v1/namespaces/${ns}/secrets`, "tenant")).status).toBe(403)
     expect((await get(`/api/v1/namespaces/default/secrets`, "approver")).status).toBe(403)
   })
@@ -178,7 +218,9 @@ describe("authentication and authorization", () => {
     const token = await createServiceAccountToken(info, ns, "robot")
     const target = { ...info, users: { robot: { token, user: "robot", groups: [] } } }
     const review = await kubeRequest(target, {
-      method: "POST", path: "/apis/authentication.k8s.io/v1/selfsubjectreviews", user: "robot",
+      method: "POST",
+      path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+      user: "robot",
       body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
     })
     expect(review.status).toBe(201)
@@ -200,7 +242,9 @@ describe("admission and audit", () => {
     const label = `vap-${Math.random().toString(36).slice(2, 8)}`
     const ns = await createNamespace(info, "vap", { [label]: "true" })
     const policy = {
-      apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicy", metadata: { name: label },
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name: label },
       spec: {
         failurePolicy: "Fail",
         matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"] }] },
@@ -208,16 +252,21 @@ describe("admission and audit", () => {
       },
     }
     const binding = {
-      apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicyBinding", metadata: { name: label },
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name: label },
       spec: { policyName: label, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { [label]: "true" } } } },
     }
     await applyManifests(info, [policy, binding])
     try {
       const cm = (name: string, labels?: Record<string, string>) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, labels } })
-      const denied = await eventually(async () => {
-        const res = await post(`/api/v1/namespaces/${ns}/configmaps?dryRun=All`, cm("bad"))
-        return res.status === 422 && res
-      }, { timeoutMs: 15_000, what: "policy effective" })
+      const denied = await eventually(
+        async () => {
+          const res = await post(`/api/v1/namespaces/${ns}/configmaps?dryRun=All`, cm("bad"))
+          return res.status === 422 && res
+        },
+        { timeoutMs: 15_000, what: "policy effective" },
+      )
       expect(denied.body.message).toContain("team label required")
       expect((await post(`/api/v1/namespaces/${ns}/configmaps`, cm("good", { team: "a" }))).status).toBe(201)
       // Namespaces without the label are not affected.
@@ -234,10 +283,13 @@ describe("admission and audit", () => {
     expect((await post(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { a: "1" } })).status).toBe(201)
     expect((await kubeRequest(info, { method: "PATCH", path: `/api/v1/namespaces/${ns}/configmaps/${name}`, body: { data: { a: "2" } } })).status).toBe(200)
     expect((await get(`/api/v1/namespaces/${ns}/configmaps/${name}`)).status).toBe(200)
-    const events = await eventually(async () => {
-      const e = readAuditEvents(info, { namespace: ns, name, resource: "configmaps" })
-      return e.length >= 2 && e
-    }, { timeoutMs: 10_000, what: "audit events" })
+    const events = await eventually(
+      async () => {
+        const e = readAuditEvents(info, { namespace: ns, name, resource: "configmaps" })
+        return e.length >= 2 && e
+      },
+      { timeoutMs: 10_000, what: "audit events" },
+    )
     expect(events.map((e) => e.verb)).toEqual(["create", "patch"])
     expect(events[0]!.user.username).toBe("admin")
     expect(events[0]!.responseStatus?.code).toBe(201)
@@ -247,13 +299,27 @@ describe("admission and audit", () => {
   it("applies CRDs and custom resources server-side without dropping preserve-unknown-fields content", async () => {
     const dir = mkdtempSync(join(tmpdir(), "aicr-manifests-"))
     const group = `h${Math.random().toString(36).slice(2, 8)}.test.aicr.dev`
-    writeFileSync(join(dir, "01-crd.yaml"), [
-      "apiVersion: apiextensions.k8s.io/v1", "kind: CustomResourceDefinition", `metadata: {name: widgets.${group}}`,
-      "spec:", `  group: ${group}`, "  scope: Namespaced", "  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}",
-      "  versions:", "  - name: v1", "    served: true", "    storage: true",
-      "    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}",
-    ].join("\n"))
-    writeFileSync(join(dir, "02-cr.yaml"), `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec:\n  free: {nested: [1, {deep: true}]}\n`)
+    writeFileSync(
+      join(dir, "01-crd.yaml"),
+      [
+        "apiVersion: apiextensions.k8s.io/v1",
+        "kind: CustomResourceDefinition",
+        `metadata: {name: widgets.${group}}`,
+        "spec:",
+        `  group: ${group}`,
+        "  scope: Namespaced",
+        "  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}",
+        "  versions:",
+        "  - name: v1",
+        "    served: true",
+        "    storage: true",
+        "    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}",
+      ].join("\n"),
+    )
+    writeFileSync(
+      join(dir, "02-cr.yaml"),
+      `apiVersion: ${group}/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec:\n  free: {nested: [1, {deep: true}]}\n`,
+    )
     try {
       await applyManifests(info, dir)
       const w = (await get(`/apis/${group}/v1/namespaces/default/widgets/w1`)).body
@@ -294,7 +360,11 @@ describe("a standalone kube-apiserver on the shared etcd", () => {
     let api = await startApiServer({ etcd: info.etcd, dir })
     try {
       const name = `survivor-${Math.random().toString(36).slice(2, 8)}`
-      const created = await kubeRequest(api, { method: "POST", path: "/api/v1/namespaces/default/configmaps", body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { k: "v" } } })
+      const created = await kubeRequest(api, {
+        method: "POST",
+        path: "/api/v1/namespaces/default/configmaps",
+        body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { k: "v" } },
+      })
       expect(created.status).toBe(201)
       const port = api.port
       api.kill("SIGKILL")

@@ -39,17 +39,25 @@ const deployment = (name: string, overrides: { readinessPath?: string; livenessP
             image,
             args: [
               "approval-guard",
-              "--operator-namespace", ns,
-              "--leader-election-namespace", ns,
-              "--leader-election-id", name,
-              "--health-probe-bind-address", "$(POD_IP):8081",
-              "--metrics-bind-address", "$(POD_IP):8080",
+              "--operator-namespace",
+              ns,
+              "--leader-election-namespace",
+              ns,
+              "--leader-election-id",
+              name,
+              "--health-probe-bind-address",
+              "$(POD_IP):8081",
+              "--metrics-bind-address",
+              "$(POD_IP):8080",
             ],
             env: [
               { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
               { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
             ],
-            ports: [{ name: "health", containerPort: 8081 }, { name: "metrics", containerPort: 8080 }],
+            ports: [
+              { name: "health", containerPort: 8081 },
+              { name: "metrics", containerPort: 8080 },
+            ],
             // Liveness waits for the start (a loaded machine takes seconds to load a bundle), as a chart would say.
             startupProbe: { httpGet: { path: "/healthz", port: "health" }, periodSeconds: 1, failureThreshold: 120 },
             readinessProbe: { httpGet: { path: overrides.readinessPath ?? "/readyz", port: "health" }, periodSeconds: 1 },
@@ -65,9 +73,12 @@ const deployment = (name: string, overrides: { readinessPath?: string; livenessP
 beforeAll(async () => {
   ns = await createNamespace(info, "img")
   const bundle = await buildApp("approval-guard", join(info.dir, "image-test", "approval-guard"))
-  const built = await buildImage(operatorImage({ "approval-guard": bundle.outdir }, { version: "0.0.0-test" }, [process.arch === "arm64" ? "arm64" : "amd64"]), {
-    outDir: join(info.dir, "image-test", "images"),
-  })
+  const built = await buildImage(
+    operatorImage({ "approval-guard": bundle.outdir }, { version: "0.0.0-test" }, [process.arch === "arm64" ? "arm64" : "amd64"]),
+    {
+      outDir: join(info.dir, "image-test", "images"),
+    },
+  )
   image = (await pushImage(client, built, `${info.registry}/images-test/aicr-operator`, "v0.0.0-test")).replace(/:v0\.0\.0-test@/, "@")
   // The approval-guard's own identity: what it reads and writes, and nothing else.
   await applyManifests(info, [
@@ -114,7 +125,11 @@ afterAll(async () => {
 const podsOf = async (app: string) =>
   expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/pods?labelSelector=app%3D${app}` }), "list pods").items as {
     metadata: { name: string }
-    status: { podIP?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { ready: boolean; restartCount: number; imageID: string; lastState?: { terminated?: { exitCode: number } } }[] }
+    status: {
+      podIP?: string
+      conditions?: { type: string; status: string }[]
+      containerStatuses?: { ready: boolean; restartCount: number; imageID: string; lastState?: { terminated?: { exitCode: number } } }[]
+    }
   }[]
 
 describe("process kubelet: the operator's image, in-cluster", () => {
@@ -131,17 +146,22 @@ describe("process kubelet: the operator's image, in-cluster", () => {
     // In-cluster: the Lease is held by this pod, and the API server saw the ServiceAccount's own requests.
     const lease = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/guard` }), "lease")
     expect(lease.spec.holderIdentity).toMatch(new RegExp(`^${pod!.metadata.name}_`))
-    const writes = await eventually(async () => {
-      const e = readAuditEvents(info, { username: `system:serviceaccount:${ns}:aicr-approval-guard`, resource: "leases", namespace: ns })
-      return e.length > 0 ? e : undefined
-    }, { timeoutMs: 30_000, what: "the ServiceAccount's Lease writes in the audit log" })
+    const writes = await eventually(
+      async () => {
+        const e = readAuditEvents(info, { username: `system:serviceaccount:${ns}:aicr-approval-guard`, resource: "leases", namespace: ns })
+        return e.length > 0 ? e : undefined
+      },
+      { timeoutMs: 30_000, what: "the ServiceAccount's Lease writes in the audit log" },
+    )
     expect(writes.length).toBeGreaterThan(0)
   })
 
   it("a failing readiness probe keeps the rollout from completing", async () => {
     await applyManifests(info, [deployment("unready", { readinessPath: "/no-such-check" })])
     await eventually(async () => (await podsOf("unready"))[0]?.status.containerStatuses?.[0], { timeoutMs: 120_000, what: "the unready pod's container" })
-    await expect(kubectl("-n", ns, "rollout", "status", "deployment/unready", "--timeout=15s")).rejects.toThrow(/exceeded its progress deadline|timed out waiting/)
+    await expect(kubectl("-n", ns, "rollout", "status", "deployment/unready", "--timeout=15s")).rejects.toThrow(
+      /exceeded its progress deadline|timed out waiting/,
+    )
     const [pod] = await podsOf("unready")
     expect(pod!.status.conditions?.find((c) => c.type === "Ready")?.status).toBe("False")
     expect(pod!.status.containerStatuses![0]!.ready).toBe(false)
@@ -149,10 +169,13 @@ describe("process kubelet: the operator's image, in-cluster", () => {
 
   it("a failing liveness probe restarts the container", async () => {
     await applyManifests(info, [deployment("dying", { livenessPort: 1 })])
-    const pod = await eventually(async () => {
-      const [p] = await podsOf("dying")
-      return (p?.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ? p : undefined
-    }, { timeoutMs: 120_000, what: "a restart after the liveness probe failed" })
+    const pod = await eventually(
+      async () => {
+        const [p] = await podsOf("dying")
+        return (p?.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ? p : undefined
+      },
+      { timeoutMs: 120_000, what: "a restart after the liveness probe failed" },
+    )
     expect(pod.status.containerStatuses![0]!.lastState?.terminated).toBeDefined()
   })
 })

@@ -46,11 +46,27 @@ describe("process kubelet: a tools cache under /tmp", () => {
     const info = plane.info
     const ns = await createNamespace(info, "snap")
     const out = join(work, "snapshot.yaml")
-    await run(join(cache, `aicr-${version}`, "aicr"), ["snapshot", "--namespace", ns, "--node-selector", "kubernetes.io/hostname=kwok-gpu-0", "--image", `ghcr.io/nvidia/aicr:${version}`, "--timeout", "3m", "--output", out], {
-      env: { PATH: process.env.PATH, HOME: work, KUBECONFIG: info.kubeconfig },
-      maxBuffer: 64 << 20,
-      timeout: 300_000,
-    })
+    await run(
+      join(cache, `aicr-${version}`, "aicr"),
+      [
+        "snapshot",
+        "--namespace",
+        ns,
+        "--node-selector",
+        "kubernetes.io/hostname=kwok-gpu-0",
+        "--image",
+        `ghcr.io/nvidia/aicr:${version}`,
+        "--timeout",
+        "3m",
+        "--output",
+        out,
+      ],
+      {
+        env: { PATH: process.env.PATH, HOME: work, KUBECONFIG: info.kubeconfig },
+        maxBuffer: 64 << 20,
+        timeout: 300_000,
+      },
+    )
     const snap = parse(readFileSync(out, "utf8")) as { measurements: { type: string; subtypes: { subtype: string; data: Record<string, unknown> }[] }[] }
     const gpu = snap.measurements.find((m) => m.type === "GPU")?.subtypes.find((s) => s.subtype === "smi")?.data
     expect(gpu?.["gpu.model"]).toBe("NVIDIA H100 80GB HBM3")
@@ -60,7 +76,11 @@ describe("process kubelet: a tools cache under /tmp", () => {
     const container = readdirSync(join(pods, podDir, "containers"))[0]!
     expect(readFileSync(join(pods, podDir, "containers", container, "mounts.tsv"), "utf8")).toMatch(/\t\/tmp\trw$/m)
     const log = readFileSync(join(info.dir, "logs", "process-kubelet.log"), "utf8")
-    expect(log).toMatch(new RegExp(`${ns}/\\S+: running \\S+ \\(pid \\d+\\) on kwok-gpu-0 from image ${info.registry.replace(/\./g, "\\.")}/aicr-images/nvidia/aicr@sha256:[a-f0-9]{64}`))
+    expect(log).toMatch(
+      new RegExp(
+        `${ns}/\\S+: running \\S+ \\(pid \\d+\\) on kwok-gpu-0 from image ${info.registry.replace(/\./g, "\\.")}/aicr-images/nvidia/aicr@sha256:[a-f0-9]{64}`,
+      ),
+    )
     expect(log).not.toMatch(/aicr: not found/)
   })
 })

@@ -19,7 +19,11 @@ afterAll(() => rmSync(work, { recursive: true, force: true }))
 /** The real `aicr` CLI as a user runs it against the cluster (KUBECONFIG: validate ignores --kubeconfig). */
 const aicr = async (args: string[], opts: { allowFail?: boolean } = {}) => {
   try {
-    const r = await run(aicrBinary(version), args, { env: { PATH: process.env.PATH, HOME: work, KUBECONFIG: info.kubeconfig }, maxBuffer: 64 << 20, timeout: 300_000 })
+    const r = await run(aicrBinary(version), args, {
+      env: { PATH: process.env.PATH, HOME: work, KUBECONFIG: info.kubeconfig },
+      maxBuffer: 64 << 20,
+      timeout: 300_000,
+    })
     return { code: 0, stdout: r.stdout, stderr: r.stderr }
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string }
@@ -40,7 +44,19 @@ const get = async (path: string) => expectOk(await kubeRequest(info, { method: "
 /** Snapshot of one node through AICR's own agent Job (the CLI deploys it, the process kubelet runs it). */
 const snapshotOf = async (ns: string, node: string) => {
   const out = join(work, `snapshot-${node}.yaml`)
-  await aicr(["snapshot", "--namespace", ns, "--node-selector", `kubernetes.io/hostname=${node}`, "--image", `ghcr.io/nvidia/aicr:${version}`, "--timeout", "3m", "--output", out])
+  await aicr([
+    "snapshot",
+    "--namespace",
+    ns,
+    "--node-selector",
+    `kubernetes.io/hostname=${node}`,
+    "--image",
+    `ghcr.io/nvidia/aicr:${version}`,
+    "--timeout",
+    "3m",
+    "--output",
+    out,
+  ])
   return parse(readFileSync(out, "utf8"))
 }
 
@@ -88,7 +104,17 @@ describe("process kubelet: AICR's deployment validator runs the real check", () 
   beforeAll(async () => {
     ns = await createNamespace(info, "val")
     snapshot = join(work, "snapshot-val.yaml")
-    await aicr(["snapshot", "--namespace", ns, "--node-selector", "kubernetes.io/hostname=kwok-gpu-2", "--image", `ghcr.io/nvidia/aicr:${version}`, "--output", snapshot])
+    await aicr([
+      "snapshot",
+      "--namespace",
+      ns,
+      "--node-selector",
+      "kubernetes.io/hostname=kwok-gpu-2",
+      "--image",
+      `ghcr.io/nvidia/aicr:${version}`,
+      "--output",
+      snapshot,
+    ])
     recipeFile = join(work, "recipe.yaml")
     await aicr(["recipe", "--service", "eks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu", "--output", recipeFile])
     const recipe = parse(readFileSync(recipeFile, "utf8"))
@@ -124,9 +150,14 @@ describe("process kubelet: AICR's deployment validator runs the real check", () 
   it("operator-health passes once a GPU Operator pod runs, and names it", async () => {
     const created = await kubeRequest(info, { method: "POST", path: "/api/v1/namespaces", body: { metadata: { name: "gpu-operator" } } })
     if (created.status !== 409) expectOk(created, "namespace gpu-operator")
-    const pod = { metadata: { name: "gpu-operator-7c9d", labels: { app: "gpu-operator" } }, spec: { nodeName: "kwok-system-0", containers: [{ name: "gpu-operator", image: "nvcr.io/nvidia/gpu-operator:v25.3.0" }] } }
+    const pod = {
+      metadata: { name: "gpu-operator-7c9d", labels: { app: "gpu-operator" } },
+      spec: { nodeName: "kwok-system-0", containers: [{ name: "gpu-operator", image: "nvcr.io/nvidia/gpu-operator:v25.3.0" }] },
+    }
     expectOk(await kubeRequest(info, { method: "POST", path: "/api/v1/namespaces/gpu-operator/pods", body: pod }), "gpu-operator pod")
-    await eventually(async () => (await get("/api/v1/namespaces/gpu-operator/pods/gpu-operator-7c9d")).status?.phase === "Running", { what: "the gpu-operator pod Running" })
+    await eventually(async () => (await get("/api/v1/namespaces/gpu-operator/pods/gpu-operator-7c9d")).status?.phase === "Running", {
+      what: "the gpu-operator pod Running",
+    })
     const { code, test } = await validate()
     expect(test).toMatchObject({ status: "passed" })
     expect(test.stdout.join("\n")).toContain("gpu-operator-7c9d")
@@ -144,7 +175,10 @@ describe("process kubelet: every other pod keeps kwok's fake lifecycle", () => {
       spec: { backoffLimit: 0, template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox:1.37", command: ["false"] }] } } },
     }
     expectOk(await kubeRequest(info, { method: "POST", path: `/apis/batch/v1/namespaces/${ns}/jobs`, body: job }), "create job")
-    await eventually(async () => (await get(`/apis/batch/v1/namespaces/${ns}/jobs/plain`)).status?.succeeded === 1, { timeoutMs: 60_000, what: "kwok completes the job" })
+    await eventually(async () => (await get(`/apis/batch/v1/namespaces/${ns}/jobs/plain`)).status?.succeeded === 1, {
+      timeoutMs: 60_000,
+      what: "kwok completes the job",
+    })
     const pods = await get(`/api/v1/namespaces/${ns}/pods`)
     expect(pods.items[0].status.containerStatuses[0].containerID ?? "").not.toMatch(/^harness:/)
   })
@@ -159,7 +193,11 @@ describe("process kubelet: a killed AICR process is a failed pod, not a hang", (
       await kubeRequest(info, {
         method: "POST",
         path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-        body: { metadata: { name: `${ns}-runner` }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "ServiceAccount", name: "runner", namespace: ns }] },
+        body: {
+          metadata: { name: `${ns}-runner` },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+          subjects: [{ kind: "ServiceAccount", name: "runner", namespace: ns }],
+        },
       }),
       "crb",
     )
@@ -174,24 +212,37 @@ describe("process kubelet: a killed AICR process is a failed pod, not a hang", (
             restartPolicy: "Never",
             serviceAccountName: "runner",
             nodeSelector: { "kubernetes.io/hostname": "kwok-system-1" },
-            containers: [{ name: "aicr", image: `ghcr.io/nvidia/aicr:${version}`, command: ["aicr"], args: ["snapshot", "--namespace", ns, "--node-selector", "no-such=node", "--timeout", "10m", "-o", "-"] }],
+            containers: [
+              {
+                name: "aicr",
+                image: `ghcr.io/nvidia/aicr:${version}`,
+                command: ["aicr"],
+                args: ["snapshot", "--namespace", ns, "--node-selector", "no-such=node", "--timeout", "10m", "-o", "-"],
+              },
+            ],
           },
         },
       },
     }
     expectOk(await kubeRequest(info, { method: "POST", path: `/apis/batch/v1/namespaces/${ns}/jobs`, body: job }), "create job")
     // In-cluster, with the pod's own token, the CLI got as far as creating its agent Job.
-    await eventually(async () => (await get(`/apis/batch/v1/namespaces/${ns}/jobs`)).items.some((j: { metadata: { name: string } }) => j.metadata.name !== "blocked"), {
-      timeoutMs: 60_000,
-      what: "the in-pod aicr to create its agent Job",
-    })
+    await eventually(
+      async () => (await get(`/apis/batch/v1/namespaces/${ns}/jobs`)).items.some((j: { metadata: { name: string } }) => j.metadata.name !== "blocked"),
+      {
+        timeoutMs: 60_000,
+        what: "the in-pod aicr to create its agent Job",
+      },
+    )
     const pod = (await get(`/api/v1/namespaces/${ns}/pods?labelSelector=job-name%3Dblocked`)).items[0]
     expect(pod.status.phase).toBe("Running")
     // kubectl logs works: the API server proxies pods/log to the process kubelet's containerLogs endpoint.
-    const logs = await eventually(async () => {
-      const r = await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}/log?container=aicr` })
-      return r.status === 200 && typeof r.body === "string" && r.body.includes("agent") && r.body
-    }, { timeoutMs: 30_000, what: "pods/log of the running aicr" })
+    const logs = await eventually(
+      async () => {
+        const r = await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}/log?container=aicr` })
+        return r.status === 200 && typeof r.body === "string" && r.body.includes("agent") && r.body
+      },
+      { timeoutMs: 30_000, what: "pods/log of the running aicr" },
+    )
     expect(logs).toMatch(/agent/i)
     const pid = Number(pod.status.containerStatuses[0].containerID.split("/").at(-1))
     expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]).toMatch(/aicr$/)
@@ -204,6 +255,8 @@ describe("process kubelet: a killed AICR process is a failed pod, not a hang", (
       { timeoutMs: 30_000, what: "the pod to fail" },
     )
     expect(ended.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 137, reason: "Error" })
-    await eventually(async () => ((await get(`/apis/batch/v1/namespaces/${ns}/jobs/blocked`)).status?.failed ?? 0) === 1, { what: "the Job to count the failure" })
+    await eventually(async () => ((await get(`/apis/batch/v1/namespaces/${ns}/jobs/blocked`)).status?.failed ?? 0) === 1, {
+      what: "the Job to count the failure",
+    })
   })
 })

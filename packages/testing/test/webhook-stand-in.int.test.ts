@@ -38,7 +38,12 @@ const webhook = (name: string, namespace: string, service: string) => ({
     },
   ],
 })
-const configMap = (namespace: string, name: string) => ({ method: "POST", path: `/api/v1/namespaces/${namespace}/configmaps`, body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { a: "b" } } }) as const
+const configMap = (namespace: string, name: string) =>
+  ({
+    method: "POST",
+    path: `/api/v1/namespaces/${namespace}/configmaps`,
+    body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { a: "b" } },
+  }) as const
 /** The real charts folder (as @aicr/chart-upstream's realChartsDir finds it; that package depends on this one). */
 const chartsDir = process.env.AICR_CHARTS_DIR ?? join(process.env.AICR_THIRD_PARTY_DIR ?? join(repoRoot(), "..", "shared", "third-party"), "charts")
 const standInLog = () => readFileSync(info.logs["webhook-stand-in"]!, "utf8")
@@ -55,10 +60,21 @@ beforeAll(async () => {
       metadata: { name: "hook", namespace: ns },
       spec: {
         selector: { matchLabels: { app: "hook" } },
-        template: { metadata: { labels: { app: "hook" } }, spec: { nodeSelector: { "eks.amazonaws.com/nodegroup": "system" }, containers: [{ name: "hook", image: "registry.example/hook:1", ports: [{ containerPort: 9443 }] }] } },
+        template: {
+          metadata: { labels: { app: "hook" } },
+          spec: {
+            nodeSelector: { "eks.amazonaws.com/nodegroup": "system" },
+            containers: [{ name: "hook", image: "registry.example/hook:1", ports: [{ containerPort: 9443 }] }],
+          },
+        },
       },
     },
-    { apiVersion: "v1", kind: "Service", metadata: { name: "hook", namespace: ns }, spec: { selector: { app: "hook" }, ports: [{ port: 443, targetPort: 9443 }] } },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "hook", namespace: ns },
+      spec: { selector: { app: "hook" }, ports: [{ port: 443, targetPort: 9443 }] },
+    },
     webhook(HOOK, ns, "hook"),
     webhook(`${HOOK}-missing`, refusedNs, "no-such-service"),
   ])
@@ -73,19 +89,27 @@ afterAll(async () => {
 describe("the webhook stand-in", () => {
   it("writes its CA into the caBundle of a webhook that names a Service", async () => {
     const ca = Buffer.from(readFileSync(join(info.dir, "egress", "pki", "ca.crt"))).toString("base64")
-    await eventually(async () => expectOk(await kubeRequest(info, { method: "GET", path: `${VWC}/${HOOK}` }), "get webhook").webhooks[0].clientConfig.caBundle === ca, {
-      timeoutMs: 20_000,
-      what: `caBundle of ${HOOK}`,
-    })
+    await eventually(
+      async () => expectOk(await kubeRequest(info, { method: "GET", path: `${VWC}/${HOOK}` }), "get webhook").webhooks[0].clientConfig.caBundle === ca,
+      {
+        timeoutMs: 20_000,
+        what: `caBundle of ${HOOK}`,
+      },
+    )
   })
 
   it("admits an object the webhook intercepts, answering in place of the pods kwok does not run", async () => {
-    const res = await eventually(async () => {
-      const r = await kubeRequest(info, configMap(ns, "admitted"))
-      return r.status === 201 && r
-    }, { timeoutMs: 20_000, what: "ConfigMap admitted through the stand-in" })
+    const res = await eventually(
+      async () => {
+        const r = await kubeRequest(info, configMap(ns, "admitted"))
+        return r.status === 201 && r
+      },
+      { timeoutMs: 20_000, what: "ConfigMap admitted through the stand-in" },
+    )
     expect(res.status).toBe(201)
-    const line = standInLog().split("\n").find((l) => l.includes('"Admitted"') && l.includes(`"namespace":"${ns}"`) && l.includes('"name":"admitted"'))
+    const line = standInLog()
+      .split("\n")
+      .find((l) => l.includes('"Admitted"') && l.includes(`"namespace":"${ns}"`) && l.includes('"name":"admitted"'))
     expect(line, "the stand-in logged the AdmissionReview it answered").toBeDefined()
     expect(JSON.parse(line!)).toMatchObject({ service: `${ns}/hook`, path: "/validate", operation: "CREATE", kind: "ConfigMap" })
   })
@@ -102,14 +126,24 @@ describe("the webhook stand-in", () => {
         apiVersion: "apiregistration.k8s.io/v1",
         kind: "APIService",
         metadata: { name: `v1.${GROUP}` },
-        spec: { group: GROUP, version: "v1", service: { namespace: ns, name: "hook", port: 443 }, insecureSkipTLSVerify: true, groupPriorityMinimum: 100, versionPriority: 100 },
+        spec: {
+          group: GROUP,
+          version: "v1",
+          service: { namespace: ns, name: "hook", port: 443 },
+          insecureSkipTLSVerify: true,
+          groupPriorityMinimum: 100,
+          versionPriority: 100,
+        },
       },
     ])
-    const available = await eventually(async () => {
-      const a = expectOk(await kubeRequest(info, { method: "GET", path: `${APISERVICES}/v1.${GROUP}` }), "get APIService")
-      const c = (a.status?.conditions ?? []).find((x: { type: string }) => x.type === "Available")
-      return c?.status === "True" && c
-    }, { timeoutMs: 60_000, what: `APIService v1.${GROUP} Available` })
+    const available = await eventually(
+      async () => {
+        const a = expectOk(await kubeRequest(info, { method: "GET", path: `${APISERVICES}/v1.${GROUP}` }), "get APIService")
+        const c = (a.status?.conditions ?? []).find((x: { type: string }) => x.type === "Available")
+        return c?.status === "True" && c
+      },
+      { timeoutMs: 60_000, what: `APIService v1.${GROUP} Available` },
+    )
     expect(available.status).toBe("True")
     expect(standInLog()).toContain(`"path":"/apis/${GROUP}/v1"`)
   })
@@ -120,16 +154,40 @@ describe("the webhook stand-in", () => {
     execFileSync("tar", ["-xzf", join(chartsDir, "kube-prometheus-stack-82.8.0.tgz"), "-C", work, file])
     const crd = parse(readFileSync(join(work, file), "utf8"))
     // Server-side, like Argo CD: the CRD is far over the client-side apply annotation limit.
-    expectOk(await kubeRequest(info, { method: "PATCH", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/prometheuses.monitoring.coreos.com?fieldManager=standin-test&force=true", body: JSON.stringify(crd), contentType: "application/apply-patch+yaml" }), "apply the Prometheus CRD")
-    await eventually(async () => {
-      const r = await kubeRequest(info, { method: "POST", path: `/apis/monitoring.coreos.com/v1/namespaces/${ns}/prometheuses`, body: { apiVersion: "monitoring.coreos.com/v1", kind: "Prometheus", metadata: { name: "standin" }, spec: {} } })
-      return r.status === 201 || r.status === 409
-    }, { timeoutMs: 30_000, what: "Prometheus created once its CRD is served" })
-    const available = await eventually(async () => {
-      const p = expectOk(await kubeRequest(info, { method: "GET", path: `/apis/monitoring.coreos.com/v1/namespaces/${ns}/prometheuses/standin` }), "get Prometheus")
-      return (p.status?.conditions ?? []).find((c: { type: string; status: string }) => c.type === "Available" && c.status === "True")
-    }, { timeoutMs: 20_000, what: "Prometheus Available" })
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/prometheuses.monitoring.coreos.com?fieldManager=standin-test&force=true",
+        body: JSON.stringify(crd),
+        contentType: "application/apply-patch+yaml",
+      }),
+      "apply the Prometheus CRD",
+    )
+    await eventually(
+      async () => {
+        const r = await kubeRequest(info, {
+          method: "POST",
+          path: `/apis/monitoring.coreos.com/v1/namespaces/${ns}/prometheuses`,
+          body: { apiVersion: "monitoring.coreos.com/v1", kind: "Prometheus", metadata: { name: "standin" }, spec: {} },
+        })
+        return r.status === 201 || r.status === 409
+      },
+      { timeoutMs: 30_000, what: "Prometheus created once its CRD is served" },
+    )
+    const available = await eventually(
+      async () => {
+        const p = expectOk(
+          await kubeRequest(info, { method: "GET", path: `/apis/monitoring.coreos.com/v1/namespaces/${ns}/prometheuses/standin` }),
+          "get Prometheus",
+        )
+        return (p.status?.conditions ?? []).find((c: { type: string; status: string }) => c.type === "Available" && c.status === "True")
+      },
+      { timeoutMs: 20_000, what: "Prometheus Available" },
+    )
     expect(available).toMatchObject({ reason: "StandIn" })
-    await eventually(async () => standInLog().includes(`"object":"prometheuses.monitoring.coreos.com/${ns}/standin"`), { timeoutMs: 5_000, what: "the stand-in's log line for the status it wrote" })
+    await eventually(async () => standInLog().includes(`"object":"prometheuses.monitoring.coreos.com/${ns}/standin"`), {
+      timeoutMs: 5_000,
+      what: "the stand-in's log line for the status it wrote",
+    })
   })
 })

@@ -43,4 +43,11 @@ export const anApproval = (o: Partial<NonNullable<Spec["approval"]>> = {}): NonN
   ...o,
 })
 
-export const awaitingAck = (release: string, index = 1) => ({ index, release, namespace: release, action: "Upgrade" as const, verdict: "manual" as const, state: "AwaitingAcknowledgement" as const })
+export const awaitingAck = (release: string, index = 1) => ({
+  index,
+  release,
+  namespace: release,
+  action: "Upgrade" as const,
+  verdict: "manual" as const,
+  state: "AwaitingAcknowledgement" as const,
+})

@@ -42,14 +42,24 @@ export const createRuntime = async (info: KubeTarget, user = "admin"): Promise<s
     method: "POST",
     path: "/apis/operator.aicr.run/v1alpha1/clusterruntimes",
     user,
-    body: { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: name } }, spec: runtimeSpec() },
+    body: {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "ClusterRuntime",
+      metadata: { name: "cluster", annotations: { [ANNOTATION_EDITED_BY]: name } },
+      spec: runtimeSpec(),
+    },
   })
   return expectOk(res, "create runtime").metadata.uid as string
 }
 
 /** A runtime spec edit by `user`, with the editor annotation it must carry. */
 export const editRuntime = async (info: KubeTarget, user: string, intent: string) =>
-  kubeRequest(info, { method: "PATCH", path: RUNTIME, user, body: { metadata: { annotations: { [ANNOTATION_EDITED_BY]: info.users[user]!.user } }, spec: { intent } } })
+  kubeRequest(info, {
+    method: "PATCH",
+    path: RUNTIME,
+    user,
+    body: { metadata: { annotations: { [ANNOTATION_EDITED_BY]: info.users[user]!.user } }, spec: { intent } },
+  })
 
 export const deleteRuntime = async (info: HarnessInfo) => {
   await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
@@ -68,10 +78,16 @@ export const approval = (by: string, o: { expiresInMs?: number; groups?: string[
   toDigest: o.toDigest ?? TO_DIGEST,
 })
 
-export const clusterRoleBinding = (name: string, role: string, subjects: Array<{ kind: "User" | "Group" | "ServiceAccount"; name: string; namespace?: string }>) => ({
+export const clusterRoleBinding = (
+  name: string,
+  role: string,
+  subjects: Array<{ kind: "User" | "Group" | "ServiceAccount"; name: string; namespace?: string }>,
+) => ({
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "ClusterRoleBinding",
   metadata: { name },
   roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-  subjects: subjects.map((s) => (s.kind === "ServiceAccount" ? { kind: s.kind, name: s.name, namespace: s.namespace } : { apiGroup: "rbac.authorization.k8s.io", ...s })),
+  subjects: subjects.map((s) =>
+    s.kind === "ServiceAccount" ? { kind: s.kind, name: s.name, namespace: s.namespace } : { apiGroup: "rbac.authorization.k8s.io", ...s },
+  ),
 })

@@ -30,7 +30,14 @@ export const makeFakeRegistry = () => {
         const bundle = put("bundle", plan.bundle.repository, plan.bundle.tag, JSON.stringify(plan.bundle.files))
         const all = [...charts, bundle]
         const pushed = all.filter((a) => a.action === "pushed").length
-        return Effect.succeed<MirrorResult>({ inputDigest: plan.inputDigest, charts, bundle, bytesUploaded: pushed * 1000, pushed, present: all.length - pushed })
+        return Effect.succeed<MirrorResult>({
+          inputDigest: plan.inputDigest,
+          charts,
+          bundle,
+          bytesUploaded: pushed * 1000,
+          pushed,
+          present: all.length - pushed,
+        })
       }),
     resolveTags: (references) =>
       Effect.suspend(() => {

@@ -46,7 +46,9 @@ export const aRuntime = (s: RuntimeState = {}): ClusterRuntime => {
   const inputDigest = "inputDigest" in s ? s.inputDigest : INPUT_DIGEST
   const resolved = s.resolved ?? { status: "True" as const }
   const conditions = [
-    ...(resolved === "missing" ? [] : [cond("Resolved", resolved.status, resolved.status === "True" ? "InputsResolved" : "Resolving", resolved.observedGeneration ?? generation)]),
+    ...(resolved === "missing"
+      ? []
+      : [cond("Resolved", resolved.status, resolved.status === "True" ? "InputsResolved" : "Resolving", resolved.observedGeneration ?? generation)]),
     ...(s.extraConditions ?? []),
   ]
   return {

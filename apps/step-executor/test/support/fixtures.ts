@@ -2,8 +2,20 @@
 // them, an approved rollout with its steps, Argo CD's CRD and AppProject, and Argo CD's side of an Application
 // (status as the controller writes it: stale after a change, or ready at a revision).
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, type ClusterRuntime, desiredStateDigest, encodePlan, LABEL_ROLE, type Plan, planConfigMapName, PLAN_DATA_KEY, type PlanRelease, ROLE_CONTENT,
-  ROLE_PLAN, type RolloutStep, type RuntimeRollout, sha256,
+  ANNOTATION_DESIRED_STATE_DIGEST,
+  type ClusterRuntime,
+  desiredStateDigest,
+  encodePlan,
+  LABEL_ROLE,
+  type Plan,
+  planConfigMapName,
+  PLAN_DATA_KEY,
+  type PlanRelease,
+  ROLE_CONTENT,
+  ROLE_PLAN,
+  type RolloutStep,
+  type RuntimeRollout,
+  sha256,
 } from "@aicr/api"
 import type { Application } from "@aicr/argocd"
 
@@ -15,12 +27,13 @@ export const NAMESPACE = "aicr-system"
 export const REGISTRY = "registry.example/aicr/cluster"
 export const digestOf = (s: string) => sha256(s)
 
-export const aRuntime = (spec: Partial<ClusterRuntime["spec"]> = {}): ClusterRuntime => ({
-  apiVersion: "operator.aicr.run/v1alpha1",
-  kind: "ClusterRuntime",
-  metadata: { name: "cluster", uid: UID, generation: 1 },
-  spec: { validation: { deployment: "Disabled" }, ...spec },
-} as ClusterRuntime)
+export const aRuntime = (spec: Partial<ClusterRuntime["spec"]> = {}): ClusterRuntime =>
+  ({
+    apiVersion: "operator.aicr.run/v1alpha1",
+    kind: "ClusterRuntime",
+    metadata: { name: "cluster", uid: UID, generation: 1 },
+    spec: { validation: { deployment: "Disabled" }, ...spec },
+  }) as ClusterRuntime
 
 export interface Rel {
   readonly name: string
@@ -36,8 +49,12 @@ export const aPlan = (rels: ReadonlyArray<Rel>, files: Record<string, string> = 
     const values = r.values ?? `message: ${r.name}-${r.version}\nnested: {a: 1}\n`
     all[`${r.name}/values.yaml`] = values
     return {
-      name: r.name, namespace: r.namespace ?? r.name, order, dependsOn: order > 0 ? [rels[order - 1]!.name] : [],
-      chart: { ref: `${REGISTRY}/charts/${r.name}:${r.version}`, digest: digestOf(`${r.name}@${r.version}`) }, values: { digest: sha256(values) },
+      name: r.name,
+      namespace: r.namespace ?? r.name,
+      order,
+      dependsOn: order > 0 ? [rels[order - 1]!.name] : [],
+      chart: { ref: `${REGISTRY}/charts/${r.name}:${r.version}`, digest: digestOf(`${r.name}@${r.version}`) },
+      values: { digest: sha256(values) },
       ...(r.readinessGate !== undefined ? { readinessGate: r.readinessGate } : {}),
     }
   })
@@ -46,14 +63,38 @@ export const aPlan = (rels: ReadonlyArray<Rel>, files: Record<string, string> = 
   const digest = desiredStateDigest({ engine, releases })
   const content = `aicr-content-${digest.slice(7, 39)}`
   const plan: Plan = {
-    apiVersion: "operator.aicr.run/v1alpha1", kind: "Plan", runtimeUID: UID, createdAt: at(0), source: "Resolution", desiredStateDigest: digest, flags: [], engine, releases,
+    apiVersion: "operator.aicr.run/v1alpha1",
+    kind: "Plan",
+    runtimeUID: UID,
+    createdAt: at(0),
+    source: "Resolution",
+    desiredStateDigest: digest,
+    flags: [],
+    engine,
+    releases,
     content: [{ key: "values.json", configMap: content, digest: sha256(valuesJson) }],
   }
   return {
     plan,
     configMaps: [
-      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: content, namespace: NAMESPACE, labels: { [LABEL_ROLE]: ROLE_CONTENT } }, data: { "values.json": valuesJson } },
-      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: planConfigMapName(digest), namespace: NAMESPACE, labels: { [LABEL_ROLE]: ROLE_PLAN }, annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest } }, immutable: true, data: { [PLAN_DATA_KEY]: encodePlan(plan) } },
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: content, namespace: NAMESPACE, labels: { [LABEL_ROLE]: ROLE_CONTENT } },
+        data: { "values.json": valuesJson },
+      },
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: {
+          name: planConfigMapName(digest),
+          namespace: NAMESPACE,
+          labels: { [LABEL_ROLE]: ROLE_PLAN },
+          annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest },
+        },
+        immutable: true,
+        data: { [PLAN_DATA_KEY]: encodePlan(plan) },
+      },
     ],
   }
 }
@@ -71,10 +112,26 @@ export interface RolloutState {
 
 export const aRollout = (name: string, plan: Plan, steps: ReadonlyArray<RolloutStep>, s: RolloutState = {}): RuntimeRollout => {
   const generation = 1 // what FakeKube gives a seeded object
-  const cond = (type: string, status: string, reason: string, g = generation) => ({ type, status, reason, message: `${type} ${reason}`, observedGeneration: g, lastTransitionTime: at(0) })
+  const cond = (type: string, status: string, reason: string, g = generation) => ({
+    type,
+    status,
+    reason,
+    message: `${type} ${reason}`,
+    observedGeneration: g,
+    lastTransitionTime: at(0),
+  })
   const approved = s.approved ?? "True"
   const conditions = [
-    ...(approved === "missing" ? [] : [cond("Approved", approved === "stale" ? "True" : approved, s.approvedReason ?? (approved === "False" ? "AwaitingApproval" : "ApprovedByUser"), approved === "stale" ? 0 : generation)]),
+    ...(approved === "missing"
+      ? []
+      : [
+          cond(
+            "Approved",
+            approved === "stale" ? "True" : approved,
+            s.approvedReason ?? (approved === "False" ? "AwaitingApproval" : "ApprovedByUser"),
+            approved === "stale" ? 0 : generation,
+          ),
+        ]),
     ...(s.validationReady === "True" ? [cond("ValidationReady", "True", "ValidationAvailable")] : []),
   ]
   return {
@@ -82,7 +139,12 @@ export const aRollout = (name: string, plan: Plan, steps: ReadonlyArray<RolloutS
     kind: "RuntimeRollout",
     metadata: { name, generation, creationTimestamp: at(0) },
     spec: {
-      runtimeUID: UID, toDigest: plan.desiredStateDigest, kind: "Install", deadline: at(3600), requiresApproval: true, steps,
+      runtimeUID: UID,
+      toDigest: plan.desiredStateDigest,
+      kind: "Install",
+      deadline: at(3600),
+      requiresApproval: true,
+      steps,
       approval: { approvedBy: "bob", reason: "test", approvedAt: at(0), expiresAt: at(3000), toDigest: plan.desiredStateDigest },
       ...(s.revoked ? { revocation: { revokedBy: "bob", reason: "stop", revokedAt: at(1) } } : {}),
       ...(s.acknowledged ? { acknowledgements: s.acknowledged.map((step) => ({ step, acknowledgedBy: "bob", at: at(1) })) } : {}),
@@ -111,7 +173,12 @@ export const staleStatus = (app: Application) => ({
 export const failedStatus = (app: Application, message: string) => ({
   sync: { status: "OutOfSync", revision: app.spec!.source.targetRevision, comparedTo: { source: app.spec!.source, destination: app.spec!.destination } },
   health: { status: "Missing" },
-  operationState: { phase: "Failed", message, operation: { sync: { revision: app.spec!.source.targetRevision } }, syncResult: { revision: app.spec!.source.targetRevision } },
+  operationState: {
+    phase: "Failed",
+    message,
+    operation: { sync: { revision: app.spec!.source.targetRevision } },
+    syncResult: { revision: app.spec!.source.targetRevision },
+  },
 })
 
 /**
@@ -129,7 +196,13 @@ export const gateStatus = (app: Application, job: "Progressing" | "Degraded" | "
     resources: [
       { kind: "ServiceAccount", name: `${c}-readiness-gate`, namespace: app.spec!.destination.namespace, health: { status: "Healthy" } },
       { kind: "ConfigMap", name: `${c}-readiness-bundle`, namespace: app.spec!.destination.namespace },
-      { group: "batch", kind: "Job", name: `${c}-readiness-gate`, namespace: app.spec!.destination.namespace, health: { status: job, ...(message ? { message } : {}) } },
+      {
+        group: "batch",
+        kind: "Job",
+        name: `${c}-readiness-gate`,
+        namespace: app.spec!.destination.namespace,
+        health: { status: job, ...(message ? { message } : {}) },
+      },
     ],
   }
 }

@@ -23,7 +23,12 @@ export interface CliRun {
 export const aicr = async (version: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> => {
   const work = mkdtempSync(join(tmpdir(), "aicr-cli-"))
   try {
-    const r = await run(aicrBinary(version), ["--log-json", ...args], { cwd: work, env: { PATH: process.env.PATH ?? "", HOME: work, KUBECONFIG: join(work, "none"), ...env }, maxBuffer: 64 << 20, timeout: 120_000 })
+    const r = await run(aicrBinary(version), ["--log-json", ...args], {
+      cwd: work,
+      env: { PATH: process.env.PATH ?? "", HOME: work, KUBECONFIG: join(work, "none"), ...env },
+      maxBuffer: 64 << 20,
+      timeout: 120_000,
+    })
     return { code: 0, stdout: r.stdout, stderr: r.stderr }
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string }
@@ -58,7 +63,10 @@ export const readTree = (dir: string): { files: Record<string, string>; modes: R
 export const SAMPLE_CRITERIA = ["--service", "eks", "--accelerator", "h100", "--os", "ubuntu", "--intent", "training", "--platform", "kubeflow"]
 /** Its placement as bundle flags. */
 export const SAMPLE_BUNDLE_FLAGS = [
-  "--system-node-selector", "eks.amazonaws.com/nodegroup=system",
-  "--accelerated-node-selector", "eks.amazonaws.com/nodegroup=gpu",
-  "--accelerated-node-toleration", "nvidia.com/gpu:NoSchedule",
+  "--system-node-selector",
+  "eks.amazonaws.com/nodegroup=system",
+  "--accelerated-node-selector",
+  "eks.amazonaws.com/nodegroup=gpu",
+  "--accelerated-node-toleration",
+  "nvidia.com/gpu:NoSchedule",
 ]

@@ -9,7 +9,9 @@ describe("parseWwwAuthenticate", () => {
     {
       name: "a Docker token challenge yields realm, service and scope",
       header: 'Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:samalba/my-app:pull,push"',
-      want: [{ scheme: "bearer", params: { realm: "https://auth.docker.io/token", service: "registry.docker.io", scope: "repository:samalba/my-app:pull,push" } }],
+      want: [
+        { scheme: "bearer", params: { realm: "https://auth.docker.io/token", service: "registry.docker.io", scope: "repository:samalba/my-app:pull,push" } },
+      ],
     },
     { name: "a basic challenge yields its realm", header: 'Basic realm="aicr-registry"', want: [{ scheme: "basic", params: { realm: "aicr-registry" } }] },
     {
@@ -40,9 +42,17 @@ describe("parseWwwAuthenticate", () => {
 describe("mergeScopes", () => {
   it.each([
     { name: "actions on one repository are united and sorted", given: ["repository:a:push", "repository:a:pull"], want: ["repository:a:pull,push"] },
-    { name: "different repositories stay apart, sorted", given: ["repository:b:pull", "repository:a:pull,push"], want: ["repository:a:pull,push", "repository:b:pull"] },
+    {
+      name: "different repositories stay apart, sorted",
+      given: ["repository:b:pull", "repository:a:pull,push"],
+      want: ["repository:a:pull,push", "repository:b:pull"],
+    },
     { name: "a wildcard absorbs other actions", given: ["repository:a:pull", "repository:a:*"], want: ["repository:a:*"] },
-    { name: "space-separated scopes in one string are split", given: ["repository:a:pull repository:b:pull"], want: ["repository:a:pull", "repository:b:pull"] },
+    {
+      name: "space-separated scopes in one string are split",
+      given: ["repository:a:pull repository:b:pull"],
+      want: ["repository:a:pull", "repository:b:pull"],
+    },
     { name: "a registry host with a port in the resource name is kept whole", given: ["repository:h:5000/a:pull"], want: ["repository:h:5000/a:pull"] },
   ])("$name", ({ given, want }) => {
     expect(mergeScopes(given)).toEqual(want)
@@ -51,9 +61,19 @@ describe("mergeScopes", () => {
 
 describe("token cache", () => {
   it.each([
-    { name: "expires_in counts from issued_at, minus the margin", res: { token: "t", expires_in: 300, issued_at: "1970-01-01T00:00:10Z" }, now: 20_000, want: 10_000 + 300_000 - 10_000 },
+    {
+      name: "expires_in counts from issued_at, minus the margin",
+      res: { token: "t", expires_in: 300, issued_at: "1970-01-01T00:00:10Z" },
+      now: 20_000,
+      want: 10_000 + 300_000 - 10_000,
+    },
     { name: "without expires_in a token lives the spec's 60 s", res: { token: "t" }, now: 0, want: 60_000 - 10_000 },
-    { name: "an issued_at in the future (clock skew) counts from now", res: { access_token: "t", expires_in: 120, issued_at: "2100-01-01T00:00:00Z" }, now: 5_000, want: 5_000 + 110_000 },
+    {
+      name: "an issued_at in the future (clock skew) counts from now",
+      res: { access_token: "t", expires_in: 120, issued_at: "2100-01-01T00:00:00Z" },
+      now: 5_000,
+      want: 5_000 + 110_000,
+    },
     { name: "a very short token keeps half its life", res: { token: "t", expires_in: 10 }, now: 0, want: 5_000 },
   ])("$name", ({ res, now, want }) => {
     expect(tokenEntry(res, now)?.expiresAt).toBe(want)
@@ -173,7 +193,11 @@ describe("docker config credentials", () => {
     { name: "an inline auth entry is decoded", registry: "127.0.0.1:5000", want: { username: "u", password: "p:w" } },
     { name: "a key with scheme and path matches its host", registry: "reg.example:443", want: { username: "x", password: "y" } },
     { name: "Docker Hub's legacy key matches docker.io", registry: "docker.io", want: { username: "hub", password: "pw" } },
-    { name: "a credHelpers entry runs its helper", registry: "123.dkr.ecr.us-east-1.amazonaws.com", want: { username: "AWS", password: "ecr-login:123.dkr.ecr.us-east-1.amazonaws.com" } },
+    {
+      name: "a credHelpers entry runs its helper",
+      registry: "123.dkr.ecr.us-east-1.amazonaws.com",
+      want: { username: "AWS", password: "ecr-login:123.dkr.ecr.us-east-1.amazonaws.com" },
+    },
     { name: "an unknown registry falls back to credsStore", registry: "other.io", want: { username: "AWS", password: "store:other.io" } },
   ])("$name", async ({ registry, want }) => {
     const provider = dockerConfigCredentials({

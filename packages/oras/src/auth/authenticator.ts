@@ -13,8 +13,7 @@ type Scheme = { readonly kind: "basic" } | { readonly kind: "bearer"; readonly r
 export type TokenFetcher = (url: string, authorization: string | undefined, registry: string, signal?: AbortSignal) => Promise<TokenResponse>
 
 /** `Basic base64(user:password)`. */
-export const basicAuthorization = (c: Credential): string =>
-  `Basic ${Buffer.from(`${c.username}:${c.password}`, "utf8").toString("base64")}`
+export const basicAuthorization = (c: Credential): string => `Basic ${Buffer.from(`${c.username}:${c.password}`, "utf8").toString("base64")}`
 
 /** The token endpoint URL for `scopes` (repeated `scope=` parameters, as distribution expects). */
 export const tokenUrl = (realm: string, service: string, scopes: readonly string[]): string => {

@@ -105,9 +105,7 @@ export const mergeScopes = (scopes: Iterable<string>): string[] => {
       byResource.set(resource, actions)
     }
   }
-  const merged = [...byResource].map(([resource, actions]) =>
-    `${resource}:${actions.has("*") ? "*" : [...actions].sort().join(",")}`,
-  )
+  const merged = [...byResource].map(([resource, actions]) => `${resource}:${actions.has("*") ? "*" : [...actions].sort().join(",")}`)
   return [...merged, ...other].sort()
 }
 

@@ -18,7 +18,14 @@ export const scopesCover = (granted: readonly string[], wanted: readonly string[
   return wanted.every((w) => {
     const i = w.lastIndexOf(":")
     const have = actions.get(w.slice(0, i))
-    return have !== undefined && (have.has("*") || w.slice(i + 1).split(",").every((a) => have.has(a)))
+    return (
+      have !== undefined &&
+      (have.has("*") ||
+        w
+          .slice(i + 1)
+          .split(",")
+          .every((a) => have.has(a)))
+    )
   })
 }
 
@@ -48,8 +55,7 @@ export const tokenEntry = (res: TokenResponse, now: number, marginMs = 10_000): 
 }
 
 /** Cache key of a token: registry, token service and the sorted scope list. */
-export const tokenKey = (registry: string, service: string, scopes: readonly string[]): string =>
-  `${registry}|${service}|${[...scopes].sort().join(" ")}`
+export const tokenKey = (registry: string, service: string, scopes: readonly string[]): string => `${registry}|${service}|${[...scopes].sort().join(" ")}`
 
 /**
  * An in-memory token cache with a clock you can inject (tests pass a fake `now`).
@@ -90,7 +96,10 @@ export class TokenCache {
     const prefix = `${registry}|${service}|`
     for (const key of this.entries.keys()) {
       if (!key.startsWith(prefix)) continue
-      const granted = key.slice(prefix.length).split(" ").filter((s) => s.length > 0)
+      const granted = key
+        .slice(prefix.length)
+        .split(" ")
+        .filter((s) => s.length > 0)
       if (scopesCover(granted, wanted)) {
         const hit = this.get(key)
         if (hit !== undefined) return hit

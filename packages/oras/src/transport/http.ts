@@ -128,8 +128,7 @@ export class Transport {
     let override: string | undefined
     for (;;) {
       attempt++
-      const authorization =
-        req.skipAuth === true ? undefined : (override ?? (await this.authenticator.authorize(req.registry, req.scopes, req.signal)))
+      const authorization = req.skipAuth === true ? undefined : (override ?? (await this.authenticator.authorize(req.registry, req.scopes, req.signal)))
       let res: RegistryResponse
       try {
         res = await this.exchange(req, url, authorization, attempt)
@@ -179,8 +178,7 @@ export class Transport {
         // pipe() does not forward errors: a source that fails (e.g. a digest mismatch) must fail the request.
         source.once("error", (err) => counted.destroy(err))
         body = source.pipe(counted)
-      }
-      else if (body !== undefined) this.stats.bytesSent += typeof body === "string" ? Buffer.byteLength(body) : body.length
+      } else if (body !== undefined) this.stats.bytesSent += typeof body === "string" ? Buffer.byteLength(body) : body.length
       this.stats.requests++
       const res = await request(current, {
         method: req.method,

@@ -23,8 +23,7 @@ export const defaultRetryPolicy: RetryPolicy = {
 }
 
 /** 408, 429 and 5xx except 501 (Not Implemented is an answer, not an outage). */
-export const isRetryableStatus = (status: number): boolean =>
-  status === 408 || status === 429 || (status >= 500 && status <= 599 && status !== 501)
+export const isRetryableStatus = (status: number): boolean => status === 408 || status === 429 || (status >= 500 && status <= 599 && status !== 501)
 
 const RETRYABLE_CODES = new Set([
   "ECONNRESET",
@@ -72,12 +71,7 @@ export const parseRetryAfter = (value: string | undefined, now: number): number 
  * The wait before retry number `attempt` (1 = the wait after the first failure): "full jitter",
  * `random() * min(maxDelay, base * 2^(attempt-1))`, or the registry's `Retry-After` (capped) when given.
  */
-export const backoffDelay = (
-  policy: RetryPolicy,
-  attempt: number,
-  retryAfterMs: number | undefined,
-  random: () => number = Math.random,
-): number => {
+export const backoffDelay = (policy: RetryPolicy, attempt: number, retryAfterMs: number | undefined, random: () => number = Math.random): number => {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxRetryAfterMs)
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1))
   return Math.floor(random() * ceiling)

@@ -35,7 +35,25 @@ const b64url = (b: Buffer | string) => Buffer.from(b).toString("base64url")
 
 export const startTokenRegistry = async (user: { user: string; password: string }, ttlSeconds = 300): Promise<TokenRegistry> => {
   const dir = mkdtempSync(join(tmpdir(), "oras-token-registry-"))
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=oras-test-token"], { stdio: "ignore" })
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+      "-days",
+      "1",
+      "-subj",
+      "/CN=oras-test-token",
+    ],
+    { stdio: "ignore" },
+  )
   const key = createPrivateKey(readFileSync(join(dir, "key.pem")))
   const cert = new X509Certificate(readFileSync(join(dir, "cert.pem")))
   const tokenRequests: TokenRegistry["tokenRequests"] = []
@@ -59,9 +77,22 @@ export const startTokenRegistry = async (user: { user: string; password: string 
       : []
     const now = Math.floor(Date.now() / 1000)
     const header = b64url(JSON.stringify({ typ: "JWT", alg: "RS256", x5c: [cert.raw.toString("base64")] }))
-    const claims = b64url(JSON.stringify({ iss: ISSUER, sub: authenticated ? user.user : "", aud: SERVICE, exp: now + ttlSeconds, nbf: now - 10, iat: now, jti: randomBytes(8).toString("hex"), access }))
+    const claims = b64url(
+      JSON.stringify({
+        iss: ISSUER,
+        sub: authenticated ? user.user : "",
+        aud: SERVICE,
+        exp: now + ttlSeconds,
+        nbf: now - 10,
+        iat: now,
+        jti: randomBytes(8).toString("hex"),
+        access,
+      }),
+    )
     const signature = b64url(sign("sha256", Buffer.from(`${header}.${claims}`), key))
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ token: `${header}.${claims}.${signature}`, expires_in: ttlSeconds, issued_at: new Date(now * 1000).toISOString() }))
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify({ token: `${header}.${claims}.${signature}`, expires_in: ttlSeconds, issued_at: new Date(now * 1000).toISOString() }))
   })
   await new Promise<void>((resolve) => tokens.listen(0, "127.0.0.1", resolve))
   const tokenAddress = `127.0.0.1:${(tokens.address() as AddressInfo).port}`

@@ -17,11 +17,17 @@ export interface AppInformer {
 }
 
 /** The informers `spec.setup` makes with these app flags, on `fake` (a fresh FakeKube by default). */
-export const informersOfApp = <E>(spec: AppSpec<E>, argv: ReadonlyArray<string>, fake: FakeKube = makeFakeKube()): Effect.Effect<ReadonlyArray<AppInformer>, E, Scope.Scope> =>
+export const informersOfApp = <E>(
+  spec: AppSpec<E>,
+  argv: ReadonlyArray<string>,
+  fake: FakeKube = makeFakeKube(),
+): Effect.Effect<ReadonlyArray<AppInformer>, E, Scope.Scope> =>
   Effect.gen(function* () {
     const config = parseConfig(spec.name, ["--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", ...argv], {})
     const events = eventRecorderLayer({ controller: `operator.aicr.run/${spec.name}`, instance: "test" }).pipe(Layer.provide(fake.layer))
-    const controllers = yield* spec.setup({ config, fieldManager: `aicr-${spec.name}`, metrics: makeMetrics() }).pipe(Effect.provide(Layer.mergeAll(fake.layer, events)))
+    const controllers = yield* spec
+      .setup({ config, fieldManager: `aicr-${spec.name}`, metrics: makeMetrics() })
+      .pipe(Effect.provide(Layer.mergeAll(fake.layer, events)))
     return controllers.flatMap((c) => c.sources.map((s) => ({ kind: s.informer.kind.kind, ...s.informer.scope })))
   })
 
@@ -31,8 +37,11 @@ export const contractMismatch = (contract: Contract, informers: ReadonlyArray<Ap
   for (const w of contract.watches) {
     const mine = informers.filter((i) => i.kind === w.kind.kind)
     if (mine.length === 0) out.push(`the contract watches ${w.kind.kind} but no informer does`)
-    for (const i of mine) if ((i.labelSelector ?? undefined) !== w.selector) out.push(`${w.kind.kind}: informer selects ${JSON.stringify(i.labelSelector)}, the contract ${JSON.stringify(w.selector)}`)
+    for (const i of mine)
+      if ((i.labelSelector ?? undefined) !== w.selector)
+        out.push(`${w.kind.kind}: informer selects ${JSON.stringify(i.labelSelector)}, the contract ${JSON.stringify(w.selector)}`)
   }
-  for (const i of informers) if (!contract.watches.some((w) => w.kind.kind === i.kind)) out.push(`an informer watches ${i.kind}, which the contract does not list`)
+  for (const i of informers)
+    if (!contract.watches.some((w) => w.kind.kind === i.kind)) out.push(`an informer watches ${i.kind}, which the contract does not list`)
   return out
 }

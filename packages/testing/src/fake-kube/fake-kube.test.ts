@@ -23,8 +23,14 @@ describe("FakeKube: server-side-apply ownership (the scenario table shared with 
     await run(fake.kube.create(WidgetKind, widget("w")))
     const cond = { type: "A", status: "True", reason: "R", message: "m", lastTransitionTime: "2026-12-02T10:00:00Z" }
     await run(fake.kube.apply(WidgetKind, { ...widget("w"), status: { conditions: [cond] } }, { fieldManager: "a", subresource: "status" }))
-    const err = await fail(fake.kube.apply(WidgetKind, { ...widget("w"), status: { conditions: [{ ...cond, status: "False" }] } }, { fieldManager: "b", subresource: "status" }))
-    expect(err.reason).toMatchObject({ _tag: "FieldManagerConflict", code: 409, causes: [{ reason: "FieldManagerConflict", field: '.status.conditions[type="A"].status' }] })
+    const err = await fail(
+      fake.kube.apply(WidgetKind, { ...widget("w"), status: { conditions: [{ ...cond, status: "False" }] } }, { fieldManager: "b", subresource: "status" }),
+    )
+    expect(err.reason).toMatchObject({
+      _tag: "FieldManagerConflict",
+      code: 409,
+      causes: [{ reason: "FieldManagerConflict", field: '.status.conditions[type="A"].status' }],
+    })
     expect(fake.owners(WidgetKind, "w").find((o) => o.manager === "a")?.fields).toContain('.status.conditions[type="A"].status')
   })
 })
@@ -72,7 +78,12 @@ describe("FakeKube: versions", () => {
 describe("FakeKube: verbs", () => {
   it("gets, lists by label selector and namespace, and answers AlreadyExists / NotFound like the API server", async () => {
     const fake = makeFakeKube()
-    const cm = (ns: string, name: string, labels: Record<string, string>) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: ns, labels }, data: {} })
+    const cm = (ns: string, name: string, labels: Record<string, string>) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace: ns, labels },
+      data: {},
+    })
     fake.seed(Core.ConfigMap, cm("a", "p1", { role: "plan" }), cm("a", "c1", { role: "content" }), cm("b", "p2", { role: "plan" }))
     expect((await run(fake.kube.list(Core.ConfigMap, { labelSelector: "role=plan" }))).items.map((o) => o.metadata.name)).toEqual(["p1", "p2"])
     expect((await run(fake.kube.list(Core.ConfigMap, { namespace: "a", labelSelector: "role in (plan,content)" }))).items).toHaveLength(2)
@@ -86,7 +97,15 @@ describe("FakeKube: verbs", () => {
   it("applies JSON patches and refuses a failed test op as Invalid", async () => {
     const fake = makeFakeKube()
     await run(fake.kube.create(WidgetKind, widget("w")))
-    const p = await run(fake.kube.patch<KubeObject & { spec: unknown }>(WidgetKind, "w", { type: "json", ops: [{ op: "replace", path: "/spec/size", value: 3 }, { op: "add", path: "/spec/color", value: "red" }] }))
+    const p = await run(
+      fake.kube.patch<KubeObject & { spec: unknown }>(WidgetKind, "w", {
+        type: "json",
+        ops: [
+          { op: "replace", path: "/spec/size", value: 3 },
+          { op: "add", path: "/spec/color", value: "red" },
+        ],
+      }),
+    )
     expect(p.spec).toEqual({ size: 3, color: "red" })
     expect((await fail(fake.kube.patch(WidgetKind, "w", { type: "json", ops: [{ op: "test", path: "/spec/size", value: 1 }] }))).reason._tag).toBe("Invalid")
   })
@@ -104,7 +123,9 @@ describe("FakeKube: verbs", () => {
   it("records every write with verb, manager, path, body and result", async () => {
     const fake = makeFakeKube()
     await run(fake.kube.create(WidgetKind, widget("w"), { fieldManager: "aicr-planner" }))
-    await Effect.runPromise(Effect.ignore(fake.kube.apply(WidgetKind, { ...widget("w"), status: { alpha: { n: 1 } } }, { fieldManager: "aicr-alpha", subresource: "status" })))
+    await Effect.runPromise(
+      Effect.ignore(fake.kube.apply(WidgetKind, { ...widget("w"), status: { alpha: { n: 1 } } }, { fieldManager: "aicr-alpha", subresource: "status" })),
+    )
     fake.failNext("Unavailable", { verb: "delete" })
     await Effect.runPromise(Effect.ignore(fake.kube.delete(WidgetKind, "w")))
     expect(fake.writes.map((w) => ({ verb: w.verb, manager: w.manager, path: w.path, result: w.result }))).toEqual([
@@ -118,7 +139,11 @@ describe("FakeKube: verbs", () => {
   it("is provided as the Kube service by its layer", async () => {
     const fake = makeFakeKube()
     fake.seed(WidgetKind, widget("w"))
-    const got = await run(Effect.gen(function* () { return yield* (yield* Kube).get(WidgetKind, "w") }).pipe(Effect.provide(fake.layer)))
+    const got = await run(
+      Effect.gen(function* () {
+        return yield* (yield* Kube).get(WidgetKind, "w")
+      }).pipe(Effect.provide(fake.layer)),
+    )
     expect(Option.isSome(got)).toBe(true)
   })
 })
@@ -130,7 +155,11 @@ describe("FakeKube: watch", () => {
     const rv = fake.resourceVersion()
     fake.seed(WidgetKind, widget("b"))
     const seen: Array<string> = []
-    const fiber = Effect.runFork(fake.kube.watch(WidgetKind, { resourceVersion: rv }, (e: WatchEvent) => Effect.sync(() => void seen.push(e.type === "BOOKMARK" ? "BOOKMARK" : `${e.type} ${e.object.metadata.name}`))))
+    const fiber = Effect.runFork(
+      fake.kube.watch(WidgetKind, { resourceVersion: rv }, (e: WatchEvent) =>
+        Effect.sync(() => void seen.push(e.type === "BOOKMARK" ? "BOOKMARK" : `${e.type} ${e.object.metadata.name}`)),
+      ),
+    )
     await new Promise((r) => setTimeout(r, 5))
     await run(fake.kube.delete(WidgetKind, "a"))
     fake.bookmark()
@@ -139,7 +168,11 @@ describe("FakeKube: watch", () => {
     expect(seen).toEqual(["ADDED b", "DELETED a", "BOOKMARK"])
 
     const sel: Array<string> = []
-    const f2 = Effect.runFork(fake.kube.watch(WidgetKind, { resourceVersion: fake.resourceVersion(), labelSelector: "x=y" }, (e: WatchEvent) => Effect.sync(() => void sel.push(e.type))))
+    const f2 = Effect.runFork(
+      fake.kube.watch(WidgetKind, { resourceVersion: fake.resourceVersion(), labelSelector: "x=y" }, (e: WatchEvent) =>
+        Effect.sync(() => void sel.push(e.type)),
+      ),
+    )
     await new Promise((r) => setTimeout(r, 5))
     await run(fake.kube.patch(WidgetKind, "b", { type: "merge", body: { metadata: { labels: { x: "y" } } } }))
     await run(fake.kube.patch(WidgetKind, "b", { type: "merge", body: { metadata: { labels: { x: "z" } } } }))

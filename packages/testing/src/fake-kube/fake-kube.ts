@@ -9,8 +9,15 @@
  */
 import { keyOf, type KubeObject, type ObjectKey, type ResourceKind } from "@aicr/api"
 import {
-  Kube, KubeError, kubeErrorFromStatus, makeApplyStatus, objectPath, collectionPath,
-  type KubeErrorTag, type KubeShape, type WatchEvent,
+  Kube,
+  KubeError,
+  kubeErrorFromStatus,
+  makeApplyStatus,
+  objectPath,
+  collectionPath,
+  type KubeErrorTag,
+  type KubeShape,
+  type WatchEvent,
 } from "@aicr/kube"
 import { toConditionTime } from "@aicr/conditions"
 import { Clock, Effect, Layer, Option, Queue } from "effect"
@@ -43,14 +50,30 @@ export interface FakeKubeOptions extends StoreOptions {
 type Verb = WriteVerb | "get" | "list" | "watch"
 
 const STATUS_CODES: Record<KubeErrorTag, [number, string]> = {
-  NotFound: [404, "NotFound"], Conflict: [409, "Conflict"], FieldManagerConflict: [409, "Conflict"], Forbidden: [403, "Forbidden"],
-  Unauthorized: [401, "Unauthorized"], Invalid: [422, "Invalid"], AlreadyExists: [409, "AlreadyExists"], Gone: [410, "Expired"],
-  Unavailable: [503, "ServiceUnavailable"], Timeout: [504, "Timeout"], TooManyRequests: [429, "TooManyRequests"],
+  NotFound: [404, "NotFound"],
+  Conflict: [409, "Conflict"],
+  FieldManagerConflict: [409, "Conflict"],
+  Forbidden: [403, "Forbidden"],
+  Unauthorized: [401, "Unauthorized"],
+  Invalid: [422, "Invalid"],
+  AlreadyExists: [409, "AlreadyExists"],
+  Gone: [410, "Expired"],
+  Unavailable: [503, "ServiceUnavailable"],
+  Timeout: [504, "Timeout"],
+  TooManyRequests: [429, "TooManyRequests"],
 }
 
 const statusError = (method: string, path: string, tag: KubeErrorTag, message: string, causes?: ReadonlyArray<Record<string, string>>): KubeError => {
   const [code, reason] = STATUS_CODES[tag]
-  return kubeErrorFromStatus(method, path, code, { kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message, details: causes ? { causes } : undefined })
+  return kubeErrorFromStatus(method, path, code, {
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    code,
+    reason,
+    message,
+    details: causes ? { causes } : undefined,
+  })
 }
 
 export const makeFakeKube = (options: FakeKubeOptions = {}) => {
@@ -67,12 +90,21 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
     if (i < 0) return undefined
     const f = injected[i]!
     if (--f.times <= 0) injected.splice(i, 1)
-    return statusError(method, path, f.tag, `injected ${f.tag}`, f.tag === "FieldManagerConflict" ? [{ reason: "FieldManagerConflict", message: "injected", field: ".status" }] : undefined)
+    return statusError(
+      method,
+      path,
+      f.tag,
+      `injected ${f.tag}`,
+      f.tag === "FieldManagerConflict" ? [{ reason: "FieldManagerConflict", message: "injected", field: ".status" }] : undefined,
+    )
   }
 
   /** Run a write: count it, maybe fail it by injection, record it with its outcome. */
   const write = <A>(
-    w: Omit<RecordedWrite, "result" | "path">, method: string, path: string, kind: ResourceKind,
+    w: Omit<RecordedWrite, "result" | "path">,
+    method: string,
+    path: string,
+    kind: ResourceKind,
     body: (now: string) => A | KubeError,
   ): Effect.Effect<A, KubeError> =>
     Effect.gen(function* () {
@@ -97,13 +129,21 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
   }
 
   /** An update (create/replace/patch) takes the fields it changed away from every other owner. */
-  const updateOwners = (kind: ResourceKind, before: JsonObject | undefined, after: JsonObject, owners: ReadonlyArray<Owner>, manager: string, sub: "" | "status") => {
+  const updateOwners = (
+    kind: ResourceKind,
+    before: JsonObject | undefined,
+    after: JsonObject,
+    owners: ReadonlyArray<Owner>,
+    manager: string,
+    sub: "" | "status",
+  ) => {
     const changed = changedFields(before ? store.fieldsIn(kind, before, sub) : new Map(), store.fieldsIn(kind, after, sub))
     const afterFields = store.fieldsIn(kind, after, sub)
     const { all, mine } = ownersFor(owners, manager, "Update", sub)
     for (const o of all) if (o !== mine) for (const p of changed) o.fields.delete(p)
-    for (const p of changed) if (afterFields.has(p)) mine.fields.add(p)
-    else mine.fields.delete(p)
+    for (const p of changed)
+      if (afterFields.has(p)) mine.fields.add(p)
+      else mine.fields.delete(p)
     return all
   }
 
@@ -137,7 +177,12 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
   const checkRv = (live: JsonObject, sent: unknown, method: string, path: string) => {
     const rv = (isObject(sent) && isObject(sent["metadata"]) ? sent["metadata"]["resourceVersion"] : undefined) as string | undefined
     if (rv !== undefined && rv !== "" && rv !== (live["metadata"] as JsonObject)["resourceVersion"]) {
-      throw statusError(method, path, "Conflict", "Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again")
+      throw statusError(
+        method,
+        path,
+        "Conflict",
+        "Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again",
+      )
     }
   }
 
@@ -158,7 +203,11 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
       return Effect.succeed(store.list(kind, opts) as unknown as { items: ReadonlyArray<T>; resourceVersion: string })
     })
 
-  const watch: KubeShape["watch"] = <T extends KubeObject>(kind: ResourceKind, opts: Parameters<KubeShape["watch"]>[1], onEvent: (e: WatchEvent<T>) => Effect.Effect<void>) =>
+  const watch: KubeShape["watch"] = <T extends KubeObject>(
+    kind: ResourceKind,
+    opts: Parameters<KubeShape["watch"]>[1],
+    onEvent: (e: WatchEvent<T>) => Effect.Effect<void>,
+  ) =>
     Effect.gen(function* () {
       requests.watch++
       const path = `${collectionPath(kind, opts.namespace)}?watch=1`
@@ -180,15 +229,27 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
 
   const create: KubeShape["create"] = (kind, obj, opts) => {
     const manager = opts?.fieldManager ?? defaultManager
-    return write({ verb: "create", kind: kind.kind, key: keyOf(obj), manager, body: obj }, "POST", collectionPath(kind, obj.metadata.namespace), kind, (now) => {
-      const key = keyFor(kind, obj.metadata, "POST")
-      if (store.get(kind, key) !== undefined) throw statusError("POST", collectionPath(kind, obj.metadata.namespace), "AlreadyExists", `${kind.plural}.${kind.group || "core"} "${obj.metadata.name}" already exists`)
-      const next = clone(obj) as unknown as JsonObject
-      if (store.hasStatusSubresource(kind)) delete next["status"]
-      if (opts?.dryRun) return next as unknown as typeof obj
-      const owners = updateOwners(kind, undefined, next, [], manager, "")
-      return store.commit(kind, key, next, owners, now) as unknown as typeof obj
-    })
+    return write(
+      { verb: "create", kind: kind.kind, key: keyOf(obj), manager, body: obj },
+      "POST",
+      collectionPath(kind, obj.metadata.namespace),
+      kind,
+      (now) => {
+        const key = keyFor(kind, obj.metadata, "POST")
+        if (store.get(kind, key) !== undefined)
+          throw statusError(
+            "POST",
+            collectionPath(kind, obj.metadata.namespace),
+            "AlreadyExists",
+            `${kind.plural}.${kind.group || "core"} "${obj.metadata.name}" already exists`,
+          )
+        const next = clone(obj) as unknown as JsonObject
+        if (store.hasStatusSubresource(kind)) delete next["status"]
+        if (opts?.dryRun) return next as unknown as typeof obj
+        const owners = updateOwners(kind, undefined, next, [], manager, "")
+        return store.commit(kind, key, next, owners, now) as unknown as typeof obj
+      },
+    )
   }
 
   const replace: KubeShape["replace"] = (kind, obj, opts) => {
@@ -206,24 +267,35 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
     })
   }
 
-  const patch: KubeShape["patch"] = <T extends KubeObject>(kind: ResourceKind, key: ObjectKey, p: Parameters<KubeShape["patch"]>[2], opts?: Parameters<KubeShape["patch"]>[3]) => {
+  const patch: KubeShape["patch"] = <T extends KubeObject>(
+    kind: ResourceKind,
+    key: ObjectKey,
+    p: Parameters<KubeShape["patch"]>[2],
+    opts?: Parameters<KubeShape["patch"]>[3],
+  ) => {
     const manager = opts?.fieldManager ?? defaultManager
     const sub = opts?.subresource ?? ""
     const path = objectPath(kind, key, opts?.subresource)
-    return write({ verb: "patch", kind: kind.kind, key, subresource: opts?.subresource, manager, body: p.type === "merge" ? p.body : p.ops }, "PATCH", path, kind, (now) => {
-      const live = store.get(kind, key)
-      if (live === undefined) throw notFound(kind, key, "PATCH", path)
-      let patched: JsonObject
-      try {
-        patched = (p.type === "merge" ? mergePatch(live.obj, p.body) : jsonPatch(live.obj, p.ops)) as JsonObject
-      } catch (e) {
-        throw statusError("PATCH", path, "Invalid", e instanceof JsonPatchError ? e.message : String(e))
-      }
-      if (p.type === "merge") checkRv(live.obj, p.body, "PATCH", path)
-      const next = scopedReplace(kind, live.obj, patched, sub)
-      if (opts?.dryRun) return next as unknown as T
-      return store.commit(kind, key, next, updateOwners(kind, live.obj, next, live.owners, manager, sub), now) as unknown as T
-    })
+    return write(
+      { verb: "patch", kind: kind.kind, key, subresource: opts?.subresource, manager, body: p.type === "merge" ? p.body : p.ops },
+      "PATCH",
+      path,
+      kind,
+      (now) => {
+        const live = store.get(kind, key)
+        if (live === undefined) throw notFound(kind, key, "PATCH", path)
+        let patched: JsonObject
+        try {
+          patched = (p.type === "merge" ? mergePatch(live.obj, p.body) : jsonPatch(live.obj, p.ops)) as JsonObject
+        } catch (e) {
+          throw statusError("PATCH", path, "Invalid", e instanceof JsonPatchError ? e.message : String(e))
+        }
+        if (p.type === "merge") checkRv(live.obj, p.body, "PATCH", path)
+        const next = scopedReplace(kind, live.obj, patched, sub)
+        if (opts?.dryRun) return next as unknown as T
+        return store.commit(kind, key, next, updateOwners(kind, live.obj, next, live.owners, manager, sub), now) as unknown as T
+      },
+    )
   }
 
   const apply: KubeShape["apply"] = <T extends KubeObject>(kind: ResourceKind, body: unknown, opts: Parameters<KubeShape["apply"]>[2]) => {
@@ -232,41 +304,60 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
     const sub = opts.subresource ?? ""
     const key = meta.name ? keyOf({ metadata: { name: meta.name, namespace: kind.namespaced ? meta.namespace : undefined } }) : ""
     const path = key ? objectPath(kind, key, opts.subresource) : collectionPath(kind)
-    return write({ verb: "apply", kind: kind.kind, key, subresource: opts.subresource, manager: opts.fieldManager, force: opts.force ?? false, body }, "PATCH", path, kind, (now) => {
-      keyFor(kind, meta, "PATCH")
-      const live = store.get(kind, key)
-      if (live === undefined && sub === "status") throw notFound(kind, key, "PATCH", path)
-      // As on the API server: a resourceVersion in the applied object is a precondition, ignored when the apply creates.
-      if (live !== undefined) checkRv(live.obj, b, "PATCH", path)
-      const liveObj: JsonObject = live?.obj ?? { apiVersion: b["apiVersion"], kind: b["kind"], metadata: { name: meta.name, ...(kind.namespaced ? { namespace: meta.namespace } : {}) } }
-      const applied = store.scoped(kind, b, sub)
-      let appliedFields
-      try {
-        appliedFields = store.fieldsIn(kind, b, sub)
-      } catch (e) {
-        throw statusError("PATCH", path, "Invalid", e instanceof InvalidApply ? e.message : String(e))
-      }
-      const { all, mine } = ownersFor(live?.owners ?? [], opts.fieldManager, "Apply", sub)
-      const conflicts = conflictsOf(liveObj, appliedFields, all, mine)
-      if (conflicts.length > 0 && !opts.force) {
-        const detail = conflicts.map((c) => `conflict with ${c.managers.map((m) => JSON.stringify(m)).join(", ")}: ${c.field}`)
-        throw statusError("PATCH", path, "FieldManagerConflict", `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? "s" : ""}: ${detail.join("\n")}`,
-          conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with ${c.managers.map((m) => JSON.stringify(m)).join(", ")}`, field: c.field })))
-      }
-      if (opts.force) for (const c of conflicts) for (const o of all) if (o !== mine) o.fields.delete(c.field)
-      // Fields this manager owned and no longer sends are removed, unless someone else still owns them.
-      const next = clone(liveObj)
-      const current = store.fieldsIn(kind, liveObj, sub)
-      const removed = [...mine.fields].filter((p) => !appliedFields.has(p) && !all.some((o) => o !== mine && o.fields.has(p)))
-      for (const p of removed) {
-        const f = current.get(p)
-        if (f !== undefined) deleteAt(next, f.segs)
-      }
-      const merged = mergeApplied(next, applied, store.listMapKeysOf(kind)) as JsonObject
-      mine.fields = new Set(appliedFields.keys())
-      if (opts.dryRun) return merged as unknown as T
-      return store.commit(kind, key, merged, all, now) as unknown as T
-    })
+    return write(
+      { verb: "apply", kind: kind.kind, key, subresource: opts.subresource, manager: opts.fieldManager, force: opts.force ?? false, body },
+      "PATCH",
+      path,
+      kind,
+      (now) => {
+        keyFor(kind, meta, "PATCH")
+        const live = store.get(kind, key)
+        if (live === undefined && sub === "status") throw notFound(kind, key, "PATCH", path)
+        // As on the API server: a resourceVersion in the applied object is a precondition, ignored when the apply creates.
+        if (live !== undefined) checkRv(live.obj, b, "PATCH", path)
+        const liveObj: JsonObject = live?.obj ?? {
+          apiVersion: b["apiVersion"],
+          kind: b["kind"],
+          metadata: { name: meta.name, ...(kind.namespaced ? { namespace: meta.namespace } : {}) },
+        }
+        const applied = store.scoped(kind, b, sub)
+        let appliedFields
+        try {
+          appliedFields = store.fieldsIn(kind, b, sub)
+        } catch (e) {
+          throw statusError("PATCH", path, "Invalid", e instanceof InvalidApply ? e.message : String(e))
+        }
+        const { all, mine } = ownersFor(live?.owners ?? [], opts.fieldManager, "Apply", sub)
+        const conflicts = conflictsOf(liveObj, appliedFields, all, mine)
+        if (conflicts.length > 0 && !opts.force) {
+          const detail = conflicts.map((c) => `conflict with ${c.managers.map((m) => JSON.stringify(m)).join(", ")}: ${c.field}`)
+          throw statusError(
+            "PATCH",
+            path,
+            "FieldManagerConflict",
+            `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? "s" : ""}: ${detail.join("\n")}`,
+            conflicts.map((c) => ({
+              reason: "FieldManagerConflict",
+              message: `conflict with ${c.managers.map((m) => JSON.stringify(m)).join(", ")}`,
+              field: c.field,
+            })),
+          )
+        }
+        if (opts.force) for (const c of conflicts) for (const o of all) if (o !== mine) o.fields.delete(c.field)
+        // Fields this manager owned and no longer sends are removed, unless someone else still owns them.
+        const next = clone(liveObj)
+        const current = store.fieldsIn(kind, liveObj, sub)
+        const removed = [...mine.fields].filter((p) => !appliedFields.has(p) && !all.some((o) => o !== mine && o.fields.has(p)))
+        for (const p of removed) {
+          const f = current.get(p)
+          if (f !== undefined) deleteAt(next, f.segs)
+        }
+        const merged = mergeApplied(next, applied, store.listMapKeysOf(kind)) as JsonObject
+        mine.fields = new Set(appliedFields.keys())
+        if (opts.dryRun) return merged as unknown as T
+        return store.commit(kind, key, merged, all, now) as unknown as T
+      },
+    )
   }
 
   const del: KubeShape["delete"] = (kind, key, opts) => {
@@ -306,7 +397,13 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
         const next = clone(o) as unknown as JsonObject
         const key = keyOf(o)
         const live = store.get(kind, key)
-        return store.commit(kind, key, live ? { ...next, metadata: { ...(next["metadata"] as JsonObject) } } : next, live?.owners ?? updateOwners(kind, undefined, next, [], defaultManager, ""), "2026-01-01T00:00:00Z") as unknown as T
+        return store.commit(
+          kind,
+          key,
+          live ? { ...next, metadata: { ...(next["metadata"] as JsonObject) } } : next,
+          live?.owners ?? updateOwners(kind, undefined, next, [], defaultManager, ""),
+          "2026-01-01T00:00:00Z",
+        ) as unknown as T
       }),
     /** The stored object (a copy), or undefined. */
     peek: <T extends KubeObject = KubeObject>(kind: ResourceKind, key: ObjectKey): T | undefined => {
@@ -325,8 +422,10 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
     bookmark: () => store.watchers().forEach((w) => w.push({ _tag: "event", event: { type: "BOOKMARK", resourceVersion: String(store.resourceVersion()) } })),
     openWatches: () => store.watchers().length,
     /** Make the next `times` calls matching `verb`/`kind` fail with `tag` (e.g. `Unavailable` to test backoff). */
-    failNext: (tag: KubeErrorTag, match: { readonly verb?: Verb | undefined; readonly kind?: ResourceKind | undefined; readonly times?: number | undefined } = {}) =>
-      void injected.push({ verb: match.verb, kind: match.kind?.kind, tag, times: match.times ?? 1 }),
+    failNext: (
+      tag: KubeErrorTag,
+      match: { readonly verb?: Verb | undefined; readonly kind?: ResourceKind | undefined; readonly times?: number | undefined } = {},
+    ) => void injected.push({ verb: match.verb, kind: match.kind?.kind, tag, times: match.times ?? 1 }),
   }
 }
 

@@ -74,11 +74,25 @@ export const jsonPatch = (doc: unknown, ops: ReadonlyArray<JsonPatchOp>): unknow
   }
   for (const op of ops) {
     switch (op.op) {
-      case "add": add(op.path, op.value); break
-      case "remove": remove(op.path); break
-      case "replace": getAt(root, op.path); remove(op.path); add(op.path, op.value); break
-      case "move": { const v = remove(op.from ?? ""); add(op.path, v); break }
-      case "copy": add(op.path, getAt(root, op.from ?? "")); break
+      case "add":
+        add(op.path, op.value)
+        break
+      case "remove":
+        remove(op.path)
+        break
+      case "replace":
+        getAt(root, op.path)
+        remove(op.path)
+        add(op.path, op.value)
+        break
+      case "move": {
+        const v = remove(op.from ?? "")
+        add(op.path, v)
+        break
+      }
+      case "copy":
+        add(op.path, getAt(root, op.from ?? ""))
+        break
       case "test":
         if (JSON.stringify(getAt(root, op.path)) !== JSON.stringify(op.value)) throw new JsonPatchError(`test failed at ${op.path}`)
         break

@@ -5,7 +5,8 @@ type Req = (labels: Readonly<Record<string, string>>) => boolean
 
 const splitTop = (s: string): Array<string> => {
   const out: Array<string> = []
-  let depth = 0, cur = ""
+  let depth = 0,
+    cur = ""
   for (const ch of s) {
     if (ch === "(") depth++
     if (ch === ")") depth--

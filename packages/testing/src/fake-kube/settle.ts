@@ -18,5 +18,12 @@ export const settle = (fake: FakeKube, informers: ReadonlyArray<Informer<KubeObj
       fake.bookmark()
       yield* Effect.yieldNow
     }
-    return yield* Effect.die(new Error(`informers did not reach resourceVersion ${target}: ${informers.filter((i) => !done(i)).map((i) => `${i.kind.kind} at ${i.resourceVersion()}`).join(", ")}`))
+    return yield* Effect.die(
+      new Error(
+        `informers did not reach resourceVersion ${target}: ${informers
+          .filter((i) => !done(i))
+          .map((i) => `${i.kind.kind} at ${i.resourceVersion()}`)
+          .join(", ")}`,
+      ),
+    )
   })

@@ -34,31 +34,40 @@ export const widgetCrd = {
     group: "test.aicr.run",
     scope: "Cluster",
     names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
-    versions: [{
-      name: "v1", served: true, storage: true,
-      subresources: { status: {} },
-      schema: {
-        openAPIV3Schema: {
-          type: "object",
-          properties: {
-            spec: { type: "object", properties: { size: { type: "integer" }, color: { type: "string" } } },
-            status: {
-              type: "object",
-              properties: {
-                conditions: { type: "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"], items: conditionSchema },
-                alpha: room,
-                beta: room,
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              spec: { type: "object", properties: { size: { type: "integer" }, color: { type: "string" } } },
+              status: {
+                type: "object",
+                properties: {
+                  conditions: { type: "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"], items: conditionSchema },
+                  alpha: room,
+                  beta: room,
+                },
               },
             },
           },
         },
       },
-    }],
+    ],
   },
 }
 
 const c = (type: string, status: "True" | "False" | "Unknown") => ({
-  type, status, reason: status === "True" ? "Ready" : "NotReady", message: `${type} is ${status}`, lastTransitionTime: "2026-12-02T10:00:00Z", observedGeneration: 1,
+  type,
+  status,
+  reason: status === "True" ? "Ready" : "NotReady",
+  message: `${type} is ${status}`,
+  lastTransitionTime: "2026-12-02T10:00:00Z",
+  observedGeneration: 1,
 })
 
 export interface SsaStep {
@@ -152,12 +161,22 @@ export const runSsaScenario = (kube: KubeShape, scenario: SsaScenario, name: str
     const steps: Array<string> = []
     for (const s of scenario.steps) {
       const r = yield* kube
-        .apply(WidgetKind, { apiVersion: "test.aicr.run/v1", kind: "Widget", metadata: { name }, status: s.status }, { fieldManager: s.manager, force: s.force ?? false, subresource: "status" })
-        .pipe(Effect.as("ok"), Effect.catchTag("KubeError", (e) => Effect.succeed(e.reason._tag)))
+        .apply(
+          WidgetKind,
+          { apiVersion: "test.aicr.run/v1", kind: "Widget", metadata: { name }, status: s.status },
+          { fieldManager: s.manager, force: s.force ?? false, subresource: "status" },
+        )
+        .pipe(
+          Effect.as("ok"),
+          Effect.catchTag("KubeError", (e) => Effect.succeed(e.reason._tag)),
+        )
       steps.push(r)
     }
     const live = yield* kube.get(WidgetKind, name)
-    const status = ((live._tag === "Some" ? (live.value as unknown as { status?: Record<string, unknown> }).status : undefined) ?? {}) as Record<string, unknown>
+    const status = ((live._tag === "Some" ? (live.value as unknown as { status?: Record<string, unknown> }).status : undefined) ?? {}) as Record<
+      string,
+      unknown
+    >
     const conditions: Record<string, string> = {}
     for (const cond of (status["conditions"] as ReadonlyArray<{ type: string; status: string }> | undefined) ?? []) conditions[cond.type] = cond.status
     const keys: Record<string, unknown> = {}

@@ -16,12 +16,19 @@ export type ListMapKeys = Readonly<Record<string, string>>
 export const DEFAULT_LIST_MAP_KEYS: ListMapKeys = { "status.conditions": "type" }
 
 type Seg = { readonly key: string } | { readonly mapKey: string; readonly mapValue: string }
-export interface Field { readonly segs: ReadonlyArray<Seg>; readonly value: unknown; readonly marker: boolean }
+export interface Field {
+  readonly segs: ReadonlyArray<Seg>
+  readonly value: unknown
+  readonly marker: boolean
+}
 export type FieldSet = Map<string, Field>
 
-const render = (segs: ReadonlyArray<Seg>): string =>
-  segs.map((s) => ("key" in s ? `.${s.key}` : `[${s.mapKey}=${JSON.stringify(s.mapValue)}]`)).join("")
-const dotted = (segs: ReadonlyArray<Seg>): string => segs.filter((s) => "key" in s).map((s) => (s as { key: string }).key).join(".")
+const render = (segs: ReadonlyArray<Seg>): string => segs.map((s) => ("key" in s ? `.${s.key}` : `[${s.mapKey}=${JSON.stringify(s.mapValue)}]`)).join("")
+const dotted = (segs: ReadonlyArray<Seg>): string =>
+  segs
+    .filter((s) => "key" in s)
+    .map((s) => (s as { key: string }).key)
+    .join(".")
 
 export class InvalidApply extends Error {}
 
@@ -103,9 +110,17 @@ export const mergeApplied = (live: unknown, applied: unknown, listMapKeys: ListM
 }
 
 /** One managedFields entry: (manager, operation, subresource) → owned paths. */
-export interface Owner { readonly manager: string; readonly operation: "Apply" | "Update"; readonly subresource: "" | "status"; fields: Set<string> }
+export interface Owner {
+  readonly manager: string
+  readonly operation: "Apply" | "Update"
+  readonly subresource: "" | "status"
+  fields: Set<string>
+}
 
-export interface Conflict { readonly field: string; readonly managers: ReadonlyArray<string> }
+export interface Conflict {
+  readonly field: string
+  readonly managers: ReadonlyArray<string>
+}
 
 export const conflictsOf = (live: unknown, applied: FieldSet, owners: ReadonlyArray<Owner>, mine: Owner): Array<Conflict> => {
   const out: Array<Conflict> = []

@@ -8,7 +8,10 @@ import { clone, isObject, type JsonObject } from "./json"
 import { labelMatcher, fieldMatcher } from "./selectors"
 import { DEFAULT_LIST_MAP_KEYS, fieldsOf, type FieldSet, type ListMapKeys, type Owner } from "./ssa"
 
-export interface Stored { obj: JsonObject; owners: Array<Owner> }
+export interface Stored {
+  obj: JsonObject
+  owners: Array<Owner>
+}
 
 export interface HistoryEntry {
   readonly rv: number
@@ -18,7 +21,10 @@ export interface HistoryEntry {
   readonly prev: JsonObject | undefined
 }
 
-export type WatchItem = { readonly _tag: "event"; readonly event: WatchEvent<KubeObject> } | { readonly _tag: "end" } | { readonly _tag: "error"; readonly tag: "Gone" | "Unavailable" }
+export type WatchItem =
+  | { readonly _tag: "event"; readonly event: WatchEvent<KubeObject> }
+  | { readonly _tag: "end" }
+  | { readonly _tag: "error"; readonly tag: "Gone" | "Unavailable" }
 
 export interface Watcher {
   readonly kindKey: string
@@ -112,7 +118,8 @@ export const makeStore = (options: StoreOptions = {}) => {
     if (prev !== undefined) {
       const pm = prev.obj["metadata"] as JsonObject
       for (const f of ["uid", "creationTimestamp", "generation", "resourceVersion", "deletionTimestamp"]) meta[f] = pm[f]
-      if ((next["metadata"] as JsonObject | undefined)?.["deletionTimestamp"] !== undefined) meta["deletionTimestamp"] = (next["metadata"] as JsonObject)["deletionTimestamp"]
+      if ((next["metadata"] as JsonObject | undefined)?.["deletionTimestamp"] !== undefined)
+        meta["deletionTimestamp"] = (next["metadata"] as JsonObject)["deletionTimestamp"]
       const ownersSame = JSON.stringify(ownerView(prev.owners)) === JSON.stringify(ownerView(owners))
       if (JSON.stringify(prev.obj) === JSON.stringify(body) && ownersSame) return prev.obj
       if (specOf(prev.obj) !== specOf(body) || (meta["deletionTimestamp"] !== undefined && pm["deletionTimestamp"] === undefined)) {
@@ -147,7 +154,12 @@ export const makeStore = (options: StoreOptions = {}) => {
   }
 
   /** Open a watch; returns undefined when `fromRv` is older than the retained history (the caller answers 410). */
-  const watch = (kind: ResourceKind, opts: { namespace?: string | undefined; labelSelector?: string | undefined; fieldSelector?: string | undefined }, fromRv: number, push: (i: WatchItem) => void) => {
+  const watch = (
+    kind: ResourceKind,
+    opts: { namespace?: string | undefined; labelSelector?: string | undefined; fieldSelector?: string | undefined },
+    fromRv: number,
+    push: (i: WatchItem) => void,
+  ) => {
     if (fromRv + 1 < oldest) return undefined
     const labels = labelMatcher(opts.labelSelector)
     const fields = fieldMatcher(opts.fieldSelector)
@@ -162,7 +174,14 @@ export const makeStore = (options: StoreOptions = {}) => {
   }
 
   return {
-    get, list, watch, commit, fieldsIn, scoped, hasStatusSubresource, listMapKeysOf,
+    get,
+    list,
+    watch,
+    commit,
+    fieldsIn,
+    scoped,
+    hasStatusSubresource,
+    listMapKeysOf,
     resourceVersion: () => rv,
     watchers: () => [...watchers],
     isObject,

@@ -111,8 +111,7 @@ export interface ApiServer {
 
 export const SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 
-export const startApiServer = (opts: ApiServerOptions): Promise<ApiServer> =>
-  retryPortClash(opts.port !== undefined, () => startApiServerOnce(opts))
+export const startApiServer = (opts: ApiServerOptions): Promise<ApiServer> => retryPortClash(opts.port !== undefined, () => startApiServerOnce(opts))
 
 const startApiServerOnce = async (opts: ApiServerOptions): Promise<ApiServer> => {
   const dir = ensureDir(opts.dir)

@@ -38,17 +38,21 @@ describe("applicationNotReady", () => {
   })
 
   it("rejects an app with an operation in flight, a non-healthy one and one with an error condition", () => {
-    expect(applicationNotReady({ ...settled("0.2.0"), operation: { sync: { revision: "0.2.0" } } }, "0.2.0")).toEqual([
-      "an operation is requested or running",
-    ])
+    expect(applicationNotReady({ ...settled("0.2.0"), operation: { sync: { revision: "0.2.0" } } }, "0.2.0")).toEqual(["an operation is requested or running"])
     const s = settled("0.2.0").status!
     expect(applicationNotReady({ ...settled("0.2.0"), status: { ...s, health: { status: "Progressing" } } }, "0.2.0")).toEqual(["health Progressing"])
     expect(
-      applicationNotReady({ ...settled("0.2.0"), status: { ...s, conditions: [{ type: "ComparisonError", message: "chart not found" }, { type: "SyncWarning" }] } }, "0.2.0"),
+      applicationNotReady(
+        { ...settled("0.2.0"), status: { ...s, conditions: [{ type: "ComparisonError", message: "chart not found" }, { type: "SyncWarning" }] } },
+        "0.2.0",
+      ),
     ).toEqual(["ComparisonError: chart not found"])
     expect(
       applicationNotReady(
-        { ...settled("0.2.0"), status: { ...s, operationState: { phase: "Failed", message: "one or more objects failed", syncResult: { revision: "0.2.0" } } } },
+        {
+          ...settled("0.2.0"),
+          status: { ...s, operationState: { phase: "Failed", message: "one or more objects failed", syncResult: { revision: "0.2.0" } } },
+        },
         "0.2.0",
       ),
     ).toEqual(["operation Failed at 0.2.0: one or more objects failed"])

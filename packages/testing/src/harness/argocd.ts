@@ -133,8 +133,7 @@ export const repositoryCredentialSecret = (c: RepositoryCredential) => ({
 })
 
 /** Adds (or replaces) a registry credential Argo CD uses to pull charts, e.g. one with basic auth for ECR. */
-export const addRepositoryCredential = (info: KubeTarget, c: RepositoryCredential): Promise<void> =>
-  applyManifests(info, [repositoryCredentialSecret(c)])
+export const addRepositoryCredential = (info: KubeTarget, c: RepositoryCredential): Promise<void> => applyManifests(info, [repositoryCredentialSecret(c)])
 
 /**
  * The in-cluster objects Argo CD needs when argocd-server does not run: its CRDs (Application, AppProject), the
@@ -166,9 +165,7 @@ export const installArgoCdObjects = async (info: HarnessInfo): Promise<void> => 
       metadata: { name: "default", namespace: ARGOCD_NAMESPACE },
       spec: { sourceRepos: ["*"], destinations: [{ server: "*", namespace: "*" }], clusterResourceWhitelist: [{ group: "*", kind: "*" }] },
     },
-    ...runtimeRepositories(info).map((url) =>
-      repositoryCredentialSecret({ name: `runtime-${url.split("/").at(-1)!}`, url, plainHttp: true }),
-    ),
+    ...runtimeRepositories(info).map((url) => repositoryCredentialSecret({ name: `runtime-${url.split("/").at(-1)!}`, url, plainHttp: true })),
     // The operator's Applications: native OCI sources under the prefix, over plain HTTP (the flag matters for type oci).
     repositoryCredentialSecret({ name: "runtime-oci", url: runtimeOciPrefix(info), template: true, oci: true, plainHttp: true }),
   ])
@@ -270,7 +267,13 @@ export const startArgoCd = async (info: HarnessInfo, opts: ArgoCdOptions = {}): 
     )
   }
   try {
-    const [redisPort, repoPort, repoMetrics, controllerMetrics, commitPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()]
+    const [redisPort, repoPort, repoMetrics, controllerMetrics, commitPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ]
     const installing = installArgoCdObjects(info)
     installing.catch(() => undefined) // awaited below; a redis failure first must not leave it unhandled
     const redis = `127.0.0.1:${redisPort}`
@@ -298,16 +301,23 @@ export const startArgoCd = async (info: HarnessInfo, opts: ArgoCdOptions = {}): 
       argocd,
       [
         ...common,
-        "--kubeconfig", kubeconfig,
-        "--namespace", ARGOCD_NAMESPACE,
-        "--repo-server", repoServer,
+        "--kubeconfig",
+        kubeconfig,
+        "--namespace",
+        ARGOCD_NAMESPACE,
+        "--repo-server",
+        repoServer,
         // Nothing listens there: the hydrator (the only commit-server user) is off.
-        "--commit-server", `127.0.0.1:${commitPort}`,
+        "--commit-server",
+        `127.0.0.1:${commitPort}`,
         "--hydrator-enabled=false",
         "--server-side-diff-enabled=false",
-        "--metrics-port", String(controllerMetrics),
-        "--app-resync", "30",
-        "--app-resync-jitter", "5",
+        "--metrics-port",
+        String(controllerMetrics),
+        "--app-resync",
+        "30",
+        "--app-resync-jitter",
+        "5",
       ],
       healthz(`http://127.0.0.1:${controllerMetrics}/healthz`),
       // ARGOCD_FAKE_IN_CLUSTER: https://kubernetes.default.svc is reached with $KUBECONFIG, so deployments run as the

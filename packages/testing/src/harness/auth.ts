@@ -67,9 +67,7 @@ rules:
 `
 
 const mint = (spec: Readonly<Record<string, { readonly user: string; readonly groups: readonly string[] }>>) =>
-  Object.fromEntries(
-    Object.entries(spec).map(([k, u]) => [k, { token: randomBytes(24).toString("base64url"), user: u.user, groups: [...u.groups] }]),
-  )
+  Object.fromEntries(Object.entries(spec).map(([k, u]) => [k, { token: randomBytes(24).toString("base64url"), user: u.user, groups: [...u.groups] }]))
 
 const csvLine = (u: StaticUser): string =>
   [u.token, u.user, `uid-${u.user.replace(/[^a-zA-Z0-9-]/g, "-")}`, ...(u.groups.length ? [`"${u.groups.join(",")}"`] : [])].join(",")

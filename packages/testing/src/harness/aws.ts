@@ -70,15 +70,28 @@ export const motoPython = (): string => {
   const version = readVersions().moto
   if (version === undefined) throw new Error("harness: MOTO_VERSION missing from hack/tools/versions.env")
   const dir = join(toolsCache(), `moto-${version}`)
-  if (!existsSync(join(dir, ".complete"))) throw new Error(`harness: moto ${version} is not installed (no ${dir}/.complete): run 'bash hack/build-tools.sh moto'`)
+  if (!existsSync(join(dir, ".complete")))
+    throw new Error(`harness: moto ${version} is not installed (no ${dir}/.complete): run 'bash hack/build-tools.sh moto'`)
   return join(dir, "bin", "python")
 }
 
 /** Environment keys an AWS SDK reads for credentials and configuration; cleared so nothing leaks in. */
 const AWS_IDENTITY_ENV = [
-  "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_SESSION_NAME",
-  "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
-  "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_ECR", "AWS_ENDPOINT_URL_STS",
+  "AWS_ACCESS_KEY_ID",
+  "AWS_SECRET_ACCESS_KEY",
+  "AWS_SESSION_TOKEN",
+  "AWS_PROFILE",
+  "AWS_ROLE_ARN",
+  "AWS_WEB_IDENTITY_TOKEN_FILE",
+  "AWS_ROLE_SESSION_NAME",
+  "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+  "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+  "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+  "AWS_REGION",
+  "AWS_DEFAULT_REGION",
+  "AWS_ENDPOINT_URL_ECR",
+  "AWS_ENDPOINT_URL_STS",
 ]
 
 export const startAws = (opts: AwsOptions): Promise<AwsEmulator> => retryPortClash(false, () => startAwsOnce(opts))
@@ -129,7 +142,12 @@ const startAwsOnce = async (opts: AwsOptions): Promise<AwsEmulator> => {
     AWS_SHARED_CREDENTIALS_FILE: join(dir, "no-aws-credentials"),
   }
   const tokens = (): MintedToken[] =>
-    existsSync(tokenLog) ? readFileSync(tokenLog, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as MintedToken) : []
+    existsSync(tokenLog)
+      ? readFileSync(tokenLog, "utf8")
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => JSON.parse(l) as MintedToken)
+      : []
   return {
     endpoint,
     proc,
@@ -158,7 +176,11 @@ export interface PodIdentityAgent {
  * Token, AccountId, Expiration}` when the `Authorization` header equals the token file's content (re-read on every
  * request, as the agent validates the projected token), 401 otherwise.
  */
-export const startPodIdentityAgent = async (opts: { readonly tokenFile: string; readonly credentials: AwsKeys; readonly accountId?: string }): Promise<PodIdentityAgent> => {
+export const startPodIdentityAgent = async (opts: {
+  readonly tokenFile: string
+  readonly credentials: AwsKeys
+  readonly accountId?: string
+}): Promise<PodIdentityAgent> => {
   let keys: AwsKeys | undefined = opts.credentials
   let ok = 0
   let refused = 0

@@ -122,7 +122,18 @@ export const startProcessKubelet = async (c: KubeletContext): Promise<Proc> => {
   const pki = join(c.dir, "pki")
   writeFileSync(
     config,
-    JSON.stringify({ server: c.server, caFile: c.caFile, token: c.token, dir, apiHost: "127.0.0.1", apiPort: c.apiPort, logsPort: c.kubeletPort, certFile: join(pki, "apiserver.crt"), keyFile: join(pki, "apiserver.key"), ...(c.aicrMirror ? { aicrMirror: c.aicrMirror } : {}) }),
+    JSON.stringify({
+      server: c.server,
+      caFile: c.caFile,
+      token: c.token,
+      dir,
+      apiHost: "127.0.0.1",
+      apiPort: c.apiPort,
+      logsPort: c.kubeletPort,
+      certFile: join(pki, "apiserver.crt"),
+      keyFile: join(pki, "apiserver.key"),
+      ...(c.aicrMirror ? { aicrMirror: c.aicrMirror } : {}),
+    }),
     { mode: 0o600 },
   )
   const proc = await spawnProc({

@@ -30,7 +30,6 @@ export const isolatedHelm = async (prefix = "aicr-helm-"): Promise<IsolatedHelm>
     HELM_REPOSITORY_CONFIG: join(work, "config", "repositories.yaml"),
     HELM_REPOSITORY_CACHE: join(work, "cache", "repository"),
   }
-  const helm = async (...args: string[]) =>
-    (await run(toolPath("helm"), args, { env, cwd: work, maxBuffer: 32 * 1024 * 1024 })).stdout
+  const helm = async (...args: string[]) => (await run(toolPath("helm"), args, { env, cwd: work, maxBuffer: 32 * 1024 * 1024 })).stdout
   return { work, env, helm, cleanup: () => rm(work, { recursive: true, force: true }) }
 }

@@ -43,7 +43,15 @@ export {
   type TokenOptions,
 } from "./kube"
 export { loadManifests, parseManifests } from "./manifests"
-export { EDITOR_STAMP_FILE, installApprovalPolicies, installEditorStamp, type PolicyInstallOptions, POLICIES_DIR, removeApprovalPolicies, removeEditorStamp } from "./policies"
+export {
+  EDITOR_STAMP_FILE,
+  installApprovalPolicies,
+  installEditorStamp,
+  type PolicyInstallOptions,
+  POLICIES_DIR,
+  removeApprovalPolicies,
+  removeEditorStamp,
+} from "./policies"
 export { AUDIT_READS_GROUP, COMPONENT_USERS, componentUser, DEFAULT_USERS, type StaticUser, writeKubeconfig } from "./auth"
 export { adoptProc, HarnessError, pidAlive, type Proc, processesOfPod, spawnProc, type SpawnOptions, tailFile } from "./proc"
 export { aicrBinary, argoCdCrdsDir, readVersions, repoRoot, toolPath, type ToolVersions } from "./tools"
@@ -82,4 +90,14 @@ export {
   packageDemoChart,
   waitForApplication,
 } from "./argocd-apps"
-export { type AwsEmulator, type AwsFixtures, type AwsKeys, type AwsOptions, type MintedToken, motoPython, type PodIdentityAgent, startAws, startPodIdentityAgent } from "./aws"
+export {
+  type AwsEmulator,
+  type AwsFixtures,
+  type AwsKeys,
+  type AwsOptions,
+  type MintedToken,
+  motoPython,
+  type PodIdentityAgent,
+  startAws,
+  startPodIdentityAgent,
+} from "./aws"

@@ -239,7 +239,13 @@ export interface AuditEvent {
   readonly verb: string
   readonly user: { readonly username: string; readonly groups?: string[] }
   readonly impersonatedUser?: { readonly username: string }
-  readonly objectRef?: { readonly resource?: string; readonly namespace?: string; readonly name?: string; readonly apiGroup?: string; readonly subresource?: string }
+  readonly objectRef?: {
+    readonly resource?: string
+    readonly namespace?: string
+    readonly name?: string
+    readonly apiGroup?: string
+    readonly subresource?: string
+  }
   readonly responseStatus?: { readonly code?: number }
   readonly requestURI: string
   readonly stage?: string
@@ -275,7 +281,12 @@ export const appliesByName = (
   match: { resource: string; namespace?: string; username: string; since?: string },
 ): Map<string, number> => {
   const counts = new Map<string, number>()
-  for (const e of readAuditEvents(info, { verb: "patch", resource: match.resource, username: match.username, ...(match.namespace !== undefined ? { namespace: match.namespace } : {}) })) {
+  for (const e of readAuditEvents(info, {
+    verb: "patch",
+    resource: match.resource,
+    username: match.username,
+    ...(match.namespace !== undefined ? { namespace: match.namespace } : {}),
+  })) {
     if (!e.requestURI.includes("force=")) continue
     if (e.responseStatus?.code !== undefined && e.responseStatus.code >= 300) continue
     if (match.since !== undefined && e.stageTimestamp < match.since) continue

@@ -75,7 +75,25 @@ const TOOLS: readonly ToolName[] = [
   "htpasswd",
 ]
 // Everything a plane writes into its dir; a fresh start removes exactly these (never anything else).
-const OWNED = ["state.json", "etcd", "pki", "logs", "registry", "kubeconfigs", "kwok-home", "kubelet", "auth.json", "tokens.csv", "audit-policy.yaml", "audit.log", "kubeconfig", "argocd", "egress", "egress.sock", "egress-selector.yaml"]
+const OWNED = [
+  "state.json",
+  "etcd",
+  "pki",
+  "logs",
+  "registry",
+  "kubeconfigs",
+  "kwok-home",
+  "kubelet",
+  "auth.json",
+  "tokens.csv",
+  "audit-policy.yaml",
+  "audit.log",
+  "kubeconfig",
+  "argocd",
+  "egress",
+  "egress.sock",
+  "egress-selector.yaml",
+]
 
 const registryVersion = (bin: string): string => {
   const out = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim()
@@ -113,8 +131,7 @@ export const forgetProcs = (dir: string, pids: readonly number[]): void => {
 }
 
 /** The processes recorded in dir/state.json whose name passes keep (live or not). */
-export const recordedProcs = (dir: string, keep: (name: string) => boolean): readonly ProcRecord[] =>
-  (readState(dir)?.procs ?? []).filter((p) => keep(p.name))
+export const recordedProcs = (dir: string, keep: (name: string) => boolean): readonly ProcRecord[] => (readState(dir)?.procs ?? []).filter((p) => keep(p.name))
 
 /** Stops the recorded processes that still run their recorded binary, last started first; returns how many ran. */
 export const stopProcRecords = async (records: readonly ProcRecord[]): Promise<number> => {
@@ -239,7 +256,10 @@ const startLocked = async (dir: string, opts: ControlPlaneOptions): Promise<Cont
     mark("etcd+registry")
     const egressSocket = join(dir, "egress.sock")
     const withKubelet = withKwok && (opts.kubelet ?? true)
-    const aicrImages = withKubelet && (opts.aicrImages ?? false) ? pushAicrImages(registry.address, [versions.aicr, versions.aicrPrevious], join(dir, "kubelet", "aicr-images")) : undefined
+    const aicrImages =
+      withKubelet && (opts.aicrImages ?? false)
+        ? pushAicrImages(registry.address, [versions.aicr, versions.aicrPrevious], join(dir, "kubelet", "aicr-images"))
+        : undefined
     aicrImages?.catch(() => undefined)
     const api = record<ApiServer>(await startApiServer({ etcd: etcd.url, dir, attached, egressSocket }))
     mark("kube-apiserver")
@@ -260,7 +280,9 @@ const startLocked = async (dir: string, opts: ControlPlaneOptions): Promise<Cont
       startControllerManager(ctx("kube-controller-manager")).then(wrap),
       startScheduler(ctx("kube-scheduler")).then(wrap),
       ...(withKwok ? [startKwok({ ...ctx("kwok"), kubeletPort }).then(wrap)] : []),
-      ...(withKubelet ? [startProcessKubelet({ ...ctx("kubelet"), apiPort: api.port, kubeletPort: kubeletPort!, ...(aicrMirror ? { aicrMirror } : {}) }).then(wrap)] : []),
+      ...(withKubelet
+        ? [startProcessKubelet({ ...ctx("kubelet"), apiPort: api.port, kubeletPort: kubeletPort!, ...(aicrMirror ? { aicrMirror } : {}) }).then(wrap)]
+        : []),
     ])
     const info: HarnessInfo = {
       dir,

@@ -20,7 +20,12 @@ const EDITED_BY = "operator.aicr.run/edited-by"
 const MAP_BASE = "/apis/admissionregistration.k8s.io/v1beta1"
 
 const DRY_RUN_CREATE = "/apis/operator.aicr.run/v1alpha1/clusterruntimes?dryRun=All"
-const runtimeBody = { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { intent: "training", platform: "kubeflow" } }
+const runtimeBody = {
+  apiVersion: "operator.aicr.run/v1alpha1",
+  kind: "ClusterRuntime",
+  metadata: { name: "cluster" },
+  spec: { intent: "training", platform: "kubeflow" },
+}
 
 // The validating policy, whatever the stamp does: a dry-run create by an operator identity (the stamp skips those;
 // impersonated with system:masters so RBAC lets it reach admission) is refused by aicr-runtime-edits while enforced.
@@ -28,7 +33,10 @@ const validatingEnforced = async (info: KubeTarget): Promise<boolean> => {
   const res = await kubeRequest(info, {
     method: "POST",
     path: DRY_RUN_CREATE,
-    impersonate: { user: "system:serviceaccount:aicr-system:aicr-policy-probe", groups: ["system:masters", "system:serviceaccounts", "system:serviceaccounts:aicr-system"] },
+    impersonate: {
+      user: "system:serviceaccount:aicr-system:aicr-policy-probe",
+      groups: ["system:masters", "system:serviceaccounts", "system:serviceaccounts:aicr-system"],
+    },
     body: runtimeBody,
   })
   return res.status === 403 && String(res.body?.message ?? "").includes("may change only its finalizer")

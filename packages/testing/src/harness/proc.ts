@@ -75,13 +75,16 @@ const installHandlers = (): void => {
  * have no process).
  */
 export const processesOfPod = (pod: string): number[] =>
-  readdirSync("/proc").filter((d) => /^\d+$/u.test(d)).map(Number).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`POD_NAME=${pod}`)
-    } catch {
-      return false
-    }
-  })
+  readdirSync("/proc")
+    .filter((d) => /^\d+$/u.test(d))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`POD_NAME=${pod}`)
+      } catch {
+        return false
+      }
+    })
 
 /** True when pid is a live, non-zombie process (and, given bin, runs that executable). */
 export const pidAlive = (pid: number, bin?: string): boolean => {
@@ -188,10 +191,7 @@ export const adoptProc = (name: string, pid: number, bin: string, log: string): 
 const stopProc = async (p: Proc, timeoutMs = 15_000): Promise<void> => {
   p.kill("SIGTERM")
   const timer = new AbortController()
-  const done = await Promise.race([
-    p.exited.then(() => true),
-    sleep(timeoutMs, false, { signal: timer.signal }).catch(() => false),
-  ])
+  const done = await Promise.race([p.exited.then(() => true), sleep(timeoutMs, false, { signal: timer.signal }).catch(() => false)])
   timer.abort()
   if (!done) p.kill("SIGKILL")
   await p.exited
@@ -254,8 +254,7 @@ export const spawnProc = async (o: SpawnOptions): Promise<Proc> => {
 }
 
 /** Error carrying the last lines of a component's log. */
-export const procError = (p: Proc, what: string): HarnessError =>
-  new HarnessError(`harness: ${p.name} ${what}; last lines of ${p.log}:\n${p.tail(40)}`)
+export const procError = (p: Proc, what: string): HarnessError => new HarnessError(`harness: ${p.name} ${what}; last lines of ${p.log}:\n${p.tail(40)}`)
 
 /**
  * Polls check() until it returns true. Fails with the component's log tail (and stops the component) when the

@@ -55,8 +55,7 @@ export const registryConfig = (o: { addr: string; root: string; htpasswdFile?: s
     "",
   ].join("\n")
 
-export const startRegistry = (opts: RegistryOptions = {}): Promise<Registry> =>
-  retryPortClash(opts.port !== undefined, () => startRegistryOnce(opts))
+export const startRegistry = (opts: RegistryOptions = {}): Promise<Registry> => retryPortClash(opts.port !== undefined, () => startRegistryOnce(opts))
 
 const startRegistryOnce = async (opts: RegistryOptions): Promise<Registry> => {
   const name = opts.name ?? "registry"
@@ -81,7 +80,11 @@ const startRegistryOnce = async (opts: RegistryOptions): Promise<Registry> => {
     logDir: join(dir, "logs"),
     attached: opts.attached,
     // The registry reads REGISTRY_* overrides from its environment; keep the caller's out.
-    env: Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith("REGISTRY_")).map((k) => [k, undefined])),
+    env: Object.fromEntries(
+      Object.keys(process.env)
+        .filter((k) => k.startsWith("REGISTRY_"))
+        .map((k) => [k, undefined]),
+    ),
   })
   const stop = async () => {
     await proc.stop()

@@ -68,8 +68,7 @@ export const readVersions = (root: string = repoRoot()): ToolVersions => {
   }
 }
 
-export const toolsCache = (): string =>
-  process.env.AICR_TOOLS_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "aicr-operator", "bin")
+export const toolsCache = (): string => process.env.AICR_TOOLS_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "aicr-operator", "bin")
 
 export type ToolName =
   | "etcd"
@@ -91,10 +90,7 @@ export type ToolName =
 
 // dir: the ToolVersions key whose version names the cache directory; cache: that directory's tool prefix (default
 // the key); file: the binary's name in it (default the tool name); arg: the build-tools.sh argument that builds it.
-const built: Record<
-  string,
-  { readonly dir: keyof ToolVersions; readonly cache?: string; readonly file?: string; readonly arg: string }
-> = {
+const built: Record<string, { readonly dir: keyof ToolVersions; readonly cache?: string; readonly file?: string; readonly arg: string }> = {
   etcd: { dir: "etcd", arg: "etcd" },
   "kube-apiserver": { dir: "k8s", arg: "k8s" },
   "kube-controller-manager": { dir: "k8s", arg: "k8s" },

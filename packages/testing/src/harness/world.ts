@@ -4,12 +4,40 @@
 // as the planner sets them, and a recorder of every Application and Deployment watch event.
 import { writeFileSync } from "node:fs"
 import {
-  ANNOTATION_DESIRED_STATE_DIGEST, ArgoCD, ClusterRuntimeKind, desiredStateDigest, encodePlan, type KubeObject, LABEL_OUTCOME, LABEL_ROLE, type Plan, planConfigMapName, PLAN_DATA_KEY,
-  type PlanRelease, type ResourceKind, ROLE_CONTENT, ROLE_PLAN, type RolloutStep, RuntimeRolloutKind, sha256, SINGLETON_NAME,
+  ANNOTATION_DESIRED_STATE_DIGEST,
+  ArgoCD,
+  ClusterRuntimeKind,
+  desiredStateDigest,
+  encodePlan,
+  type KubeObject,
+  LABEL_OUTCOME,
+  LABEL_ROLE,
+  type Plan,
+  planConfigMapName,
+  PLAN_DATA_KEY,
+  type PlanRelease,
+  type ResourceKind,
+  ROLE_CONTENT,
+  ROLE_PLAN,
+  type RolloutStep,
+  RuntimeRolloutKind,
+  sha256,
+  SINGLETON_NAME,
 } from "@aicr/api"
 import { toConditionTime } from "@aicr/conditions"
 import { collectionPath, makeKube, objectPath } from "@aicr/kube"
-import { applyManifests, ARGOCD_NAMESPACE, eventually, expectOk, type HarnessInfo, type IsolatedHelm, kubeRequest, packageDemoChart, runtimeRepositories, runtimeSourceRepos } from "./index"
+import {
+  applyManifests,
+  ARGOCD_NAMESPACE,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  type IsolatedHelm,
+  kubeRequest,
+  packageDemoChart,
+  runtimeRepositories,
+  runtimeSourceRepos,
+} from "./index"
 import { Effect, Fiber } from "effect"
 import { request } from "undici"
 
@@ -40,7 +68,10 @@ export interface Chart {
 
 /** The manifest digest the registry serves for a tag (what the mirror records). */
 const manifestDigest = async (registry: string, repo: string, tag: string): Promise<string> => {
-  const res = await request(`http://${registry}/v2/${repo}/manifests/${tag}`, { method: "HEAD", headers: { accept: "application/vnd.oci.image.manifest.v1+json" } })
+  const res = await request(`http://${registry}/v2/${repo}/manifests/${tag}`, {
+    method: "HEAD",
+    headers: { accept: "application/vnd.oci.image.manifest.v1+json" },
+  })
   const d = res.headers["docker-content-digest"]
   if (res.statusCode !== 200 || typeof d !== "string") throw new Error(`no manifest digest for ${repo}:${tag} (${res.statusCode})`)
   return d
@@ -61,11 +92,13 @@ export const pushChart = async (info: HarnessInfo, helm: IsolatedHelm, name: str
  */
 export const installProject = (info: HarnessInfo, namespaces: ReadonlyArray<string>, absent: ReadonlyArray<string> = []) =>
   applyManifests(info, [
-    ...namespaces.filter((n) => !absent.includes(n)).map((name) => ({
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name, labels: Object.fromEntries(["enforce", "audit", "warn"].map((m) => [`pod-security.kubernetes.io/${m}`, "privileged"])) },
-    })),
+    ...namespaces
+      .filter((n) => !absent.includes(n))
+      .map((name) => ({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name, labels: Object.fromEntries(["enforce", "audit", "warn"].map((m) => [`pod-security.kubernetes.io/${m}`, "privileged"])) },
+      })),
     {
       apiVersion: "argoproj.io/v1alpha1",
       kind: "AppProject",
@@ -91,19 +124,50 @@ export const writePlan = async (info: HarnessInfo, ns: string, runtimeUID: strin
   const planReleases: PlanRelease[] = releases.map((r, order) => {
     const values = r.values ?? `message: ${r.chart.name}-${r.chart.version}\n`
     files[`${r.chart.name}/values.yaml`] = values
-    return { name: r.chart.name, namespace: r.namespace, order, dependsOn: [...(r.dependsOn ?? [])], chart: { ref: r.chart.ref, digest: r.chart.digest }, values: { digest: sha256(values) } }
+    return {
+      name: r.chart.name,
+      namespace: r.namespace,
+      order,
+      dependsOn: [...(r.dependsOn ?? [])],
+      chart: { ref: r.chart.ref, digest: r.chart.digest },
+      values: { digest: sha256(values) },
+    }
   })
   const valuesJson = JSON.stringify({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm", files })
   const engine = { kind: "argocd" as const, project: "aicr" }
   const digest = desiredStateDigest({ engine, releases: planReleases })
   const content = `aicr-content-${digest.slice(7, 39)}`
   const plan: Plan = {
-    apiVersion: "operator.aicr.run/v1alpha1", kind: "Plan", runtimeUID, createdAt: toConditionTime(Date.now()), source: "Resolution",
-    desiredStateDigest: digest, flags: [], engine, releases: planReleases, content: [{ key: "values.json", configMap: content, digest: sha256(valuesJson) }],
+    apiVersion: "operator.aicr.run/v1alpha1",
+    kind: "Plan",
+    runtimeUID,
+    createdAt: toConditionTime(Date.now()),
+    source: "Resolution",
+    desiredStateDigest: digest,
+    flags: [],
+    engine,
+    releases: planReleases,
+    content: [{ key: "values.json", configMap: content, digest: sha256(valuesJson) }],
   }
   await applyManifests(info, [
-    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: content, namespace: ns, labels: { [LABEL_ROLE]: ROLE_CONTENT } }, data: { "values.json": valuesJson } },
-    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: planConfigMapName(digest), namespace: ns, labels: { [LABEL_ROLE]: ROLE_PLAN }, annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest } }, immutable: true, data: { [PLAN_DATA_KEY]: encodePlan(plan) } },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: content, namespace: ns, labels: { [LABEL_ROLE]: ROLE_CONTENT } },
+      data: { "values.json": valuesJson },
+    },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: planConfigMapName(digest),
+        namespace: ns,
+        labels: { [LABEL_ROLE]: ROLE_PLAN },
+        annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest },
+      },
+      immutable: true,
+      data: { [PLAN_DATA_KEY]: encodePlan(plan) },
+    },
   ])
   return plan
 }
@@ -112,7 +176,12 @@ export const writePlan = async (info: HarnessInfo, ns: string, runtimeUID: strin
  * A status write as another controller makes it (server-side apply with that controller's field manager, forced: the
  * test plays that controller), on the runtime `cluster` or on a rollout.
  */
-export const applyStatusAs = async (info: HarnessInfo, manager: string, status: unknown, on: { readonly kind: "ClusterRuntime" | "RuntimeRollout"; readonly name: string } = { kind: "ClusterRuntime", name: "cluster" }) =>
+export const applyStatusAs = async (
+  info: HarnessInfo,
+  manager: string,
+  status: unknown,
+  on: { readonly kind: "ClusterRuntime" | "RuntimeRollout"; readonly name: string } = { kind: "ClusterRuntime", name: "cluster" },
+) =>
   expectOk(
     await kubeRequest(info, {
       method: "PATCH",
@@ -126,9 +195,14 @@ export const applyStatusAs = async (info: HarnessInfo, manager: string, status: 
 /** Sets Approved on the rollout as the approval-guard would, for its current generation. */
 export const setApproved = async (info: HarnessInfo, name: string, status: "True" | "False", reason: string, message: string) => {
   const r = await get(info, `${ROLLOUTS}/${name}`)
-  await applyStatusAs(info, "aicr-approval-guard", {
-    conditions: [{ type: "Approved", status, reason, message, observedGeneration: r.metadata.generation, lastTransitionTime: toConditionTime(Date.now()) }],
-  }, { kind: "RuntimeRollout", name })
+  await applyStatusAs(
+    info,
+    "aicr-approval-guard",
+    {
+      conditions: [{ type: "Approved", status, reason, message, observedGeneration: r.metadata.generation, lastTransitionTime: toConditionTime(Date.now()) }],
+    },
+    { kind: "RuntimeRollout", name },
+  )
 }
 
 /** Creates an approved rollout from → to with these steps (Approved=True as the guard reports it). */
@@ -145,8 +219,20 @@ export const createRollout = async (info: HarnessInfo, o: { name: string; runtim
         kind: "RuntimeRollout",
         metadata: { name: o.name },
         spec: {
-          runtimeUID: o.runtimeUID, ...(o.from ? { fromDigest: o.from.desiredStateDigest } : {}), toDigest: o.to.desiredStateDigest, kind, deadline: iso(now + 3_600_000), requiresApproval: true,
-          steps: o.steps, approval: { approvedBy: "bob", reason: "step-executor int test", approvedAt: iso(now), expiresAt: iso(now + 3_000_000), toDigest: o.to.desiredStateDigest },
+          runtimeUID: o.runtimeUID,
+          ...(o.from ? { fromDigest: o.from.desiredStateDigest } : {}),
+          toDigest: o.to.desiredStateDigest,
+          kind,
+          deadline: iso(now + 3_600_000),
+          requiresApproval: true,
+          steps: o.steps,
+          approval: {
+            approvedBy: "bob",
+            reason: "step-executor int test",
+            approvedAt: iso(now),
+            expiresAt: iso(now + 3_000_000),
+            toDigest: o.to.desiredStateDigest,
+          },
         },
       },
     }),
@@ -157,7 +243,10 @@ export const createRollout = async (info: HarnessInfo, o: { name: string; runtim
 
 /** Ends the rollout as the planner does: the durable outcome label. */
 export const closeRollout = async (info: HarnessInfo, name: string, outcome: string) =>
-  expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { metadata: { labels: { [LABEL_OUTCOME]: outcome } } } }), `close ${name}`)
+  expectOk(
+    await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { metadata: { labels: { [LABEL_OUTCOME]: outcome } } } }),
+    `close ${name}`,
+  )
 
 export const Deployments: ResourceKind = { group: "apps", version: "v1", kind: "Deployment", plural: "deployments", namespaced: true }
 

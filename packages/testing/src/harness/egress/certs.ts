@@ -22,7 +22,26 @@ export const standInPki = (dir: string): StandInPki => {
   const caCrt = join(d, "ca.crt")
   const leafKey = join(d, "serving.key")
   if (!existsSync(caCrt) || !existsSync(caKey)) {
-    openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", caKey, "-out", caCrt, "-days", "3650", "-subj", "/CN=aicr-harness-webhook-stand-in-ca"], d)
+    openssl(
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        caKey,
+        "-out",
+        caCrt,
+        "-days",
+        "3650",
+        "-subj",
+        "/CN=aicr-harness-webhook-stand-in-ca",
+      ],
+      d,
+    )
   }
   if (!existsSync(leafKey)) openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-out", leafKey], d)
   const caPem = readFileSync(caCrt, "utf8")

@@ -55,7 +55,11 @@ interface ClientConfig {
   readonly caBundle?: string
 }
 
-type Obj = { metadata: { name: string; resourceVersion?: string }; spec?: Record<string, unknown>; webhooks?: Array<{ name: string; clientConfig?: ClientConfig }> }
+type Obj = {
+  metadata: { name: string; resourceVersion?: string }
+  spec?: Record<string, unknown>
+  webhooks?: Array<{ name: string; clientConfig?: ClientConfig }>
+}
 
 const key = (s: ServiceRef) => `${s.namespace}/${s.name}`
 
@@ -72,7 +76,9 @@ export const startWebhookStandIn = async (opts: StandInOptions): Promise<StandIn
     const res = await req({ method: "GET", path: "/api/v1/services" })
     if (res.status !== 200) return
     const next = new Map<string, ServiceRef>()
-    for (const s of (res.body as { items: Array<{ metadata: { namespace: string; name: string }; spec: { clusterIP?: string; ports?: Array<{ port: number }> } }> }).items) {
+    for (const s of (
+      res.body as { items: Array<{ metadata: { namespace: string; name: string }; spec: { clusterIP?: string; ports?: Array<{ port: number }> } }> }
+    ).items) {
       const ip = s.spec.clusterIP
       if (ip === undefined || ip === "None" || ip === "") continue
       for (const p of s.spec.ports ?? []) next.set(`${ip}:${p.port}`, { namespace: s.metadata.namespace, name: s.metadata.name })
@@ -106,23 +112,38 @@ export const startWebhookStandIn = async (opts: StandInOptions): Promise<StandIn
         for (const [i, w] of (o.webhooks ?? []).entries()) {
           refer(w.clientConfig?.service)
           if (w.clientConfig?.service !== undefined && w.clientConfig.caBundle !== pki.caBundle) {
-            ops.push({ op: "test", path: `/webhooks/${i}/name`, value: w.name }, { op: "add", path: `/webhooks/${i}/clientConfig/caBundle`, value: pki.caBundle })
+            ops.push(
+              { op: "test", path: `/webhooks/${i}/name`, value: w.name },
+              { op: "add", path: `/webhooks/${i}/clientConfig/caBundle`, value: pki.caBundle },
+            )
           }
         }
-        if (ops.length > 0) await patch(`/apis/admissionregistration.k8s.io/v1/${kind}/${o.metadata.name}`, ops, "application/json-patch+json", `${kind}/${o.metadata.name}`)
+        if (ops.length > 0)
+          await patch(`/apis/admissionregistration.k8s.io/v1/${kind}/${o.metadata.name}`, ops, "application/json-patch+json", `${kind}/${o.metadata.name}`)
       }
     }
     const apis = await req({ method: "GET", path: "/apis/apiregistration.k8s.io/v1/apiservices" })
     if (apis.status === 200) {
-      for (const o of (apis.body as { items: Array<Obj & { spec: { service?: ClientConfig["service"]; group?: string; caBundle?: string; insecureSkipTLSVerify?: boolean } }> }).items) {
+      for (const o of (
+        apis.body as { items: Array<Obj & { spec: { service?: ClientConfig["service"]; group?: string; caBundle?: string; insecureSkipTLSVerify?: boolean } }> }
+      ).items) {
         if (o.spec.service == null) continue
         refer(o.spec.service, o.spec.group)
         if (o.spec.insecureSkipTLSVerify !== true && o.spec.caBundle !== pki.caBundle) {
-          await patch(`/apis/apiregistration.k8s.io/v1/apiservices/${o.metadata.name}`, { spec: { caBundle: pki.caBundle } }, "application/merge-patch+json", `apiservices/${o.metadata.name}`)
+          await patch(
+            `/apis/apiregistration.k8s.io/v1/apiservices/${o.metadata.name}`,
+            { spec: { caBundle: pki.caBundle } },
+            "application/merge-patch+json",
+            `apiservices/${o.metadata.name}`,
+          )
         }
       }
     }
-    const crds = await req({ method: "GET", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", headers: { accept: "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1" } })
+    const crds = await req({
+      method: "GET",
+      path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+      headers: { accept: "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1" },
+    })
     if (crds.status === 200) {
       const items = (crds.body as { items: Obj[] | null }).items ?? []
       for (const m of items) {
@@ -139,7 +160,12 @@ export const startWebhookStandIn = async (opts: StandInOptions): Promise<StandIn
         refer(cc?.service)
         crdSeen.set(m.metadata.name, `${crd.metadata.resourceVersion}|${cc?.service !== undefined ? key(cc.service) : ""}`)
         if (cc?.service !== undefined && cc.caBundle !== pki.caBundle) {
-          await patch(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${m.metadata.name}`, { spec: { conversion: { webhook: { clientConfig: { caBundle: pki.caBundle } } } } }, "application/merge-patch+json", `customresourcedefinitions/${m.metadata.name}`)
+          await patch(
+            `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${m.metadata.name}`,
+            { spec: { conversion: { webhook: { clientConfig: { caBundle: pki.caBundle } } } } },
+            "application/merge-patch+json",
+            `customresourcedefinitions/${m.metadata.name}`,
+          )
         }
       }
     }
@@ -181,7 +207,11 @@ export const startWebhookStandIn = async (opts: StandInOptions): Promise<StandIn
     const service = serviceOf.get(rq.socket) ?? "?"
     const path = new URL(rq.url ?? "/", "https://x").pathname
     if (rq.method === "POST") {
-      let review: { apiVersion?: string; kind?: string; request?: Record<string, unknown> & { uid?: string; desiredAPIVersion?: string; objects?: Array<Record<string, unknown>> } }
+      let review: {
+        apiVersion?: string
+        kind?: string
+        request?: Record<string, unknown> & { uid?: string; desiredAPIVersion?: string; objects?: Array<Record<string, unknown>> }
+      }
       try {
         review = JSON.parse(body)
       } catch {
@@ -196,7 +226,11 @@ export const startWebhookStandIn = async (opts: StandInOptions): Promise<StandIn
       if (review.kind === "ConversionReview") {
         const convertedObjects = (r.objects ?? []).map((o) => ({ ...o, apiVersion: r.desiredAPIVersion }))
         log({ msg: "Converted", service, path, to: r.desiredAPIVersion, objects: convertedObjects.length })
-        return json(rs, 200, { apiVersion: review.apiVersion, kind: "ConversionReview", response: { uid: r.uid, convertedObjects, result: { status: "Success" } } })
+        return json(rs, 200, {
+          apiVersion: review.apiVersion,
+          kind: "ConversionReview",
+          response: { uid: r.uid, convertedObjects, result: { status: "Success" } },
+        })
       }
       return json(rs, 400, { message: `no stand-in for ${review.kind ?? "this request"}` })
     }

@@ -15,7 +15,11 @@ interface Config {
 
 const config = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Config
 const standIn = await startWebhookStandIn({
-  target: { server: config.server, caFile: config.caFile, users: { standIn: { token: config.token, user: "system:aicr-harness-webhook-stand-in", groups: [] } } },
+  target: {
+    server: config.server,
+    caFile: config.caFile,
+    users: { standIn: { token: config.token, user: "system:aicr-harness-webhook-stand-in", groups: [] } },
+  },
   user: "standIn",
   dir: config.dir,
   socket: config.socket,

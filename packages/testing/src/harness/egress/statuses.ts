@@ -40,8 +40,20 @@ export const standInStatuses = async (target: KubeTarget, user: string, manager:
       if ((o.status?.conditions ?? []).some((c) => c.type === s.condition && c.status === "True")) continue
       const path = `/apis/${s.group}/${s.version}/${s.namespaced ? `namespaces/${o.metadata.namespace}/` : ""}${s.plural}/${o.metadata.name}/status?fieldManager=${manager}`
       const now = new Date().toISOString().replace(/\.\d+Z$/u, "Z")
-      const condition = { type: s.condition, status: "True", reason: s.reason, message: "Written by the local control plane's status stand-in: no controller runs on kwok nodes", lastTransitionTime: now, ...(o.metadata.generation !== undefined ? { observedGeneration: o.metadata.generation } : {}) }
-      const res = await kubeRequest(target, { method: "PATCH", path, user, body: { status: { conditions: [...(o.status?.conditions ?? []).filter((c) => c.type !== s.condition), condition] } } })
+      const condition = {
+        type: s.condition,
+        status: "True",
+        reason: s.reason,
+        message: "Written by the local control plane's status stand-in: no controller runs on kwok nodes",
+        lastTransitionTime: now,
+        ...(o.metadata.generation !== undefined ? { observedGeneration: o.metadata.generation } : {}),
+      }
+      const res = await kubeRequest(target, {
+        method: "PATCH",
+        path,
+        user,
+        body: { status: { conditions: [...(o.status?.conditions ?? []).filter((c) => c.type !== s.condition), condition] } },
+      })
       if (res.status === 200) wrote.push(`${s.plural}.${s.group}/${o.metadata.namespace !== undefined ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`)
     }
   }

@@ -105,7 +105,10 @@ export const osRelease = (p: HostProfile): string =>
     `PRETTY_NAME="${p.os.prettyName}"`,
     `NAME="${p.os.id === "ubuntu" ? "Ubuntu" : p.os.id}"`,
     `VERSION_ID="${p.os.versionId}"`,
-    `VERSION="${p.os.versionId} LTS (${p.os.codename[0]!.toUpperCase()}${p.os.codename.slice(1)} ${p.os.codename === "noble" ? "Numbat" : ""})"`.replace(" )", ")"),
+    `VERSION="${p.os.versionId} LTS (${p.os.codename[0]!.toUpperCase()}${p.os.codename.slice(1)} ${p.os.codename === "noble" ? "Numbat" : ""})"`.replace(
+      " )",
+      ")",
+    ),
     `VERSION_CODENAME=${p.os.codename}`,
     `ID=${p.os.id}`,
     "ID_LIKE=debian",
@@ -114,8 +117,7 @@ export const osRelease = (p: HostProfile): string =>
   ].join("\n")
 
 /** /proc/modules lines for the loaded modules. */
-export const procModules = (p: HostProfile): string =>
-  p.modules.map((m, i) => `${m} ${65536 + i * 4096} 0 - Live 0x0000000000000000`).join("\n") + "\n"
+export const procModules = (p: HostProfile): string => p.modules.map((m, i) => `${m} ${65536 + i * 4096} 0 - Live 0x0000000000000000`).join("\n") + "\n"
 
 const xmlEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
@@ -167,7 +169,10 @@ export const nvidiaSmiTable = (p: HostProfile): string => {
     "+-----------------------------------------------------------------------------------------+",
     `| NVIDIA-SMI ${g.driver}             Driver Version: ${g.driver}     CUDA Version: ${g.cuda}     |`,
     "|-----------------------------------------+------------------------+----------------------+",
-    ...Array.from({ length: g.devices.count }, (_, i) => `|   ${i}  ${g.devices.product.padEnd(30)} On  |   00000000:${(0x18 + i * 0x10).toString(16)}:00.0 Off |                    0 |`),
+    ...Array.from(
+      { length: g.devices.count },
+      (_, i) => `|   ${i}  ${g.devices.product.padEnd(30)} On  |   00000000:${(0x18 + i * 0x10).toString(16)}:00.0 Off |                    0 |`,
+    ),
     "+-----------------------------------------------------------------------------------------+",
     "",
   ].join("\n")

@@ -26,7 +26,11 @@ export const imageEnv = (config: ImageConfig, podEnv: Readonly<Record<string, st
   return { ...out, ...podEnv }
 }
 
-const lookup = (file: string, name: string): string[] | undefined => file.split("\n").map((l) => l.split(":")).find((f) => f[0] === name)
+const lookup = (file: string, name: string): string[] | undefined =>
+  file
+    .split("\n")
+    .map((l) => l.split(":"))
+    .find((f) => f[0] === name)
 
 /**
  * The uid and gid the container runs as: securityContext.runAsUser/runAsGroup (container, then pod), else the
@@ -35,7 +39,13 @@ const lookup = (file: string, name: string): string[] | undefined => file.split(
 export const containerUser = (pod: any, c: any, config: ImageConfig, files: { passwd: string; group: string }): { uid: number; gid: number; home: string } => {
   const sc = { ...(pod.spec.securityContext ?? {}), ...(c.securityContext ?? {}) }
   const [userPart = "", groupPart] = (config.User ?? "").split(":")
-  const pw = (u: string) => (/^\d+$/.test(u) ? files.passwd.split("\n").map((l) => l.split(":")).find((f) => f[2] === u) : lookup(files.passwd, u))
+  const pw = (u: string) =>
+    /^\d+$/.test(u)
+      ? files.passwd
+          .split("\n")
+          .map((l) => l.split(":"))
+          .find((f) => f[2] === u)
+      : lookup(files.passwd, u)
   let uid: number
   let entry: string[] | undefined
   if (sc.runAsUser !== undefined) {

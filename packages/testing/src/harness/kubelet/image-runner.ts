@@ -9,7 +9,17 @@ import { join } from "node:path"
 import { spawnProc, tailFile } from "../proc"
 import { HOST_OVERLAYS, type HostProfile } from "./hosts"
 import { containerUser, imageCommandLine, imageEnv } from "./image-config"
-import { type ApiServerEndpoint, type Container, containerEnv, exitCodeOf, type Pod, PodConfigError, type PodSources, terminationMessage, type Terminated } from "./pod"
+import {
+  type ApiServerEndpoint,
+  type Container,
+  containerEnv,
+  exitCodeOf,
+  type Pod,
+  PodConfigError,
+  type PodSources,
+  terminationMessage,
+  type Terminated,
+} from "./pod"
 import type { PulledImage } from "./pull"
 import { type Mount, type RunningContainer, STAGE_DIR } from "./runner"
 
@@ -86,7 +96,10 @@ const chownTree = (dir: string, uid: number, gid: number) => {
 /** The files the kubelet manages in every container: /etc/hosts, /etc/hostname, /etc/resolv.conf. */
 const kubeletFiles = (dir: string, hostname: string, podIP: string): Mount[] => {
   mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, "hosts"), `# Kubernetes-managed hosts file (process kubelet).\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${podIP}\t${hostname}\n`)
+  writeFileSync(
+    join(dir, "hosts"),
+    `# Kubernetes-managed hosts file (process kubelet).\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${podIP}\t${hostname}\n`,
+  )
   writeFileSync(join(dir, "hostname"), `${hostname}\n`)
   writeFileSync(join(dir, "resolv.conf"), existsSync("/etc/resolv.conf") ? readFileSync("/etc/resolv.conf") : "")
   return ["hosts", "hostname", "resolv.conf"].map((f) => ({ source: join(dir, f), target: `/etc/${f}`, readOnly: false }))
@@ -110,7 +123,12 @@ export const startImageContainer = async (s: StartImageContainer): Promise<Runni
   const podIP = pod.status?.podIP ?? "127.0.0.1"
   const mounts: Mount[] = [
     // Kernel facts of the fake host, over the container's /proc (images carry their own /etc/os-release).
-    ...HOST_OVERLAYS.filter((rel) => rel.startsWith("proc/")).map((rel) => ({ source: join(s.hostRoot, rel), target: `/${rel}`, readOnly: true, overlay: true })),
+    ...HOST_OVERLAYS.filter((rel) => rel.startsWith("proc/")).map((rel) => ({
+      source: join(s.hostRoot, rel),
+      target: `/${rel}`,
+      readOnly: true,
+      overlay: true,
+    })),
     ...kubeletFiles(join(cdir, "etc"), hostname, podIP),
   ]
   for (const m of c.volumeMounts ?? []) {

@@ -45,7 +45,10 @@ const notBuilt = (version: string) => ({
  */
 export const aicrImages = (mirror: string): readonly ImageRule[] => [
   { repository: "ghcr.io/nvidia/aicr", resolve: (v) => ({ entrypoint: [], path: [], pull: `${mirror}/nvidia/aicr:${v}` }) },
-  { repository: "ghcr.io/nvidia/aicr-validators/deployment", resolve: (v) => ({ entrypoint: [], path: [], pull: `${mirror}/nvidia/aicr-validators/deployment:${v}` }) },
+  {
+    repository: "ghcr.io/nvidia/aicr-validators/deployment",
+    resolve: (v) => ({ entrypoint: [], path: [], pull: `${mirror}/nvidia/aicr-validators/deployment:${v}` }),
+  },
 ]
 
 /** AICR's CLI image (snapshot agent, recipe, bundle, validate) and its deployment validator image, as local binaries. */
@@ -115,9 +118,15 @@ export const lookupImage = (image: string, rules: readonly ImageRule[] = KUBELET
   for (const rule of rules) {
     if (!image.startsWith(rule.repository) || !/^[:@]/.test(image.slice(rule.repository.length))) continue
     const tag = (rule.tags ?? TAG).exec(image.slice(rule.repository.length))
-    if (!tag) return { kind: "unavailable", message: `image ${image}: only ${rule.tags ? `tags matching ${rule.tags.source}` : "release tags (vX.Y.Z, optionally @sha256:…)"} of ${rule.repository} run on the local control plane` }
+    if (!tag)
+      return {
+        kind: "unavailable",
+        message: `image ${image}: only ${rule.tags ? `tags matching ${rule.tags.source}` : "release tags (vX.Y.Z, optionally @sha256:…)"} of ${rule.repository} run on the local control plane`,
+      }
     const r = rule.resolve(tag[1]!)
-    return "error" in r ? { kind: "unavailable", message: `image ${image}: ${r.error}` } : { kind: "runnable", repository: rule.repository, version: tag[1]!, runtime: r }
+    return "error" in r
+      ? { kind: "unavailable", message: `image ${image}: ${r.error}` }
+      : { kind: "runnable", repository: rule.repository, version: tag[1]!, runtime: r }
   }
   if (new RegExp(claimedImagePattern(rules, claimed)).test(image)) {
     return { kind: "unavailable", message: `image ${image} has no local build: the process kubelet runs only ${rules.map((r) => r.repository).join(", ")}` }

@@ -3,7 +3,18 @@ import { defaultHostFor, h100Host, hostFiles, hostProfileOf, HOST_PROFILE_ANNOTA
 import { aicrImages, claimedImagePattern, CUDA_BASE_IMAGE, type ImageRule, lookupImage } from "./images"
 import { containerUser, imageCommandLine, imageEnv } from "./image-config"
 import { podRuntimes } from "./kubelet"
-import { commandLine, containerEnv, exitCodeOf, expand, fieldValue, finishedStatus, type PodSources, runningStatus, terminationMessage, volumeContent } from "./pod"
+import {
+  commandLine,
+  containerEnv,
+  exitCodeOf,
+  expand,
+  fieldValue,
+  finishedStatus,
+  type PodSources,
+  runningStatus,
+  terminationMessage,
+  volumeContent,
+} from "./pod"
 import { claimedExpression, patchStages } from "./stages"
 
 const rules: ImageRule[] = [
@@ -17,13 +28,17 @@ const pod = (containers: unknown[], extra: Record<string, unknown> = {}) => ({
   status: { podIP: "10.0.0.7", hostIP: "10.0.0.1" },
 })
 
-const sources = (objects: { cm?: Record<string, Record<string, string>>; secret?: Record<string, Record<string, string>> } = {}): PodSources & { tokens: unknown[] } => {
+const sources = (
+  objects: { cm?: Record<string, Record<string, string>>; secret?: Record<string, Record<string, string>> } = {},
+): PodSources & { tokens: unknown[] } => {
   const tokens: unknown[] = []
   return {
     tokens,
     configMap: async (_ns, name) => (objects.cm?.[name] ? { data: objects.cm[name] } : undefined),
     secret: async (_ns, name) =>
-      objects.secret?.[name] ? { data: Object.fromEntries(Object.entries(objects.secret[name]).map(([k, v]) => [k, Buffer.from(v).toString("base64")])) } : undefined,
+      objects.secret?.[name]
+        ? { data: Object.fromEntries(Object.entries(objects.secret[name]).map(([k, v]) => [k, Buffer.from(v).toString("base64")])) }
+        : undefined,
     token: async (ns, sa, p, audience, seconds) => {
       tokens.push({ ns, sa, p, audience, seconds })
       return `token-of-${sa}`
@@ -48,7 +63,11 @@ describe("process kubelet: which images run for real", () => {
 
   it("runs NVIDIA's CUDA base image (AICR's GPU check) with its own command, and claims no other CUDA tag", () => {
     const all = [...rules, CUDA_BASE_IMAGE]
-    expect(lookupImage("nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04", all)).toMatchObject({ kind: "runnable", version: "13.0.0-base-ubuntu22.04", runtime: { entrypoint: [], path: [] } })
+    expect(lookupImage("nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04", all)).toMatchObject({
+      kind: "runnable",
+      version: "13.0.0-base-ubuntu22.04",
+      runtime: { entrypoint: [], path: [] },
+    })
     expect(lookupImage("nvcr.io/nvidia/cuda:13.0.0-devel-ubuntu22.04", all)).toMatchObject({ kind: "unavailable" })
     expect(lookupImage("nvcr.io/nvidia/cudax:13.0.0-base-ubuntu22.04", all).kind).toBe("unclaimed")
     expect(new RegExp(claimedImagePattern(all)).test("nvcr.io/nvidia/cuda:13.0.0-base-ubuntu22.04")).toBe(true)
@@ -71,13 +90,28 @@ describe("process kubelet: which images run for real", () => {
 
   it("runs a pod only when every container is runnable, and ignores pods with no claimed image", () => {
     expect(podRuntimes(pod([{ name: "a", image: "busybox" }]), rules)).toEqual({ kind: "ignore" })
-    expect(podRuntimes(pod([{ name: "a", image: "ghcr.io/nvidia/aicr:v0.11.1" }]), rules)).toMatchObject({ kind: "run", runtimes: { a: { entrypoint: ["/b/aicr"] } } })
-    expect(podRuntimes(pod([{ name: "a", image: "ghcr.io/nvidia/aicr:v0.11.1" }, { name: "b", image: "busybox" }]), rules)).toMatchObject({ kind: "unavailable" })
+    expect(podRuntimes(pod([{ name: "a", image: "ghcr.io/nvidia/aicr:v0.11.1" }]), rules)).toMatchObject({
+      kind: "run",
+      runtimes: { a: { entrypoint: ["/b/aicr"] } },
+    })
+    expect(
+      podRuntimes(
+        pod([
+          { name: "a", image: "ghcr.io/nvidia/aicr:v0.11.1" },
+          { name: "b", image: "busybox" },
+        ]),
+        rules,
+      ),
+    ).toMatchObject({ kind: "unavailable" })
   })
 })
 
 describe("process kubelet: kwok stages", () => {
-  const stage = (name: string, kind = "Pod") => ({ kind: "Stage", metadata: { name }, spec: { resourceRef: { kind }, selector: { matchExpressions: [{ key: ".status.phase", operator: "In", values: ["Pending"] }] } } })
+  const stage = (name: string, kind = "Pod") => ({
+    kind: "Stage",
+    metadata: { name },
+    spec: { resourceRef: { kind }, selector: { matchExpressions: [{ key: ".status.phase", operator: "In", values: ["Pending"] }] } },
+  })
 
   it("adds the claimed-image exclusion to every pod stage and to no node stage", () => {
     const out = patchStages([stage("pod-ready"), stage("node-initialize", "Node"), stage("pod-delete")], "^(a)[:@]")
@@ -142,13 +176,26 @@ describe("process kubelet: environment and volumes", () => {
       ],
     }
     const env = await containerEnv(pod([c]), c, sources({ cm: { cm: { x: "1" } }, secret: { s: { k: "secret!" } } }), api)
-    expect(env).toMatchObject({ A: "a", B: "a-b-$(A)", NODE_NAME: "kwok-gpu-0", NS: "ns", LBL: "x", S: "secret!", CM_x: "1", KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: "6443" })
+    expect(env).toMatchObject({
+      A: "a",
+      B: "a-b-$(A)",
+      NODE_NAME: "kwok-gpu-0",
+      NS: "ns",
+      LBL: "x",
+      S: "secret!",
+      CM_x: "1",
+      KUBERNETES_SERVICE_HOST: "127.0.0.1",
+      KUBERNETES_SERVICE_PORT: "6443",
+    })
     expect(env).not.toHaveProperty("OPT")
   })
 
   it("a missing required key is a CreateContainerConfigError naming it", async () => {
     const c = { name: "c", env: [{ name: "X", valueFrom: { configMapKeyRef: { name: "cm", key: "k" } } }] }
-    await expect(containerEnv(pod([c]), c, sources(), api)).rejects.toMatchObject({ reason: "CreateContainerConfigError", message: "couldn't find key k in ConfigMap ns/cm" })
+    await expect(containerEnv(pod([c]), c, sources(), api)).rejects.toMatchObject({
+      reason: "CreateContainerConfigError",
+      message: "couldn't find key k in ConfigMap ns/cm",
+    })
   })
 
   it("projects the ServiceAccount token bound to the pod, the root CA and the namespace", async () => {
@@ -172,7 +219,12 @@ describe("process kubelet: environment and volumes", () => {
 
   it("uses the image entrypoint when the container has no command", () => {
     expect(commandLine({ args: ["check-nvidia-smi"] }, ["/b/deployment"], {})).toEqual(["/b/deployment", "check-nvidia-smi"])
-    expect(commandLine({ command: ["aicr"], args: ["snapshot", "-o", "$(OUT)"] }, ["/b/aicr"], { OUT: "cm://a/b" })).toEqual(["aicr", "snapshot", "-o", "cm://a/b"])
+    expect(commandLine({ command: ["aicr"], args: ["snapshot", "-o", "$(OUT)"] }, ["/b/aicr"], { OUT: "cm://a/b" })).toEqual([
+      "aicr",
+      "snapshot",
+      "-o",
+      "cm://a/b",
+    ])
   })
 
   it("field paths the kubelet does not know are refused", () => {
@@ -198,12 +250,30 @@ describe("process kubelet: status", () => {
   })
 
   it("a pod whose containers all exit 0 Succeeded; any other exit Failed, with each container's terminated state", () => {
-    const p = pod([{ name: "a", image: "i" }, { name: "b", image: "i" }])
-    const t = (exitCode: number, extra: Record<string, unknown> = {}) => ({ exitCode, reason: exitCode ? "Error" : "Completed", startedAt: "s", finishedAt: "f", containerID: "harness://x", ...extra })
+    const p = pod([
+      { name: "a", image: "i" },
+      { name: "b", image: "i" },
+    ])
+    const t = (exitCode: number, extra: Record<string, unknown> = {}) => ({
+      exitCode,
+      reason: exitCode ? "Error" : "Completed",
+      startedAt: "s",
+      finishedAt: "f",
+      containerID: "harness://x",
+      ...extra,
+    })
     expect(finishedStatus(p, "now", { a: t(0), b: t(0) }).status.phase).toBe("Succeeded")
     const failed = finishedStatus(p, "now", { a: t(0), b: t(137, { signal: "SIGKILL", message: "killed" }) })
     expect(failed.status.phase).toBe("Failed")
-    expect(failed.status.containerStatuses[1].state.terminated).toEqual({ exitCode: 137, signal: 9, reason: "Error", message: "killed", startedAt: "s", finishedAt: "f", containerID: "harness://x" })
+    expect(failed.status.containerStatuses[1].state.terminated).toEqual({
+      exitCode: 137,
+      signal: 9,
+      reason: "Error",
+      message: "killed",
+      startedAt: "s",
+      finishedAt: "f",
+      containerID: "harness://x",
+    })
   })
 })
 
@@ -220,7 +290,10 @@ describe("process kubelet: containerLogs", () => {
 describe("process kubelet: images from the local registry", () => {
   it("claims and pulls images on a loopback registry, by tag or digest", () => {
     const digest = `sha256:${"b".repeat(64)}`
-    expect(lookupImage(`127.0.0.1:5000/aicr/aicr-operator:v0.1.0@${digest}`, rules)).toMatchObject({ kind: "runnable", runtime: { pull: `127.0.0.1:5000/aicr/aicr-operator:v0.1.0@${digest}` } })
+    expect(lookupImage(`127.0.0.1:5000/aicr/aicr-operator:v0.1.0@${digest}`, rules)).toMatchObject({
+      kind: "runnable",
+      runtime: { pull: `127.0.0.1:5000/aicr/aicr-operator:v0.1.0@${digest}` },
+    })
     expect(lookupImage("localhost:5000/x@" + digest, rules)).toMatchObject({ kind: "runnable", version: digest })
     expect(lookupImage("registry.example.com:5000/x:v1", rules).kind).toBe("unclaimed")
     const re = new RegExp(claimedImagePattern(rules))
@@ -233,13 +306,24 @@ describe("process kubelet: images from the local registry", () => {
       kind: "runnable",
       runtime: { pull: "127.0.0.1:5000/aicr-images/nvidia/aicr:v0.11.1" },
     })
-    expect(lookupImage("ghcr.io/nvidia/aicr-validators/deployment:v0.10.16", aicrImages("r/p"))).toMatchObject({ runtime: { pull: "r/p/nvidia/aicr-validators/deployment:v0.10.16" } })
+    expect(lookupImage("ghcr.io/nvidia/aicr-validators/deployment:v0.10.16", aicrImages("r/p"))).toMatchObject({
+      runtime: { pull: "r/p/nvidia/aicr-validators/deployment:v0.10.16" },
+    })
   })
 })
 
 describe("process kubelet: image config", () => {
-  const config = { User: "65532:65532", Env: ["PATH=/usr/bin:/nodejs/bin", "NODE_ENV=production"], Entrypoint: ["/nodejs/bin/node", "/app/main.mjs"], Cmd: ["--default"], WorkingDir: "/app" }
-  const files = { passwd: "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n", group: "root:x:0:\nnonroot:x:65532:\n" }
+  const config = {
+    User: "65532:65532",
+    Env: ["PATH=/usr/bin:/nodejs/bin", "NODE_ENV=production"],
+    Entrypoint: ["/nodejs/bin/node", "/app/main.mjs"],
+    Cmd: ["--default"],
+    WorkingDir: "/app",
+  }
+  const files = {
+    passwd: "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n",
+    group: "root:x:0:\nnonroot:x:65532:\n",
+  }
 
   it("follows Kubernetes' rules for command and args over Entrypoint and Cmd", () => {
     expect(imageCommandLine({}, config, {})).toEqual(["/nodejs/bin/node", "/app/main.mjs", "--default"])
@@ -264,13 +348,37 @@ describe("process kubelet: image config", () => {
   })
 
   it("a pod with restarts reports each container's readiness, restart count and last termination", () => {
-    const p = pod([{ name: "a", image: "i" }, { name: "b", image: "i" }])
+    const p = pod([
+      { name: "a", image: "i" },
+      { name: "b", image: "i" },
+    ])
     const t = { exitCode: 137, signal: "SIGKILL", reason: "Error", startedAt: "s", finishedAt: "f", containerID: "harness://old" }
-    const st = runningStatus(p, { hostIP: "127.0.0.1", podIP: "127.20.1.2", now: "now", containers: { a: { containerID: "harness://a", startedAt: "s", ready: true, restartCount: 0 }, b: { containerID: "harness://b", startedAt: "s2", ready: false, restartCount: 1, lastTerminated: t } } }).status
+    const st = runningStatus(p, {
+      hostIP: "127.0.0.1",
+      podIP: "127.20.1.2",
+      now: "now",
+      containers: {
+        a: { containerID: "harness://a", startedAt: "s", ready: true, restartCount: 0 },
+        b: { containerID: "harness://b", startedAt: "s2", ready: false, restartCount: 1, lastTerminated: t },
+      },
+    }).status
     expect(st.podIP).toBe("127.20.1.2")
     expect(st.conditions.find((c: { type: string }) => c.type === "Ready")).toMatchObject({ status: "False", reason: "ContainersNotReady" })
-    expect(st.containerStatuses[1]).toMatchObject({ ready: false, restartCount: 1, state: { running: { startedAt: "s2" } }, lastState: { terminated: { exitCode: 137, signal: 9 } } })
-    const ready = runningStatus(p, { hostIP: "h", podIP: "i", now: "now", containers: { a: { containerID: "x", startedAt: "s", ready: true, restartCount: 0 }, b: { containerID: "y", startedAt: "s", ready: true, restartCount: 0 } } }).status
+    expect(st.containerStatuses[1]).toMatchObject({
+      ready: false,
+      restartCount: 1,
+      state: { running: { startedAt: "s2" } },
+      lastState: { terminated: { exitCode: 137, signal: 9 } },
+    })
+    const ready = runningStatus(p, {
+      hostIP: "h",
+      podIP: "i",
+      now: "now",
+      containers: {
+        a: { containerID: "x", startedAt: "s", ready: true, restartCount: 0 },
+        b: { containerID: "y", startedAt: "s", ready: true, restartCount: 0 },
+      },
+    }).status
     expect(ready.conditions.find((c: { type: string }) => c.type === "Ready")?.status).toBe("True")
   })
 })

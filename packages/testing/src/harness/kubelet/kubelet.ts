@@ -16,7 +16,17 @@ import { hostProfileOf } from "./hosts"
 import { type ImageRule, type ImageRuntime, KUBELET_IMAGES, lookupImage } from "./images"
 import { OciClient } from "@aicr/oras"
 import { startImageContainer } from "./image-runner"
-import { type Container, finishedStatus, type LiveContainer, type Pod, PodConfigError, type PodSources, runningStatus, type Terminated, waitingStatus } from "./pod"
+import {
+  type Container,
+  finishedStatus,
+  type LiveContainer,
+  type Pod,
+  PodConfigError,
+  type PodSources,
+  runningStatus,
+  type Terminated,
+  waitingStatus,
+} from "./pod"
 import { serveContainerLogs } from "./logs"
 import { runProber } from "./probes"
 import { pullImage, type PulledImage } from "./pull"
@@ -53,7 +63,10 @@ interface PodRun {
   done: Promise<void>
 }
 
-type Runtimes = { readonly kind: "run"; readonly runtimes: Record<string, ImageRuntime> } | { readonly kind: "unavailable"; readonly message: string } | { readonly kind: "ignore" }
+type Runtimes =
+  | { readonly kind: "run"; readonly runtimes: Record<string, ImageRuntime> }
+  | { readonly kind: "unavailable"; readonly message: string }
+  | { readonly kind: "ignore" }
 
 /** Whether the kubelet runs the pod: every container's image must be runnable here once one is claimed. */
 export const podRuntimes = (pod: Pod, rules: readonly ImageRule[] = KUBELET_IMAGES): Runtimes => {
@@ -68,8 +81,7 @@ export const podRuntimes = (pod: Pod, rules: readonly ImageRule[] = KUBELET_IMAG
   return { kind: "run", runtimes: Object.fromEntries(looks.map(([n, l]) => [n, (l as { runtime: ImageRuntime }).runtime])) }
 }
 
-const ours = (pod: Pod): boolean =>
-  (pod.status?.containerStatuses ?? []).some((s: { containerID?: string }) => s.containerID?.startsWith(CONTAINER_ID_PREFIX))
+const ours = (pod: Pod): boolean => (pod.status?.containerStatuses ?? []).some((s: { containerID?: string }) => s.containerID?.startsWith(CONTAINER_ID_PREFIX))
 
 export const startKubelet = async (opts: KubeletOptions) => {
   const log = opts.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`))
@@ -87,8 +99,14 @@ export const startKubelet = async (opts: KubeletOptions) => {
   const podPath = (ns: string, name: string) => `/api/v1/namespaces/${ns}/pods/${name}`
 
   const patchStatus = async (pod: Pod, patch: unknown): Promise<void> => {
-    const res = await api("PATCH", `${podPath(pod.metadata.namespace, pod.metadata.name)}/status?fieldManager=${KUBELET_FIELD_MANAGER}`, patch, "application/strategic-merge-patch+json")
-    if (res.status >= 300 && res.status !== 404) log(`status of ${pod.metadata.namespace}/${pod.metadata.name}: HTTP ${res.status} ${JSON.stringify(res.body?.message ?? res.body)}`)
+    const res = await api(
+      "PATCH",
+      `${podPath(pod.metadata.namespace, pod.metadata.name)}/status?fieldManager=${KUBELET_FIELD_MANAGER}`,
+      patch,
+      "application/strategic-merge-patch+json",
+    )
+    if (res.status >= 300 && res.status !== 404)
+      log(`status of ${pod.metadata.namespace}/${pod.metadata.name}: HTTP ${res.status} ${JSON.stringify(res.body?.message ?? res.body)}`)
   }
 
   const src: PodSources = {
@@ -104,9 +122,14 @@ export const startKubelet = async (opts: KubeletOptions) => {
       const r = await api("POST", `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, {
         apiVersion: "authentication.k8s.io/v1",
         kind: "TokenRequest",
-        spec: { audiences: audience ? [audience] : [], expirationSeconds: Math.max(seconds, 600), boundObjectRef: { kind: "Pod", apiVersion: "v1", name: pod.name, uid: pod.uid } },
+        spec: {
+          audiences: audience ? [audience] : [],
+          expirationSeconds: Math.max(seconds, 600),
+          boundObjectRef: { kind: "Pod", apiVersion: "v1", name: pod.name, uid: pod.uid },
+        },
       })
-      if (r.status !== 201 && r.status !== 200) throw new PodConfigError("CreateContainerConfigError", `token for ServiceAccount ${ns}/${sa}: HTTP ${r.status} ${r.body?.message ?? ""}`)
+      if (r.status !== 201 && r.status !== 200)
+        throw new PodConfigError("CreateContainerConfigError", `token for ServiceAccount ${ns}/${sa}: HTTP ${r.status} ${r.body?.message ?? ""}`)
       return r.body.status.token
     },
   }
@@ -169,7 +192,11 @@ export const startKubelet = async (opts: KubeletOptions) => {
     const final: Record<string, Terminated> = {}
     let reporting = Promise.resolve()
     const report = () => {
-      reporting = reporting.then(() => (Object.keys(final).length === pod.spec.containers.length ? undefined : patchStatus(pod, runningStatus(pod, { hostIP, podIP, now: new Date().toISOString(), containers: live }))))
+      reporting = reporting.then(() =>
+        Object.keys(final).length === pod.spec.containers.length
+          ? undefined
+          : patchStatus(pod, runningStatus(pod, { hostIP, podIP, now: new Date().toISOString(), containers: live })),
+      )
       return reporting
     }
     const restartPolicy: string = pod.spec.restartPolicy ?? "Always"
@@ -188,18 +215,33 @@ export const startKubelet = async (opts: KubeletOptions) => {
         } catch (e) {
           if (!(e instanceof PodConfigError)) throw e
           log(`${key}: container ${c.name} cannot start: ${e.message}`)
-          live[c.name] = { containerID: "", ready: false, restartCount: restarts, ...(last ? { lastTerminated: last } : {}), waiting: { reason: e.reason, message: e.message } }
+          live[c.name] = {
+            containerID: "",
+            ready: false,
+            restartCount: restarts,
+            ...(last ? { lastTerminated: last } : {}),
+            waiting: { reason: e.reason, message: e.message },
+          }
           await report()
           return
         }
         entry.containers.set(c.name, rc)
-        log(`${key}: running ${c.name} (pid ${rc.proc.pid}) on ${pod.spec.nodeName}${pulled[c.name] ? ` from image ${pulled[c.name]!.imageID}` : ""}${restarts ? ` (restart ${restarts})` : ""}`)
+        log(
+          `${key}: running ${c.name} (pid ${rc.proc.pid}) on ${pod.spec.nodeName}${pulled[c.name] ? ` from image ${pulled[c.name]!.imageID}` : ""}${restarts ? ` (restart ${restarts})` : ""}`,
+        )
         const probing = new AbortController()
         const state = (patch: Partial<LiveContainer>) => {
           live[c.name] = { ...live[c.name]!, ...patch }
           void report()
         }
-        live[c.name] = { containerID: rc.containerID, imageID: pulled[c.name]?.imageID ?? "", startedAt: rc.startedAt, ready: !c.readinessProbe, restartCount: restarts, ...(last ? { lastTerminated: last } : {}) }
+        live[c.name] = {
+          containerID: rc.containerID,
+          imageID: pulled[c.name]?.imageID ?? "",
+          startedAt: rc.startedAt,
+          ready: !c.readinessProbe,
+          restartCount: restarts,
+          ...(last ? { lastTerminated: last } : {}),
+        }
         await report()
         const target = () => ({ podIP, container: c, pid: rc.proc.pid, uid: rc.user?.uid ?? 0, gid: rc.user?.gid ?? 0 })
         const kill = (why: string) => {
@@ -212,16 +254,24 @@ export const startKubelet = async (opts: KubeletOptions) => {
             let started = false
             const startup = new AbortController()
             probing.signal.addEventListener("abort", () => startup.abort())
-            await runProber(c.startupProbe, target, (ok, message) => {
-              started = ok
-              startup.abort()
-              if (!ok) kill(`failed startup probe: ${message ?? ""}`)
-            }, startup.signal, false)
+            await runProber(
+              c.startupProbe,
+              target,
+              (ok, message) => {
+                started = ok
+                startup.abort()
+                if (!ok) kill(`failed startup probe: ${message ?? ""}`)
+              },
+              startup.signal,
+              false,
+            )
             if (!started) return
           }
           await Promise.all([
             c.readinessProbe ? runProber(c.readinessProbe, target, (ok) => state({ ready: ok }), probing.signal, false) : undefined,
-            c.livenessProbe ? runProber(c.livenessProbe, target, (ok, message) => void (ok || kill(`failed liveness probe: ${message ?? ""}`)), probing.signal, true) : undefined,
+            c.livenessProbe
+              ? runProber(c.livenessProbe, target, (ok, message) => void (ok || kill(`failed liveness probe: ${message ?? ""}`)), probing.signal, true)
+              : undefined,
           ])
         })().catch((e) => log(`${key}: probes of ${c.name}: ${e instanceof Error ? e.message : String(e)}`))
         const t = await rc.ended
@@ -235,7 +285,15 @@ export const startKubelet = async (opts: KubeletOptions) => {
         // The first restart is immediate, then 10 s doubling to 5 min (the kubelet's crash-loop back-off).
         const backoff = restarts === 1 ? 0 : Math.min(10 * 2 ** (restarts - 2), 300)
         log(`${key}: container ${c.name} exited ${t.exitCode}; restarting in ${backoff} s`)
-        live[c.name] = { containerID: t.containerID, ready: false, restartCount: restarts, lastTerminated: t, ...(backoff ? { waiting: { reason: "CrashLoopBackOff", message: `back-off ${backoff}s restarting failed container=${c.name} pod=${pod.metadata.name}` } } : {}) }
+        live[c.name] = {
+          containerID: t.containerID,
+          ready: false,
+          restartCount: restarts,
+          lastTerminated: t,
+          ...(backoff
+            ? { waiting: { reason: "CrashLoopBackOff", message: `back-off ${backoff}s restarting failed container=${c.name} pod=${pod.metadata.name}` } }
+            : {}),
+        }
         await report()
         await sleep(backoff * 1000, undefined, { signal: entry.abort.signal }).catch(() => undefined)
       }
@@ -247,7 +305,11 @@ export const startKubelet = async (opts: KubeletOptions) => {
       podIPs.delete(pod.metadata.uid)
     }
     if (Object.keys(final).length === pod.spec.containers.length) {
-      log(`${key}: ended ${Object.entries(final).map(([n, t]) => `${n}=${t.exitCode}`).join(", ")}`)
+      log(
+        `${key}: ended ${Object.entries(final)
+          .map(([n, t]) => `${n}=${t.exitCode}`)
+          .join(", ")}`,
+      )
       await reporting
       await patchStatus(pod, finishedStatus(pod, new Date().toISOString(), final))
     }
@@ -305,7 +367,14 @@ export const startKubelet = async (opts: KubeletOptions) => {
       const lost = Object.fromEntries(
         pod.spec.containers.map((c: { name: string }) => [
           c.name,
-          { exitCode: 137, reason: "ContainerStatusUnknown", message: "The container could not be located when the pod was terminated", startedAt: now, finishedAt: now, containerID: "" },
+          {
+            exitCode: 137,
+            reason: "ContainerStatusUnknown",
+            message: "The container could not be located when the pod was terminated",
+            startedAt: now,
+            finishedAt: now,
+            containerID: "",
+          },
         ]),
       )
       await patchStatus(pod, finishedStatus(pod, now, lost))
@@ -318,7 +387,16 @@ export const startKubelet = async (opts: KubeletOptions) => {
       await patchStatus(pod, waitingStatus(pod, "ErrImagePull", decision.message))
       return
     }
-    const entry: PodRun = { uid, namespace: pod.metadata.namespace, name: pod.metadata.name, containers: new Map(), abort: new AbortController(), stopping: false, finished: false, done: Promise.resolve() }
+    const entry: PodRun = {
+      uid,
+      namespace: pod.metadata.namespace,
+      name: pod.metadata.name,
+      containers: new Map(),
+      abort: new AbortController(),
+      stopping: false,
+      finished: false,
+      done: Promise.resolve(),
+    }
     runs.set(uid, entry)
     entry.done = run(pod, decision.runtimes)
       .catch((e) => log(`${pod.metadata.namespace}/${pod.metadata.name}: ${e instanceof Error ? e.stack : String(e)}`))

@@ -30,7 +30,13 @@ const podDir = (podsDir: string, ns: string, pod: string): string | undefined =>
   return dirs.map((d) => join(podsDir, d)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
 }
 
-export const serveContainerLogs = (opts: { port: number; certFile: string; keyFile: string; podsDir: string; isRunning: (ns: string, pod: string) => boolean }): Promise<Server> => {
+export const serveContainerLogs = (opts: {
+  port: number
+  certFile: string
+  keyFile: string
+  podsDir: string
+  isRunning: (ns: string, pod: string) => boolean
+}): Promise<Server> => {
   const server = createServer({ cert: readFileSync(opts.certFile), key: readFileSync(opts.keyFile) }, (req, res) => {
     const url = new URL(req.url ?? "/", "https://kubelet")
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(url.pathname)
@@ -42,7 +48,9 @@ export const serveContainerLogs = (opts: { port: number; certFile: string; keyFi
     const dir = podDir(opts.podsDir, ns, pod)
     const file = dir && join(dir, "logs", `${container}.log`)
     if (!file || !existsSync(file)) {
-      res.writeHead(404, { "content-type": "text/plain" }).end(`no logs for container "${container}" of pod ${ns}/${pod} (only pods the process kubelet runs have logs)\n`)
+      res
+        .writeHead(404, { "content-type": "text/plain" })
+        .end(`no logs for container "${container}" of pod ${ns}/${pod} (only pods the process kubelet runs have logs)\n`)
       return
     }
     const num = (k: string) => (url.searchParams.has(k) ? Number(url.searchParams.get(k)) : undefined)
@@ -60,7 +68,11 @@ export const serveContainerLogs = (opts: { port: number; certFile: string; keyFi
       while (!res.destroyed) {
         const size = statSync(file).size
         if (size > offset) {
-          await new Promise<void>((resolve) => createReadStream(file, { start: offset, end: size - 1 }).on("end", resolve).pipe(res, { end: false }))
+          await new Promise<void>((resolve) =>
+            createReadStream(file, { start: offset, end: size - 1 })
+              .on("end", resolve)
+              .pipe(res, { end: false }),
+          )
           offset = size
         } else if (!opts.isRunning(ns, pod)) break
         else await sleep(200)

@@ -59,7 +59,12 @@ const secretFiles = (s: { data?: Record<string, string> }): Record<string, Buffe
   Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, decodeB64(v)]))
 
 /** `items` (key → path) of a ConfigMap/Secret source, or every key under its own name. */
-const project = (files: Record<string, Buffer>, items: { key: string; path: string }[] | undefined, what: string, optional: boolean): Record<string, Buffer> => {
+const project = (
+  files: Record<string, Buffer>,
+  items: { key: string; path: string }[] | undefined,
+  what: string,
+  optional: boolean,
+): Record<string, Buffer> => {
   if (!items?.length) return files
   const out: Record<string, Buffer> = {}
   for (const it of items) {
@@ -155,7 +160,13 @@ export const volumeContent = async (pod: Pod, v: any, src: PodSources): Promise<
     for (const s of v.projected.sources ?? []) {
       if (s.serviceAccountToken) {
         const sa = pod.spec.serviceAccountName ?? "default"
-        const token = await src.token(ns, sa, { name: pod.metadata.name, uid: pod.metadata.uid }, s.serviceAccountToken.audience, s.serviceAccountToken.expirationSeconds ?? EXPIRY)
+        const token = await src.token(
+          ns,
+          sa,
+          { name: pod.metadata.name, uid: pod.metadata.uid },
+          s.serviceAccountToken.audience,
+          s.serviceAccountToken.expirationSeconds ?? EXPIRY,
+        )
         files[s.serviceAccountToken.path] = Buffer.from(token)
       } else if (s.configMap) {
         const cm = await src.configMap(ns, s.configMap.name)
@@ -169,7 +180,12 @@ export const volumeContent = async (pod: Pod, v: any, src: PodSources): Promise<
     }
     return { kind: "files", files }
   }
-  throw new PodConfigError("CreateContainerConfigError", `volume ${v.name}: unsupported volume type (${Object.keys(v).filter((k) => k !== "name").join(", ")})`)
+  throw new PodConfigError(
+    "CreateContainerConfigError",
+    `volume ${v.name}: unsupported volume type (${Object.keys(v)
+      .filter((k) => k !== "name")
+      .join(", ")})`,
+  )
 }
 
 const downwardFiles = (pod: Pod, items: any[] | undefined): Record<string, Buffer> =>
@@ -279,7 +295,10 @@ export const runningStatus = (pod: Pod, s: { hostIP: string; podIP: string; now:
           ready: l?.ready ?? false,
           started: l?.startedAt !== undefined,
           restartCount: l?.restartCount ?? 0,
-          state: l?.startedAt !== undefined ? { running: { startedAt: l.startedAt } } : { waiting: { reason: l?.waiting?.reason ?? "ContainerCreating", ...(l?.waiting?.message ? { message: l.waiting.message } : {}) } },
+          state:
+            l?.startedAt !== undefined
+              ? { running: { startedAt: l.startedAt } }
+              : { waiting: { reason: l?.waiting?.reason ?? "ContainerCreating", ...(l?.waiting?.message ? { message: l.waiting.message } : {}) } },
           ...(l?.lastTerminated ? { lastState: { terminated: terminatedState(l.lastTerminated) } } : {}),
         }
       }),
@@ -326,7 +345,15 @@ const signalNumber = (s: string): number => exitCodeOf(null, s as NodeJS.Signals
 /** The status patch when a container cannot start (image not runnable here, missing ConfigMap, …). */
 export const waitingStatus = (pod: Pod, reason: string, message: string) => ({
   status: {
-    conditions: [{ type: "Ready", status: "False", lastProbeTime: null, lastTransitionTime: pod.status?.startTime ?? new Date().toISOString(), reason: "ContainersNotReady" }],
+    conditions: [
+      {
+        type: "Ready",
+        status: "False",
+        lastProbeTime: null,
+        lastTransitionTime: pod.status?.startTime ?? new Date().toISOString(),
+        reason: "ContainersNotReady",
+      },
+    ],
     containerStatuses: pod.spec.containers.map((c: Container) => ({
       name: c.name,
       image: c.image,

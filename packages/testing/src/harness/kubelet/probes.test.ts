@@ -13,12 +13,20 @@ beforeAll(async () => {
 })
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
 
-const target = (container: unknown = { name: "c", ports: [{ name: "health", containerPort: 0 }] }) => ({ podIP: "127.0.0.1", container, pid: process.pid, uid: 0, gid: 0 })
+const target = (container: unknown = { name: "c", ports: [{ name: "health", containerPort: 0 }] }) => ({
+  podIP: "127.0.0.1",
+  container,
+  pid: process.pid,
+  uid: 0,
+  gid: 0,
+})
 
 describe("process kubelet: probes", () => {
   it("httpGet succeeds on 2xx/3xx at the pod IP, by port number or name", async () => {
     expect(await probeOnce({ httpGet: { path: "/readyz", port } }, target())).toEqual({ ok: true })
-    expect(await probeOnce({ httpGet: { path: "/readyz", port: "health" } }, target({ name: "c", ports: [{ name: "health", containerPort: port }] }))).toEqual({ ok: true })
+    expect(await probeOnce({ httpGet: { path: "/readyz", port: "health" } }, target({ name: "c", ports: [{ name: "health", containerPort: port }] }))).toEqual({
+      ok: true,
+    })
     expect(await probeOnce({ httpGet: { path: "/nope", port } }, target())).toEqual({ ok: false, message: "HTTP probe failed with statuscode: 503" })
     expect(() => probePort("metrics", { name: "c", ports: [] })).toThrow(/port metrics is not a named port of container c/)
   })
@@ -36,11 +44,16 @@ describe("process kubelet: probes", () => {
     const changes: boolean[] = []
     const abort = new AbortController()
     healthy = true
-    const done = runProber({ httpGet: { path: "/readyz", port }, periodSeconds: 0.05, successThreshold: 2, failureThreshold: 2 }, () => target(), (ok) => {
-      changes.push(ok)
-      if (changes.length === 1) healthy = false
-      else abort.abort()
-    }, abort.signal)
+    const done = runProber(
+      { httpGet: { path: "/readyz", port }, periodSeconds: 0.05, successThreshold: 2, failureThreshold: 2 },
+      () => target(),
+      (ok) => {
+        changes.push(ok)
+        if (changes.length === 1) healthy = false
+        else abort.abort()
+      },
+      abort.signal,
+    )
     await done
     expect(changes).toEqual([true, false])
   })

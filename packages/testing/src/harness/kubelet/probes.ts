@@ -44,7 +44,12 @@ export const probeOnce = async (probe: any, t: ProbeTarget): Promise<ProbeOutcom
       const host = g.host ?? t.podIP
       const url = `${scheme}://${host.includes(":") ? `[${host}]` : host}:${probePort(g.port, t.container)}${g.path ?? "/"}`
       const headers = Object.fromEntries((g.httpHeaders ?? []).map((h: any) => [h.name, h.value]))
-      const res = await request(url, { headers: { "user-agent": "kube-probe/1.35", ...headers }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, ...(scheme === "https" ? { dispatcher: insecure } : {}) })
+      const res = await request(url, {
+        headers: { "user-agent": "kube-probe/1.35", ...headers },
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        ...(scheme === "https" ? { dispatcher: insecure } : {}),
+      })
       await res.body.dump()
       return res.statusCode >= 200 && res.statusCode < 400 ? { ok: true } : { ok: false, message: `HTTP probe failed with statuscode: ${res.statusCode}` }
     }
@@ -63,8 +68,11 @@ export const probeOnce = async (probe: any, t: ProbeTarget): Promise<ProbeOutcom
       const cmd: string[] = probe.exec.command ?? []
       const ids = t.uid === 0 && t.gid === 0 ? [] : ["--setuid", String(t.uid), "--setgid", String(t.gid)]
       return await new Promise((resolve) => {
-        execFile("nsenter", ["--target", String(t.pid), "--mount", "--uts", "--root", "--wd", ...ids, "--", ...cmd], { timeout: timeoutMs }, (err, stdout, stderr) =>
-          resolve(err ? { ok: false, message: `${(stdout + stderr).trim() || err.message}`.slice(0, 1024) } : { ok: true }),
+        execFile(
+          "nsenter",
+          ["--target", String(t.pid), "--mount", "--uts", "--root", "--wd", ...ids, "--", ...cmd],
+          { timeout: timeoutMs },
+          (err, stdout, stderr) => resolve(err ? { ok: false, message: `${(stdout + stderr).trim() || err.message}`.slice(0, 1024) } : { ok: true }),
         )
       })
     }
@@ -79,7 +87,13 @@ export const probeOnce = async (probe: any, t: ProbeTarget): Promise<ProbeOutcom
  * change of verdict once successThreshold successes or failureThreshold failures in a row decided it. `initial` is
  * the verdict before the first decision (a readiness probe starts not ready).
  */
-export const runProber = async (probe: any, target: () => ProbeTarget, onChange: (ok: boolean, message?: string) => void, signal: AbortSignal, initial = false): Promise<void> => {
+export const runProber = async (
+  probe: any,
+  target: () => ProbeTarget,
+  onChange: (ok: boolean, message?: string) => void,
+  signal: AbortSignal,
+  initial = false,
+): Promise<void> => {
   const success = probe.successThreshold ?? 1
   const failure = probe.failureThreshold ?? 3
   let verdict = initial

@@ -16,7 +16,18 @@ const layer = async (entries: E[]): Promise<Readable> => {
   const out = new Promise<void>((resolve) => pack.on("data", (c: unknown) => chunks.push(c as Buffer)).on("end", () => resolve()))
   for (const e of entries) {
     await new Promise<void>((resolve, reject) =>
-      pack.entry({ name: e.name, type: e.type ?? "file", mode: e.mode ?? (e.type === "directory" ? 0o755 : 0o644), uid: e.uid ?? 0, gid: e.uid ?? 0, linkname: e.linkname }, e.body ?? "", (err) => (err ? reject(err) : resolve())),
+      pack.entry(
+        {
+          name: e.name,
+          type: e.type ?? "file",
+          mode: e.mode ?? (e.type === "directory" ? 0o755 : 0o644),
+          uid: e.uid ?? 0,
+          gid: e.uid ?? 0,
+          linkname: e.linkname,
+        },
+        e.body ?? "",
+        (err) => (err ? reject(err) : resolve()),
+      ),
     )
   }
   pack.finalize()
@@ -31,25 +42,31 @@ describe("process kubelet: unpacking image layers", () => {
   it("applies layers in order with OCI whiteouts, opaque directories, modes, owners and links", async () => {
     const root = join(work, "r1")
     mkdirSync(root)
-    await applyLayer(root, await layer([
-      { name: "etc/", type: "directory" },
-      { name: "etc/passwd", body: "v1" },
-      { name: "etc/gone", body: "x" },
-      { name: "opt/", type: "directory" },
-      { name: "opt/a", body: "a" },
-      { name: "opt/b", body: "b" },
-      { name: "bin/", type: "directory" },
-      { name: "bin/tool", body: "#!", mode: 0o755 },
-      { name: "home/nonroot/", type: "directory", mode: 0o700, uid: 65532 },
-    ]))
-    await applyLayer(root, await layer([
-      { name: "etc/passwd", body: "v2" },
-      { name: "etc/.wh.gone" },
-      { name: "opt/.wh..wh..opq" },
-      { name: "opt/c", body: "c" },
-      { name: "bin/alias", type: "symlink", linkname: "tool" },
-      { name: "bin/hard", type: "link", linkname: "bin/tool" },
-    ]))
+    await applyLayer(
+      root,
+      await layer([
+        { name: "etc/", type: "directory" },
+        { name: "etc/passwd", body: "v1" },
+        { name: "etc/gone", body: "x" },
+        { name: "opt/", type: "directory" },
+        { name: "opt/a", body: "a" },
+        { name: "opt/b", body: "b" },
+        { name: "bin/", type: "directory" },
+        { name: "bin/tool", body: "#!", mode: 0o755 },
+        { name: "home/nonroot/", type: "directory", mode: 0o700, uid: 65532 },
+      ]),
+    )
+    await applyLayer(
+      root,
+      await layer([
+        { name: "etc/passwd", body: "v2" },
+        { name: "etc/.wh.gone" },
+        { name: "opt/.wh..wh..opq" },
+        { name: "opt/c", body: "c" },
+        { name: "bin/alias", type: "symlink", linkname: "tool" },
+        { name: "bin/hard", type: "link", linkname: "bin/tool" },
+      ]),
+    )
     expect(readFileSync(join(root, "etc/passwd"), "utf8")).toBe("v2")
     expect(existsSync(join(root, "etc/gone"))).toBe(false)
     expect(existsSync(join(root, "etc/.wh.gone"))).toBe(false)
@@ -67,8 +84,20 @@ describe("process kubelet: unpacking image layers", () => {
     mkdirSync(root)
     const outside = join(work, "outside")
     mkdirSync(outside)
-    await applyLayer(root, await layer([{ name: "escape", type: "symlink", linkname: outside }, { name: "up", type: "symlink", linkname: "../../.." }]))
-    await applyLayer(root, await layer([{ name: "escape/pwned", body: "x" }, { name: "up/pwned2", body: "y" }]))
+    await applyLayer(
+      root,
+      await layer([
+        { name: "escape", type: "symlink", linkname: outside },
+        { name: "up", type: "symlink", linkname: "../../.." },
+      ]),
+    )
+    await applyLayer(
+      root,
+      await layer([
+        { name: "escape/pwned", body: "x" },
+        { name: "up/pwned2", body: "y" },
+      ]),
+    )
     expect(existsSync(join(outside, "pwned"))).toBe(false)
     expect(existsSync(join(root, outside, "pwned"))).toBe(true)
     expect(existsSync(join(root, "pwned2"))).toBe(true)

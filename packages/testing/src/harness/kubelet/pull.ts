@@ -4,7 +4,23 @@
 // applied as a container runtime applies them: OCI whiteouts (`.wh.<name>` deletes, `.wh..wh..opq` empties a
 // directory), owners and modes as recorded, and every path resolved inside the root (a layer's symlink never leads
 // a later entry outside it).
-import { createWriteStream, existsSync, lchownSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, chmodSync, chownSync, renameSync } from "node:fs"
+import {
+  createWriteStream,
+  existsSync,
+  lchownSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  chmodSync,
+  chownSync,
+  renameSync,
+} from "node:fs"
 import { dirname, join, posix } from "node:path"
 import { type Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"

@@ -7,7 +7,19 @@ import { dirname, join } from "node:path"
 import { type Proc, spawnProc, tailFile } from "../proc"
 import { HOST_OVERLAYS, type HostProfile, writeHostRoot } from "./hosts"
 import type { ImageRuntime } from "./images"
-import { type ApiServerEndpoint, commandLine, type Container, containerEnv, exitCodeOf, type Pod, PodConfigError, type PodSources, terminationMessage, type Terminated, volumeContent } from "./pod"
+import {
+  type ApiServerEndpoint,
+  commandLine,
+  type Container,
+  containerEnv,
+  exitCodeOf,
+  type Pod,
+  PodConfigError,
+  type PodSources,
+  terminationMessage,
+  type Terminated,
+  volumeContent,
+} from "./pod"
 
 // $1 hostname, $2 working dir, $3 the mount table (lines "source<TAB>target<TAB>ro|rw|host"), then the command.
 // Bind mounts are private to this process's namespace. Every source is first bound into a private tmpfs, so a
@@ -132,9 +144,18 @@ export const startContainer = async (s: StartContainer): Promise<RunningContaine
   const terminationLog = join(s.podDir, "termination", c.name)
   mkdirSync(dirname(terminationLog), { recursive: true })
   writeFileSync(terminationLog, "")
-  const mounts = [...containerMounts(c, s.hostRoot, s.volumes, terminationLog), ...(s.host.gpu ? [{ source: join(s.hostRoot, "usr"), target: `${STAGE_DIR}/host/usr`, readOnly: true }] : [])]
-  const shadowing = mounts.find((m) => STAGE_DIR === m.target || STAGE_DIR.startsWith(`${m.target.replace(/\/+$/, "")}/`) || m.target.replace(/^\/var\/run(\/|$)/, "/run$1") === "/run")
-  if (shadowing) throw new PodConfigError("CreateContainerConfigError", `container ${c.name}: mount path ${shadowing.target} is not supported by the process kubelet (it would hide ${STAGE_DIR})`)
+  const mounts = [
+    ...containerMounts(c, s.hostRoot, s.volumes, terminationLog),
+    ...(s.host.gpu ? [{ source: join(s.hostRoot, "usr"), target: `${STAGE_DIR}/host/usr`, readOnly: true }] : []),
+  ]
+  const shadowing = mounts.find(
+    (m) => STAGE_DIR === m.target || STAGE_DIR.startsWith(`${m.target.replace(/\/+$/, "")}/`) || m.target.replace(/^\/var\/run(\/|$)/, "/run$1") === "/run",
+  )
+  if (shadowing)
+    throw new PodConfigError(
+      "CreateContainerConfigError",
+      `container ${c.name}: mount path ${shadowing.target} is not supported by the process kubelet (it would hide ${STAGE_DIR})`,
+    )
   const table = join(s.podDir, "mounts", `${c.name}.tsv`)
   mkdirSync(dirname(table), { recursive: true })
   writeFileSync(table, mounts.map((m) => [m.source, m.target, m.overlay ? "host" : m.readOnly ? "ro" : "rw"].join("\t")).join("\n") + "\n")
@@ -146,20 +167,7 @@ export const startContainer = async (s: StartContainer): Promise<RunningContaine
   const proc = await spawnProc({
     name: c.name,
     bin: UNSHARE,
-    args: [
-      "--mount",
-      "--uts",
-      "--propagation",
-      "private",
-      "/bin/sh",
-      "-c",
-      CONTAINER_INIT,
-      "aicr-harness-container",
-      hostname,
-      cwd,
-      table,
-      ...argv,
-    ],
+    args: ["--mount", "--uts", "--propagation", "private", "/bin/sh", "-c", CONTAINER_INIT, "aicr-harness-container", hostname, cwd, table, ...argv],
     logDir: join(s.podDir, "logs"),
     env,
     inheritEnv: false,

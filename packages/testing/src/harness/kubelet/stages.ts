@@ -7,7 +7,13 @@ import { parseAllDocuments, stringify } from "yaml"
 import { claimedImagePattern } from "./images"
 
 /** The stage files of kwok's "fast" set, relative to its kustomize/stage directory. */
-const FAST = ["node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml", "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml"]
+const FAST = [
+  "node/fast/node-initialize.yaml",
+  "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+  "pod/fast/pod-ready.yaml",
+  "pod/fast/pod-complete.yaml",
+  "pod/fast/pod-delete.yaml",
+]
 
 /** A kwok selector expression (gojq) true for a pod with at least one claimed image. */
 export const claimedExpression = (pattern: string = claimedImagePattern()): { key: string; operator: "NotIn"; values: string[] } => ({
