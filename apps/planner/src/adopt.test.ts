@@ -164,11 +164,24 @@ describe("re-adoption: rebuilding the plan from live Applications", () => {
     )
   })
 
-  it("refuses Applications of two plans: a rollout that did not finish", () => {
-    const newer = { ...PLAN, releases: [RELEASES[0]!, { ...RELEASES[1]!, values: { digest: sha256("v2") } }, RELEASES[2]!] }
+  it("refuses Applications of two plans that add up to neither: a rollout that did not finish", () => {
+    // The newer plan changes gpu-operator and kai-scheduler; its rollout wrote gpu-operator only.
+    const newer = {
+      ...PLAN,
+      releases: [RELEASES[0]!, { ...RELEASES[1]!, values: { digest: sha256("v2") } }, { ...RELEASES[2]!, values: { digest: sha256("v2") } }],
+    }
     const mixed = { ...newer, desiredStateDigest: desiredStateDigest(newer) }
     const apps = [written(RELEASES[0]!), written(mixed.releases[1]!, OLD, mixed), written(RELEASES[2]!)]
     expect(differences(apps)[0]).toMatch(/^the Applications were written by 2 plans \([0-9a-f]{12}: cert-manager, kai-scheduler; [0-9a-f]{12}: gpu-operator\)/u)
+  })
+
+  it("rebuilds the later plan from a finished Upgrade that wrote only the release it changed (the others keep the earlier plan's marker)", () => {
+    const newer = { ...PLAN, releases: [RELEASES[0]!, { ...RELEASES[1]!, values: { digest: sha256("v2") } }, RELEASES[2]!] }
+    const later = { ...newer, desiredStateDigest: desiredStateDigest(newer) }
+    const apps = [written(RELEASES[0]!), written(later.releases[1]!, OLD, later), written(RELEASES[2]!)]
+    const rebuilt = rebuildPlan(apps, { runtimeUID: NEW, project: "aicr", engineNamespace: "argocd", now: "2026-12-02T12:00:00Z" })
+    expect(Result.isSuccess(rebuilt) && rebuilt.success.desiredStateDigest).toBe(later.desiredStateDigest)
+    expect(Result.isSuccess(rebuilt) && rebuilt.success.releases.map((r) => r.values.digest)).toEqual(later.releases.map((r) => r.values.digest))
   })
 })
 

@@ -56,7 +56,8 @@ const editOf = (a: Application, r: PlanRelease, project: string): string => {
 /**
  * The plan the candidates rebuild into, or every difference that stops it: a missing or malformed record, a spec or
  * marker edited by hand, an Application Argo CD reports OutOfSync (its resources were changed), Applications of
- * different plans (a rollout that did not finish), releases of the plan that are missing, or extra ones.
+ * different plans that do not add up to one (a rollout that did not finish), releases of the plan that are missing, or
+ * extra ones.
  */
 export const rebuildPlan = (
   apps: ReadonlyArray<Application>,
@@ -89,21 +90,27 @@ export const rebuildPlan = (
     }
   }
   if (differences.length > 0) return Result.fail(differences)
-  if (plans.size > 1) {
+  const engine = { kind: "argocd" as const, project: i.project }
+  const ordered = [...releases].sort((x, y) => x.order - y.order)
+  const rebuilt = desiredStateDigest({ engine, releases: ordered })
+  // An Upgrade writes only the releases it changes: the others keep the earlier plan's marker. Together they still run
+  // one plan when the live releases hash to a plan some of them name and that plan lists exactly these releases. A
+  // rollout that did not finish leaves releases of the earlier plan that differ from the later one: no such plan.
+  const all = [...plans.values()].flat()
+  const whole =
+    plans.size > 1 && plans.has(rebuilt) && new Set(names.get(rebuilt) ?? []).size === all.length && all.every((n) => (names.get(rebuilt) ?? []).includes(n))
+  if (plans.size > 1 && !whole) {
     return Result.fail([
       `the Applications were written by ${plans.size} plans (${[...plans].map(([d, rs]) => `${shortDigest(d)}: ${list(rs)}`).join("; ")}): a rollout did not finish, so no single plan runs`,
     ])
   }
-  const [claimed, written] = [...plans][0] ?? ["", []]
+  const [claimed, written] = whole ? [rebuilt, all] : ([...plans][0] ?? ["", []])
   const want = new Set(names.get(claimed) ?? [])
   const missing = [...want].filter((n) => !written.includes(n)).sort()
   const extra = written.filter((n) => !want.has(n))
   if (missing.length > 0) differences.push(`plan ${shortDigest(claimed)} has releases with no Application: ${list(missing)} (deleted by hand?)`)
   if (extra.length > 0) differences.push(`Applications ${list(extra)} are not releases of plan ${shortDigest(claimed)}`)
   if (differences.length > 0) return Result.fail(differences)
-  const engine = { kind: "argocd" as const, project: i.project }
-  const ordered = [...releases].sort((x, y) => x.order - y.order)
-  const rebuilt = desiredStateDigest({ engine, releases: ordered })
   if (rebuilt !== claimed)
     return Result.fail([`the Applications rebuild into plan ${shortDigest(rebuilt)}, not the plan ${shortDigest(claimed)} they name (engine project changed?)`])
   const plan: Plan = {
