@@ -184,6 +184,12 @@ beforeAll(async () => {
   ])
   argocd = started
   await applyManifests(info, [
+    // The release namespaces, as the chart's install creates them: Argo CD creates none (SYNC_OPTIONS).
+    ...RELEASES.map((r) => ({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: namespaceOf(r), labels: { "pod-security.kubernetes.io/enforce": "privileged" } },
+    })),
     {
       apiVersion: "argoproj.io/v1alpha1",
       kind: "AppProject",
