@@ -180,7 +180,7 @@ describe("kubectl get columns", () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- meta.k8s.io/v1 Table
   const cells = (t: any) => Object.fromEntries(t.columnDefinitions.map((c: { name: string }, i: number) => [c.name, t.rows[0].cells[i]]))
 
-  it("shows Ready, Reason, Step, Age, and Active Plan at priority 1, for ClusterRuntime", async () => {
+  it("shows Ready, Reason, Step, Age, and Stalled, Rollout and Active Plan at priority 1 (-o wide), for ClusterRuntime", async () => {
     await mustCreate("clusterruntimes", runtime())
     const plans = { active: `sha256:${"a".repeat(64)}`, rollout: { name: "cluster-aaaaaaaaaaaa-1", step: "9/18 gpu-operator (Upgrade)" } }
     const res = await applyStatus("clusterruntimes", "cluster", "aicr-planner", { conditions: [cond("Ready", "False", "RollingOut")], plans })
@@ -192,6 +192,7 @@ describe("kubectl get columns", () => {
       "Ready",
       "Reason",
       "Step",
+      "Stalled*",
       "Rollout*",
       "Active Plan*",
       "Age",
