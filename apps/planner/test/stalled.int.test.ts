@@ -57,11 +57,14 @@ const patchRuntime = async (body: unknown) => expectOk(await kubeRequest(info, {
 const kubectl = async (...args: string[]) =>
   (await run(info.bin.kubectl!, args, { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: work } }))
     .stdout
-/** One condition of the runtime, as `kubectl get clusterruntime cluster -o jsonpath=…` prints its status, reason and message. */
+/**
+ * One condition of the runtime, as `kubectl get clusterruntime cluster -o jsonpath=…` prints its status, reason and
+ * message: one read, tab-separated (three reads could straddle a status write and mix two versions).
+ */
 const condition = async (type: string) => {
-  const [status, reason, message] = await Promise.all(
-    ["status", "reason", "message"].map((f) => kubectl("get", "clusterruntime", "cluster", "-o", `jsonpath={.status.conditions[?(@.type=="${type}")].${f}}`)),
-  )
+  const at = `.status.conditions[?(@.type=="${type}")]`
+  const out = await kubectl("get", "clusterruntime", "cluster", "-o", `jsonpath={${at}.status}{"\t"}{${at}.reason}{"\t"}{${at}.message}`)
+  const [status = "", reason = "", message = ""] = out.split("\t")
   return { status, reason, message }
 }
 const waitFor = (type: string, reason: string, timeoutMs = 60_000) =>

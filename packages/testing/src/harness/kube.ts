@@ -72,6 +72,12 @@ export const kubeRequest = async (info: KubeTarget, req: KubeRequest): Promise<K
         bodyTimeout: timeout,
       })
       const text = await res.body.text()
+      // 429 "storage is (re)initializing": a custom resource's storage is rebuilt while its CRD changes (a test on the
+      // shared control plane edits one). Clients retry a 429; so does the harness, for a few seconds.
+      if (res.statusCode === 429 && attempt < 20) {
+        await new Promise((r) => setTimeout(r, 500))
+        continue
+      }
       const type = String(res.headers["content-type"] ?? "")
       let parsed: unknown = text
       if (type.includes("json") && text) parsed = JSON.parse(text)
