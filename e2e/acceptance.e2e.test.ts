@@ -29,7 +29,7 @@ import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { type Application } from "@aicr/argocd"
 import {
-  appliesByName,
+  writesByName,
   ARGOCD_NAMESPACE,
   eventually,
   expectOk,
@@ -161,9 +161,9 @@ const approve = async (name: string, reason: string) => {
   expect(r.code, r.stderr).toBe(0)
   expect(r.stdout).toContain(`runtimerollout.operator.aicr.run/${name} approved by approver until `)
 }
-/** The step-executor's writes of each Application since a time (its server-side applies, from the audit log). */
+/** The step-executor's writes of each Application since a time (its creates and server-side applies, from the audit log). */
 const EXECUTOR = `system:serviceaccount:${NS}:aicr-step-executor`
-const writesSince = (since: string) => appliesByName(plane(), { resource: "applications", namespace: ARGOCD_NAMESPACE, username: EXECUTOR, since })
+const writesSince = (since: string) => writesByName(plane(), { resource: "applications", namespace: ARGOCD_NAMESPACE, username: EXECUTOR, since })
 const nowIso = () => new Date().toISOString()
 
 // --- the training job --------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
-import { appliesByName, eventually, processesOfPod, repoRoot, toolPath } from "@aicr/testing/harness"
+import { writesByName, eventually, processesOfPod, repoRoot, toolPath } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse, stringify } from "yaml"
 import { DEPLOYMENTS, pushControllerRelease } from "../hack/local-chart"
@@ -83,10 +83,10 @@ const applications = async () => (await json<{ items: Application[] }>("-n", "ar
 const rolloutOf = async (name: string) => json<Rollout>("get", "runtimerollout", name)
 
 /**
- * The step-executor's writes of each Application, by name: its server-side applies (from the audit log). A step
+ * The step-executor's writes of each Application, by name: its creates and server-side applies (from the audit log). A step
  * writes its Application once; a repeated write would count twice.
  */
-const writesByApplication = (): Map<string, number> => appliesByName(audit, { resource: "applications", namespace: "argocd", username: EXECUTOR })
+const writesByApplication = (): Map<string, number> => writesByName(audit, { resource: "applications", namespace: "argocd", username: EXECUTOR })
 
 let rollout = ""
 

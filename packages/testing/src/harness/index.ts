@@ -24,7 +24,7 @@ export {
   waitForNodesReady,
 } from "./nodes"
 export {
-  appliesByName,
+  writesByName,
   applyManifests,
   type ApplyOptions,
   type AuditEvent,

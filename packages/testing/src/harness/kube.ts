@@ -278,22 +278,23 @@ export const readAuditEvents = (
     )
 
 /**
- * A controller's successful server-side applies (`PATCH …?force=true` as `username`, from the audit log) of the
- * objects of one resource, counted by object name; `since` (RFC 3339) keeps the later ones only. A controller that
- * writes each object once counts 1 per name; a repeated write counts twice.
+ * A controller's successful writes of the objects of one resource (as `username`, from the audit log): creates and
+ * patches (server-side applies, with or without force) of the object itself, not of its status, counted by object name;
+ * `since` (RFC 3339) keeps the later ones only. A refused write (a repeat the API server turned away: AlreadyExists,
+ * Conflict) does not count. A controller that writes each object once counts 1 per name; a repeated write counts twice.
  */
-export const appliesByName = (
+export const writesByName = (
   info: Pick<HarnessInfo, "auditLog">,
   match: { resource: string; namespace?: string; username: string; since?: string },
 ): Map<string, number> => {
   const counts = new Map<string, number>()
   for (const e of readAuditEvents(info, {
-    verb: "patch",
     resource: match.resource,
     username: match.username,
     ...(match.namespace !== undefined ? { namespace: match.namespace } : {}),
   })) {
-    if (!e.requestURI.includes("force=")) continue
+    if (e.verb !== "create" && e.verb !== "patch") continue
+    if (e.objectRef?.subresource !== undefined) continue
     if (e.responseStatus?.code !== undefined && e.responseStatus.code >= 300) continue
     if (match.since !== undefined && e.stageTimestamp < match.since) continue
     const name = e.objectRef?.name ?? "?"
