@@ -192,7 +192,8 @@ afterAll(async () => {
 describe("verify the bundle yourself (install guide), verbatim", () => {
   it(`AICR ${versions.aicr}, the active plan: the plan's flags are the placement's, and the printed commands give zero diff`, async () => {
     const p = await reproduce("")
-    expect(p.image).toBe(`ghcr.io/nvidia/aicr:${versions.aicr}`)
+    // The AICR image as the chart pins it: the version's tag and the digest the release lists in aicr.digests.
+    expect(p.image).toMatch(new RegExp(`^ghcr\\.io/nvidia/aicr:${versions.aicr.replaceAll(".", "\\.")}@sha256:[0-9a-f]{64}$`, "u"))
     // The sample's placement, as the resolver passed it to `aicr bundle`.
     expect(p.planFlags).toBe(
       "--deployer helm --system-node-selector eks.amazonaws.com/nodegroup=system --accelerated-node-selector eks.amazonaws.com/nodegroup=gpu --accelerated-node-toleration nvidia.com/gpu:NoSchedule",
@@ -249,7 +250,7 @@ describe("verify the bundle yourself (install guide), verbatim", () => {
       (r) => r.status?.resolution?.aicr?.version === versions.aicrPrevious,
     )
     const p = await reproduce(`${target} --dir aicr-reproduce-previous`)
-    expect(p.image).toBe(`ghcr.io/nvidia/aicr:${versions.aicrPrevious}`)
+    expect(p.image).toMatch(new RegExp(`^ghcr\\.io/nvidia/aicr:${versions.aicrPrevious.replaceAll(".", "\\.")}@sha256:[0-9a-f]{64}$`, "u"))
     expect(p.planFlags).toContain("--accelerated-node-toleration nvidia.com/gpu:NoSchedule")
     await verify(p, "aicr-reproduce-previous")
   })
