@@ -37,6 +37,8 @@ export const ecrCredentialRefresherApp: AppSpec<Error> = {
           name: contract.controller,
           kind: ClusterRuntimeKind,
           sources,
+          // Once leading, whether or not the runtime exists: the Secrets are written "at start" (operator.md §4.16).
+          initialKeys: [SINGLETON_NAME],
           reconcile: (key: string) =>
             reconcile(key).pipe(Effect.provideService(Ecr, ecr), Effect.provideService(MintState, state), Effect.provideService(RefresherConfig, settings)),
         },

@@ -12,7 +12,8 @@ import type { Secret } from "./secrets"
 export type CredentialsStatus = NonNullable<ClusterRuntimeStatus["credentials"]>
 
 export interface Observed {
-  readonly runtime: ClusterRuntime
+  /** The runtime `cluster`; undefined before one exists (the Secrets are kept all the same). */
+  readonly runtime: ClusterRuntime | undefined
   readonly generation: number | undefined
   readonly settings: RefresherSettings
   readonly repoCreds: Secret | undefined
@@ -23,7 +24,7 @@ export interface Observed {
   readonly now: number
 }
 
-export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeError, Kube | RefresherConfig | MintState> =>
+export const gather = (runtime: ClusterRuntime | undefined): Effect.Effect<Observed, KubeError, Kube | RefresherConfig | MintState> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const settings = yield* RefresherConfig
@@ -33,5 +34,5 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
       kube.get<Secret>(Core.Secret, `${ref.namespace}/${ref.name}`).pipe(Effect.map(Option.getOrUndefined))
     const dockerConfig = yield* read(settings.dockerConfig)
     const repoCreds = settings.provider === "aws" ? yield* read(settings.repoCreds) : undefined
-    return { runtime, generation: runtime.metadata.generation, settings, repoCreds, dockerConfig, lastMint, now } satisfies Observed
+    return { runtime, generation: runtime?.metadata.generation, settings, repoCreds, dockerConfig, lastMint, now } satisfies Observed
   })

@@ -7,11 +7,11 @@
  * Leaves alone: everything else. With `static` it writes no Secret; it never creates per-run Job Secrets (their
  *         creators copy the docker-config Secret) and never touches `argocd-cm`.
  */
-import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey } from "@aicr/api"
+import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, SINGLETON_NAME } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { type Requeue, singleton } from "@aicr/runtime"
-import { Data, Effect } from "effect"
+import { Requeue } from "@aicr/runtime"
+import { Data, Effect, Option } from "effect"
 import { act, type Ecr, type MintState } from "./act"
 import type { RefresherConfig } from "./config"
 import { contract } from "./contract"
@@ -27,17 +27,21 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
   readonly message: string
 }> {}
 
-/** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
+/**
+ * One pass: gather, decide, act, then, when the runtime `cluster` exists, its status and one Warning per transition
+ * into a failure. Without a runtime the Secrets are still kept (the install guide reads the repo-creds Secret's
+ * expiry before it creates the runtime, ADR 20261203-credentials-before-runtime); failures then go to the log only.
+ */
 const pass = (
-  runtime: ClusterRuntime,
+  runtime: ClusterRuntime | undefined,
 ): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
   Effect.gen(function* () {
     const kube = yield* Kube
     const observed = yield* gather(runtime)
     const decision = decide(observed)
-    yield* Effect.logDebug("Decided", { decision: decision._tag })
+    yield* Effect.logDebug("Decided", { decision: decision._tag, runtime: runtime !== undefined })
     const outcome = yield* act(observed, decision)
-    const { applied } = yield* kube.applyStatus(room, runtime, report(observed, outcome))
+    const applied = runtime === undefined ? false : (yield* kube.applyStatus(room, runtime, report(observed, outcome))).applied
     if (applied) yield* Effect.logDebug("Applied status")
 
     if (outcome._tag !== "Failed") return requeueOf(observed, outcome)
@@ -45,7 +49,7 @@ const pass = (
     if (outcome.class === "defect")
       yield* Effect.logError("Refreshing credentials failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
     // One Warning per transition into a failure; a pass that changes nothing emits nothing.
-    if (applied && outcome.class !== "defect") {
+    if (runtime !== undefined && applied && outcome.class !== "defect") {
       yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: condition.reason, action: "RefreshCredentials", note: condition.message })
     }
     if (outcome.class === "terminal") {
@@ -57,9 +61,16 @@ const pass = (
     return yield* Effect.fail(new RetryAfterTransientFailure({ reason: condition.reason, message: condition.message }))
   })
 
+/**
+ * The key `cluster` only (any other name is never acted on, spec §3.2); the runtime read from the API server's view
+ * the Kube layer serves. Unlike `singleton`, a missing runtime still gets a pass: the app enqueues `cluster` at start.
+ */
 export const reconcile = (
   key: ObjectKey,
 ): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Ecr | MintState | RefresherConfig> =>
-  Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(
-    Effect.withSpan("ecr-credential-refresher.reconcile"),
-  )
+  key !== SINGLETON_NAME
+    ? Effect.succeed(Requeue.never)
+    : Effect.flatMap(Kube, (kube) => kube.get<ClusterRuntime>(ClusterRuntimeKind, key)).pipe(
+        Effect.flatMap((found) => pass(Option.getOrUndefined(found))),
+        Effect.withSpan("ecr-credential-refresher.reconcile"),
+      )

@@ -48,7 +48,7 @@ export const credentialsRoom = (o: Observed, outcome: Outcome): CredentialsStatu
   const last = outcome._tag === "Minted" || outcome._tag === "UpToDate" ? outcome.last : o.lastMint
   if (last !== undefined) return { ...base, expiresAt: toConditionTime(last.expiresAt), refreshedAt: toConditionTime(last.mintedAt) }
   // Nothing minted by this process yet: keep what an earlier one recorded, if it still describes these Secrets.
-  const before = o.runtime.status?.credentials
+  const before = o.runtime?.status?.credentials
   const expiresAt = expiresAtOf(o.repoCreds)
   return {
     ...base,
@@ -61,7 +61,7 @@ export const credentialsRoom = (o: Observed, outcome: Outcome): CredentialsStatu
 
 /** The complete status write: `RegistryCredentialsReady` plus `status.credentials`. */
 export const report = (o: Observed, outcome: Outcome): StatusWrite => ({
-  conditions: materialize([credentialsCondition(o, outcome)], { existing: o.runtime.status?.conditions, generation: o.generation, now: o.now }),
+  conditions: materialize([credentialsCondition(o, outcome)], { existing: o.runtime?.status?.conditions, generation: o.generation, now: o.now }),
   credentials: credentialsRoom(o, outcome),
 })
 

@@ -54,9 +54,9 @@ const fakeEcr = (ttlMs = 12 * H) => {
   return { service, calls: () => n, failNext: (e: MintError) => void failures.push(e) }
 }
 
-const setup = (settings: RefresherSettings = aws, ttlMs?: number) => {
+const setup = (settings: RefresherSettings = aws, ttlMs?: number, { withRuntime = true }: { withRuntime?: boolean } = {}) => {
   const fake = makeFakeKube({ listMapKeys: { "ClusterRuntime.operator.aicr.run": { "status.conditions": "type" } } })
-  fake.seed(ClusterRuntimeKind, aRuntime())
+  if (withRuntime) fake.seed(ClusterRuntimeKind, aRuntime())
   const ecr = fakeEcr(ttlMs)
   const lines: string[] = []
   const logging = Logging.layer({ root: Logging.makeRootLogger({ app: "test", level: "trace", destination: { write: (s: string) => void lines.push(s) } }) })
@@ -119,6 +119,37 @@ describe("ecr-credential-refresher reconcile (aws)", () => {
         ])
       }),
     ),
+  )
+
+  it.effect(
+    "before any ClusterRuntime exists: mints at start and writes both Secrets, requeues at the refresh time; the runtime created later gets TokenRefreshed with no second mint",
+    () =>
+      at(
+        Effect.gen(function* () {
+          const t = setup(aws, undefined, { withRuntime: false })
+          const exit = yield* t.run
+          expect(t.ecr.calls()).toBe(1)
+          expect(t.password(t.repoCreds())).toBe("tok-1-s3cr3t")
+          expect(t.repoCreds()!.metadata.annotations).toEqual({ "operator.aicr.run/token-expires-at": "2026-12-02T22:00:00Z" })
+          expect(t.password(t.dockerConfig())).toBeUndefined() // a dockerconfigjson Secret: the login is in .dockerconfigjson
+          expect(Object.keys(t.dockerConfig()!.data ?? {})).toEqual([".dockerconfigjson"])
+          expect(t.fake.writes.filter((w) => w.kind !== "Secret")).toEqual([])
+          const delay = delayOf(exit)!
+          expect(delay).toBeGreaterThan(5.4 * H - 1)
+          expect(delay).toBeLessThanOrEqual(6 * H)
+
+          yield* TestClock.adjust("10 minutes")
+          t.fake.seed(ClusterRuntimeKind, aRuntime())
+          t.fake.clearWrites()
+          yield* t.run
+          expect(t.ecr.calls()).toBe(1)
+          expect(t.fake.writes.map((w) => `${w.kind} ${w.verb}${w.subresource === undefined ? "" : `/${w.subresource}`}`)).toEqual([
+            "ClusterRuntime apply/status",
+          ])
+          expect(t.ready()).toMatchObject({ status: "True", reason: "TokenRefreshed" })
+          expect(t.runtime().status!.credentials).toMatchObject({ expiresAt: "2026-12-02T22:00:00Z", refreshedAt: "2026-12-02T10:00:00Z" })
+        }),
+      ),
   )
 
   it.effect("idempotence: a pass before the refresh time writes nothing and mints nothing", () =>

@@ -88,6 +88,22 @@ describe("runController", () => {
     }),
   )
 
+  it.effect("reconciles its initialKeys once after the caches sync, with no object and no event for them", () =>
+    Effect.gen(function* () {
+      const src = stubInformer([w("a")])
+      const calls: Array<string> = []
+      yield* runController({
+        name: "t",
+        kind: Widget,
+        sources: [self(src.informer)],
+        initialKeys: ["a", "cluster"],
+        reconcile: (k) => Effect.sync(() => (calls.push(k), Requeue.onChange)),
+      })
+      yield* settle
+      expect(calls.sort()).toEqual(["a", "cluster"])
+    }),
+  )
+
   it.effect("Requeue.after comes back after the delay", () =>
     Effect.gen(function* () {
       const src = stubInformer([w("a")])

@@ -43,6 +43,12 @@ export interface ControllerOptions<E, R> {
   /** The root kind, for the Kind-keyed object reference in logs (`{ RuntimeRollout: key }`). */
   readonly kind: ResourceKind
   readonly sources: ReadonlyArray<Source>
+  /**
+   * Keys reconciled once the caches have synced, whether or not any object exists for them: for a controller whose
+   * work does not wait for its root (the ecr-credential-refresher writes Argo CD's registry Secret before any
+   * ClusterRuntime exists). Default none.
+   */
+  readonly initialKeys?: ReadonlyArray<ObjectKey> | undefined
   readonly reconcile: (key: ObjectKey) => Effect.Effect<Requeue, E, R>
   /** Concurrent reconciles (distinct keys only). Default 1. */
   readonly workers?: number | undefined
@@ -81,6 +87,7 @@ export const runController = <E, R>(options: ControllerOptions<E, R>): Effect.Ef
     }
     yield* Effect.forEach(options.sources, (s) => s.informer.awaitSynced, { discard: true })
     yield* Effect.logInfo("Caches synced, starting workers", { workers })
+    yield* Effect.forEach(options.initialKeys ?? [], queue.add, { discard: true })
 
     const handle = (key: ObjectKey, exit: Exit.Exit<Requeue, E>): Effect.Effect<ReconcileResult | undefined> =>
       Effect.gen(function* () {
