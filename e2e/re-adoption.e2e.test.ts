@@ -27,6 +27,8 @@ import {
   type Proc,
   readAuditEvents,
   spawnProc,
+  expectCondition,
+  untilCondition,
 } from "@aicr/testing/harness"
 import { APPS, type Chart, createRollout, get, installProject, pushChart, removeRuntime, ROLLOUTS, RUNTIME, setApproved, writePlan } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -65,20 +67,6 @@ interface Cond {
 }
 const condition = async (path: string, type: string): Promise<Cond | undefined> =>
   (await get(info, path)).status?.conditions?.find((c: Cond) => c.type === type)
-const waitCondition = async (path: string, type: string, status: string, reason: string, timeoutMs = 120_000) => {
-  let last: Cond | undefined
-  try {
-    return await eventually(
-      async () => {
-        last = await condition(path, type)
-        return last?.status === status && last.reason === reason && last
-      },
-      { timeoutMs, intervalMs: 100, what: `${path} ${type}=${status}/${reason}` },
-    )
-  } catch (e) {
-    throw new Error(`${(e as Error).message}; last ${type}: ${JSON.stringify(last)}`)
-  }
-}
 const app = async (name: string): Promise<Application> =>
   expectOk(await kubeRequest(info, { method: "GET", path: `${APPS}/${name}` }), `GET Application ${name}`)
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -176,7 +164,10 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
     const steps: RolloutStep[] = RELEASES.map((release) => ({ release, namespace: target(release), action: "Install" }))
     await start("step-executor")
     await createRollout(info, { name: "adopt-install-1", runtimeUID: oldUid, to: plan, steps })
-    await waitCondition(`${ROLLOUTS}/adopt-install-1`, "Progressing", "True", "StepsCompleted")
+    await untilCondition(() => condition(`${ROLLOUTS}/adopt-install-1`, "Progressing"), "Progressing", "True", "StepsCompleted", {
+      timeoutMs: 120_000,
+      intervalMs: 100,
+    })
     expectOk(
       await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/adopt-install-1`, body: { metadata: { labels: { [LABEL_OUTCOME]: "Succeeded" } } } }),
       "close",
@@ -200,24 +191,27 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
     newUid = await createRuntime()
     expect(newUid).not.toBe(oldUid)
     await start("planner")
-    const planned = await waitCondition(RUNTIME, "Planned", "False", "OrphanedObjectsPresent")
+    const planned = await untilCondition(() => condition(RUNTIME, "Planned"), "Planned", "False", "OrphanedObjectsPresent", {
+      timeoutMs: 120_000,
+      intervalMs: 100,
+    })
     expect(planned.message).toContain(`belong to runtime ${oldUid}, not to this runtime ${newUid}`)
     expect(planned.message).toContain(`set spec.adoption.fromRuntimeUID: ${oldUid}`)
-    expect(await condition(RUNTIME, "Stalled")).toMatchObject({ status: "True", reason: "OrphanedObjectsPresent" })
+    expectCondition(await condition(RUNTIME, "Stalled"), "Stalled", "True", "OrphanedObjectsPresent")
     expect(await rolloutsOf(newUid)).toEqual([])
   })
 
   it("an Application edited by hand blocks the adoption, naming it; reverting the edit lets the adoption through", async () => {
     await editValues("adopt-b", "edited by hand")
     expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { adoption: { fromRuntimeUID: oldUid } } } }), "name the old runtime")
-    const blocked = await waitCondition(RUNTIME, "Planned", "False", "AdoptionBlocked")
+    const blocked = await untilCondition(() => condition(RUNTIME, "Planned"), "Planned", "False", "AdoptionBlocked", { timeoutMs: 120_000, intervalMs: 100 })
     expect(blocked.message).toContain(
       `Application ${ARGOCD_NAMESPACE}/adopt-b: its spec (values, sync policy or ignoreDifferences) was changed after the operator wrote it`,
     )
     expect(await rolloutsOf(newUid)).toEqual([])
     await editValues("adopt-b", "adopt-b-0.1.0")
     // Argo CD syncs the edit and its revert; the adoption waits until adopt-b is Synced again.
-    await waitCondition(RUNTIME, "Planned", "True", "PlanComputed")
+    await untilCondition(() => condition(RUNTIME, "Planned"), "Planned", "True", "PlanComputed", { timeoutMs: 120_000, intervalMs: 100 })
   })
 
   it("rebuilds the lost plan exactly and creates one Adopt rollout awaiting approval, without waiting for a resolution or the window", async () => {
@@ -237,7 +231,10 @@ describe("re-adoption after the operator's namespace and runtime were lost", () 
     const since = new Date().toISOString()
     await start("step-executor")
     await approve(r.metadata.name)
-    await waitCondition(`${ROLLOUTS}/${r.metadata.name}`, "Progressing", "True", "StepsCompleted")
+    await untilCondition(() => condition(`${ROLLOUTS}/${r.metadata.name}`, "Progressing"), "Progressing", "True", "StepsCompleted", {
+      timeoutMs: 120_000,
+      intervalMs: 100,
+    })
     await eventually(async () => (await get(info, `${ROLLOUTS}/${r.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Succeeded", {
       timeoutMs: 30_000,
       what: "the planner closes the Adopt rollout Succeeded",

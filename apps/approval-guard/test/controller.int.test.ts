@@ -18,6 +18,7 @@ import {
   kubeRequest,
   readAuditEvents,
   removeApprovalPolicies,
+  untilCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -40,15 +41,6 @@ interface Cond {
 }
 const get = async (name: string) => expectOk(await kubeRequest(info, { method: "GET", path: `${ROLLOUTS}/${name}` }), `get ${name}`)
 const approved = async (name: string): Promise<Cond | undefined> => (await get(name)).status?.conditions?.find((c: Cond) => c.type === "Approved")
-const until = (name: string, reason: string, timeoutMs = 30_000) =>
-  eventually(
-    async () => {
-      const c = await approved(name)
-      return c?.reason === reason ? c : undefined
-    },
-    { timeoutMs, what: `${name}: Approved reason ${reason}` },
-  )
-
 const create = async (o: { deadlineInMs?: number } = {}) => {
   const name = `guard-${++seq}`
   const body = plannedRollout({ name, runtimeUID: uid, requestedBy: "admin", ...(o.deadlineInMs !== undefined ? { deadline: isoIn(o.deadlineInMs) } : {}) })
@@ -99,7 +91,7 @@ afterAll(async () => {
 describe("approval-guard on the local control plane", () => {
   it("waits for an approval, naming who may approve and that the requester may not", async () => {
     const name = await create()
-    const c = await until(name, "AwaitingApproval")
+    const c = await untilCondition(() => approved(name), "Approved", "False", "AwaitingApproval", { timeoutMs: 30_000 })
     expect(c).toMatchObject({ status: "False", observedGeneration: 1 })
     expect(c.message).toContain(`May approve: groups aicr-approvers (ClusterRole ${APPROVER_ROLE}). admin requested this change and may not approve it.`)
     expect(c.message).toContain(`kubectl aicr approve ${name} --reason`)
@@ -107,9 +99,9 @@ describe("approval-guard on the local control plane", () => {
 
   it("counts an approval the authorizer confirms, and records it in status.approval", async () => {
     const name = await create()
-    await until(name, "AwaitingApproval")
+    await untilCondition(() => approved(name), "Approved", "False", "AwaitingApproval", { timeoutMs: 30_000 })
     await approveAs(name)
-    const c = await until(name, "ApprovedByUser")
+    const c = await untilCondition(() => approved(name), "Approved", "True", "ApprovedByUser", { timeoutMs: 30_000 })
     expect(c).toMatchObject({ status: "True", observedGeneration: 2 })
     const r = await get(name)
     expect(r.status.approval).toEqual({ approvedBy: "approver", validUntil: r.spec.approval.expiresAt })
@@ -118,7 +110,7 @@ describe("approval-guard on the local control plane", () => {
   it("writes nothing more while nothing changes", async () => {
     const name = await create()
     await approveAs(name)
-    await until(name, "ApprovedByUser")
+    await untilCondition(() => approved(name), "Approved", "True", "ApprovedByUser", { timeoutMs: 30_000 })
     const ours = () =>
       readAuditEvents(info, { resource: "runtimerollouts", name }).filter((e) => e.requestURI.includes("fieldManager=aicr-approval-guard")).length
     const before = ours()
@@ -131,9 +123,9 @@ describe("approval-guard on the local control plane", () => {
     const name = await create()
     await approveAs(name, { expiresInMs: 5_000 })
     const expiresAt = (await get(name)).spec.approval.expiresAt as string
-    await until(name, "ApprovedByUser")
+    await untilCondition(() => approved(name), "Approved", "True", "ApprovedByUser", { timeoutMs: 30_000 })
     expect(Date.now()).toBeLessThan(Date.parse(expiresAt)) // still valid, and shown so
-    const c = await until(name, "RolloutExpired", 20_000)
+    const c = await untilCondition(() => approved(name), "Approved", "False", "RolloutExpired", { timeoutMs: 20_000 })
     const seenAt = Date.now()
     expect(c).toMatchObject({
       status: "False",
@@ -145,8 +137,8 @@ describe("approval-guard on the local control plane", () => {
 
   it("ends an unapproved rollout RolloutExpired at its deadline", async () => {
     const name = await create({ deadlineInMs: 4_000 })
-    await until(name, "AwaitingApproval")
-    const c = await until(name, "RolloutExpired", 20_000)
+    await untilCondition(() => approved(name), "Approved", "False", "AwaitingApproval", { timeoutMs: 30_000 })
+    const c = await untilCondition(() => approved(name), "Approved", "False", "RolloutExpired", { timeoutMs: 20_000 })
     const seenAt = Date.now()
     const r = await get(name)
     expect(seenAt).toBeGreaterThanOrEqual(Date.parse(r.spec.deadline)) // not before the deadline
@@ -159,7 +151,7 @@ describe("approval-guard on the local control plane", () => {
   it("turns Approved False/RolloutRevoked when an approver revokes mid-rollout", async () => {
     const name = await create()
     await approveAs(name)
-    await until(name, "ApprovedByUser")
+    await untilCondition(() => approved(name), "Approved", "True", "ApprovedByUser", { timeoutMs: 30_000 })
     expectOk(
       await kubeRequest(info, {
         method: "PATCH",
@@ -169,14 +161,14 @@ describe("approval-guard on the local control plane", () => {
       }),
       "revoke",
     )
-    const c = await until(name, "RolloutRevoked")
+    const c = await untilCondition(() => approved(name), "Approved", "False", "RolloutRevoked", { timeoutMs: 30_000 })
     expect(c.message).toContain("Revoked by approver: GPU incident")
   })
 
   it("holds a step waiting for acknowledgement until it is acknowledged", async () => {
     const name = await create()
     await approveAs(name)
-    await until(name, "ApprovedByUser")
+    await untilCondition(() => approved(name), "Approved", "True", "ApprovedByUser", { timeoutMs: 30_000 })
     // The step-executor's room, as it writes it after applying a manual step with post-apply actions.
     const steps = {
       total: 2,
@@ -201,7 +193,7 @@ describe("approval-guard on the local control plane", () => {
       }),
       "step-executor status",
     )
-    const held = await until(name, "AwaitingAcknowledgement")
+    const held = await untilCondition(() => approved(name), "Approved", "False", "AwaitingAcknowledgement", { timeoutMs: 30_000 })
     expect(held.message).toContain(`kubectl aicr acknowledge ${name} --step gpu-operator`)
     expect((await get(name)).status.approval.pendingAcknowledgements).toEqual(["gpu-operator"])
     expectOk(
@@ -214,7 +206,7 @@ describe("approval-guard on the local control plane", () => {
       }),
       "acknowledge",
     )
-    await until(name, "ApprovedByUser")
+    await untilCondition(() => approved(name), "Approved", "True", "ApprovedByUser", { timeoutMs: 30_000 })
     expect((await get(name)).status.approval.pendingAcknowledgements).toBeUndefined()
   })
 
@@ -222,7 +214,7 @@ describe("approval-guard on the local control plane", () => {
     await kubeRequest(info, { method: "DELETE", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/guard-approvers" })
     try {
       const name = await create()
-      const c = await until(name, "AwaitingApproval")
+      const c = await untilCondition(() => approved(name), "Approved", "False", "AwaitingApproval", { timeoutMs: 30_000 })
       expect(c.message).toMatch(
         new RegExp(`^No approver is configured: bind the ClusterRole ${APPROVER_ROLE} to users or groups \\(chart values approvers.users, approvers.groups\\)`),
       )
@@ -236,7 +228,7 @@ describe("approval-guard on the local control plane", () => {
     let name = ""
     try {
       name = await create()
-      const none = await until(name, "AwaitingApproval")
+      const none = await untilCondition(() => approved(name), "Approved", "False", "AwaitingApproval", { timeoutMs: 30_000 })
       expect(none.message).toMatch(/^No approver is configured/)
     } finally {
       await bindApprovers()
@@ -254,10 +246,10 @@ describe("approval-guard on the local control plane", () => {
     expect(named.message).not.toContain("No approver is configured")
     // An approval counts while the binding holds, and stops counting when it is removed (the authorizer's answer).
     await approveAs(name)
-    await until(name, "ApprovedByUser")
+    await untilCondition(() => approved(name), "Approved", "True", "ApprovedByUser", { timeoutMs: 30_000 })
     await kubeRequest(info, { method: "DELETE", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/guard-approvers" })
     try {
-      const refused = await until(name, "ApprovalRefused", 60_000)
+      const refused = await untilCondition(() => approved(name), "Approved", "False", "ApprovalRefused", { timeoutMs: 60_000 })
       expect(refused.status).toBe("False")
     } finally {
       await bindApprovers()
@@ -277,9 +269,9 @@ describe("approval-guard on the local control plane", () => {
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
     try {
       const name = await create()
-      await until(name, "AwaitingApproval", 60_000)
+      await untilCondition(() => approved(name), "Approved", "False", "AwaitingApproval", { timeoutMs: 60_000 })
       await approveAs(name)
-      await until(name, "ApprovedByUser")
+      await untilCondition(() => approved(name), "Approved", "True", "ApprovedByUser", { timeoutMs: 30_000 })
       expect(child.exitCode).toBeNull()
     } finally {
       child.kill("SIGTERM")

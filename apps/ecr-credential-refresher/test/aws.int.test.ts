@@ -24,6 +24,7 @@ import {
   startAws,
   startPodIdentityAgent,
   startRegistry,
+  untilCondition,
 } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
@@ -251,7 +252,7 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
       AWS_SECRET_ACCESS_KEY: aws.fixtures.users.noperm.secretAccessKey,
     })
     try {
-      const c = await untilReady((x) => x.reason === "Unauthorized", "RegistryCredentialsReady=False/Unauthorized")
+      const c = await untilCondition(ready, "RegistryCredentialsReady", "False", "Unauthorized")
       expect(c.status).toBe("False")
       expect(c.message).toBe(
         "AWS denied ecr:GetAuthorizationToken to arn:aws:iam::123456789012:user/noperm: attach the chart's files/ecr-iam-policy.json (it allows ecr:GetAuthorizationToken) to the operator's IAM role",
@@ -266,7 +267,7 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
     await resetSecrets()
     const p = await refresher("refresher-none", {})
     try {
-      const c = await untilReady((x) => x.reason === "RegistryCredentialsUnavailable", "RegistryCredentialsReady=False/RegistryCredentialsUnavailable")
+      const c = await untilCondition(ready, "RegistryCredentialsReady", "False", "RegistryCredentialsUnavailable")
       expect(c.message).toMatch(/^No AWS identity: the SDK's credential chain found none \(.*\); associate an EKS Pod Identity .* IRSA$/u)
     } finally {
       await stopAndCheckLog(p)
@@ -316,11 +317,11 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
       // The association now hands out a role without the policy: the next refresh (a new client, so credentials
       // are fetched again) is denied, then the token in the Secrets expires.
       agent.setCredentials(aws.fixtures.sessions["aicr-noperm"])
-      const denied = await untilReady((x) => x.reason === "Unauthorized", "Unauthorized at a refresh", 60_000)
+      const denied = await untilCondition(ready, "RegistryCredentialsReady", "False", "Unauthorized", { timeoutMs: 60_000 })
       const expiry = Date.parse(expiryOf(await getSecret(argocd, "aicr-registry"))!)
       expect(Date.now()).toBeLessThan(expiry)
       expect(denied.message).toContain("assumed-role/aicr-noperm/")
-      const stale = await untilReady((x) => x.reason === "RegistryCredentialsStale", "RegistryCredentialsStale after the expiry", 40_000)
+      const stale = await untilCondition(ready, "RegistryCredentialsReady", "False", "RegistryCredentialsStale", { timeoutMs: 40_000 })
       expect(Date.now()).toBeGreaterThanOrEqual(expiry)
       expect(stale.message).toContain(
         `expired at ${new Date(expiry).toISOString().replace(".000Z", "Z")} and no new one could be minted: AWS denied ecr:GetAuthorizationToken`,

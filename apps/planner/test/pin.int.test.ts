@@ -11,7 +11,17 @@ import { ANNOTATION_EDITED_BY, contentConfigMapName, inputDigest as inputDigestO
 import { FIXED_CREATED, FIXTURE_CHARTS, packageChart } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
 import { parseConfig, runApp } from "@aicr/runtime"
-import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, type Registry, startRegistry } from "@aicr/testing/harness"
+import {
+  applyManifests,
+  createNamespace,
+  eventually,
+  expectOk,
+  type HarnessInfo,
+  kubeRequest,
+  type Registry,
+  startRegistry,
+  expectCondition,
+} from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -192,7 +202,7 @@ describe("planner: a pin whose charts are gone from the real registry", () => {
     expect(refused.status).toBe("False")
     expect(refused.message).toContain(`release ${gone.release} (${gone.ref}) is no longer in the registry`)
     expect(refused.message).toContain("push that chart back by digest or pin another plan")
-    expect(await condition("Stalled")).toMatchObject({ status: "True", reason: "PlanUnreadable" })
+    expectCondition(await condition("Stalled"), "Stalled", "True", "PlanUnreadable")
     expect((await rollouts()).filter((r) => r.spec.kind === "Rollback")).toHaveLength(0)
   })
 
@@ -223,6 +233,6 @@ describe("planner: a pin whose charts are gone from the real registry", () => {
     expect(rollback.spec).toMatchObject({ toDigest: first, requiresApproval: true })
     // Planned is written after the rollout is created, in the same pass: wait for that write.
     await eventually(async () => (await condition("Planned"))?.status === "True", { what: "Planned True after the Rollback rollout" })
-    expect(await condition("Planned")).toMatchObject({ status: "True", reason: "PlanComputed" })
+    expectCondition(await condition("Planned"), "Planned", "True", "PlanComputed")
   })
 })

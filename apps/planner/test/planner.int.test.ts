@@ -20,6 +20,7 @@ import {
   kubeRequest,
   readAuditEvents,
   readVersions,
+  expectCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
@@ -325,7 +326,12 @@ describe("planner on the local control plane, with real resolutions from AICR v0
       what: "the upgrade superseded",
     })
     const closed = await get(`${ROLLOUTS}/${before.metadata.name}`)
-    expect(closed.status.conditions.find((c: Cond) => c.type === "Succeeded")).toMatchObject({ status: "False", reason: "RolloutSuperseded" })
+    expectCondition(
+      closed.status.conditions.find((c: Cond) => c.type === "Succeeded"),
+      "Succeeded",
+      "False",
+      "RolloutSuperseded",
+    )
     // The v0.10.16 plan is the active one again: nothing to roll out, no new rollout.
     await eventually(async () => (await condition("Ready"))?.status === "True", { what: "Ready=True again" })
     expect((await rollouts()).filter((r) => !r.metadata.labels?.[LABEL_OUTCOME])).toHaveLength(0)

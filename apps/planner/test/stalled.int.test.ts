@@ -24,6 +24,8 @@ import {
   kubeRequest,
   type Proc,
   spawnProc,
+  expectCondition,
+  untilCondition,
 } from "@aicr/testing/harness"
 import { applyStatusAs, removeRuntime, setApproved } from "@aicr/testing/world"
 import { Effect, Fiber } from "effect"
@@ -67,15 +69,6 @@ const condition = async (type: string) => {
   const [status = "", reason = "", message = ""] = out.split("\t")
   return { status, reason, message }
 }
-const waitFor = (type: string, reason: string, timeoutMs = 60_000) =>
-  eventually(
-    async () => {
-      const c = await condition(type)
-      return c.reason === reason ? c : undefined
-    },
-    { what: `${type} ${reason}`, timeoutMs },
-  )
-
 /** Publishes a one-release resolution as the resolver and the registry-mirror would (their rooms). */
 const publish = async () => {
   const recipe = {
@@ -171,10 +164,9 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
 
   it("spec.paused: a resolved target starts no rollout; Planned=False/Paused, Ready=False/Paused", async () => {
     await publish()
-    const planned = await waitFor("Planned", "Paused")
-    expect(planned.status).toBe("False")
+    const planned = await untilCondition(() => condition("Planned"), "Planned", "False", "Paused")
     expect(planned.message).toMatch(/^spec\.paused is set: target plan \S+ starts no assessment and no rollout until it is cleared$/u)
-    expect(await condition("Ready")).toMatchObject({ status: "False", reason: "Paused" })
+    expectCondition(await condition("Ready"), "Ready", "False", "Paused")
     // Another pass after the window: still no rollout.
     await patchRuntime({ metadata: { annotations: { "stalled-it/touch": "1" } } })
     await new Promise((r) => setTimeout(r, 3_000))
@@ -189,12 +181,15 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
     const r = await eventually(async () => (await rollouts()).find((x) => x.spec.toDigest !== undefined), { what: "the Install rollout", timeoutMs: 30_000 })
     name = r.metadata.name
     expect(r.spec.runtimeUID).toBe((await get(RUNTIME)).metadata.uid)
-    const engine = await waitFor("EngineAvailable", "ProjectMissing")
-    expect(engine.status).toBe("False")
+    const engine = await untilCondition(() => condition("EngineAvailable"), "EngineAvailable", "False", "ProjectMissing")
     expect(engine.message).toContain(PROJECT)
-    const ready = await waitFor("Ready", "ProjectMissing")
+    const ready = await untilCondition(() => condition("Ready"), "Ready", "False", "ProjectMissing")
     expect(ready).toEqual({ status: "False", reason: "ProjectMissing", message: engine.message })
-    expect(await waitFor("Stalled", "ProjectMissing")).toEqual({ status: "True", reason: "ProjectMissing", message: engine.message })
+    expect(await untilCondition(() => condition("Stalled"), "Stalled", "True", "ProjectMissing")).toEqual({
+      status: "True",
+      reason: "ProjectMissing",
+      message: engine.message,
+    })
   })
 
   it("the AppProject created: Stalled AwaitingApproval naming the rollout and the approve command, Ready RollingOut", async () => {
@@ -210,9 +205,9 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
         },
       },
     ])
-    await waitFor("EngineAvailable", "EngineReady")
+    await untilCondition(() => condition("EngineAvailable"), "EngineAvailable", "True", "EngineReady")
     await setApproved(info, name, "False", "AwaitingApproval", "No approval for the target plan yet; approvers: group aicr-approvers")
-    const stalled = await waitFor("Stalled", "AwaitingApproval")
+    const stalled = await untilCondition(() => condition("Stalled"), "Stalled", "True", "AwaitingApproval")
     expect(stalled).toEqual({
       status: "True",
       reason: "AwaitingApproval",
@@ -237,8 +232,7 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
     }
     expectOk(await kubeRequest(info, { method: "PATCH", path: `${ROLLOUTS}/${name}`, body: { spec: { approval } } }), "approve")
     await setApproved(info, name, "True", "ApprovedByUser", "Approved by bob")
-    const stalled = await waitFor("Stalled", "NamespaceMissing")
-    expect(stalled.status).toBe("True")
+    const stalled = await untilCondition(() => condition("Stalled"), "Stalled", "True", "NamespaceMissing")
     expect(stalled.message).toMatch(new RegExp(`^rollout ${name} step 1/1 ${RELEASE} \\(Install\\) not started: namespace ${RELEASE} does not exist`, "u"))
     const progressing = (await get(`${ROLLOUTS}/${name}`)).status.conditions.find((c: { type: string }) => c.type === "Progressing")
     expect(stalled.message).toBe(`rollout ${name} ${progressing.message}`)
@@ -253,8 +247,7 @@ describe("the runtime's Ready and Stalled, read with kubectl as a user would", (
   it("the namespace created with the message's command: the step is written and Stalled clears", async () => {
     const command = (await condition("Stalled")).message.match(/kubectl create namespace .+? pod-security\.kubernetes\.io\/warn=baseline/u)![0]
     await run("bash", ["-c", command], { env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: work } })
-    const cleared = await waitFor("Stalled", "NotStalled")
-    expect(cleared.status).toBe("False")
+    await untilCondition(() => condition("Stalled"), "Stalled", "False", "NotStalled")
     const app = await get(`${APPS}/${RELEASE}`)
     expect(app.metadata.labels[LABEL_RUNTIME_UID]).toBe((await get(RUNTIME)).metadata.uid)
     expect(await condition("Ready")).toMatchObject({

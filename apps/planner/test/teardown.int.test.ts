@@ -34,6 +34,7 @@ import {
   spawnProc,
   startArgoCd,
   writeKubeconfig,
+  expectCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
@@ -323,7 +324,7 @@ describe("deleting a runtime with a rolled-out stack (real apiserver, admission 
       status: "False",
       message: `The runtime is being deleted: rollout ${removal.metadata.name} awaiting approval (kubectl aicr approve ${removal.metadata.name} --reason "…")`,
     })
-    expect(await condition("Planned")).toMatchObject({ status: "False", reason: "Deleting" })
+    expectCondition(await condition("Planned"), "Planned", "False", "Deleting")
     // The approval-guard waits for an approver; the executor starts no step; the finalizer holds the runtime.
     await eventually(
       async () =>

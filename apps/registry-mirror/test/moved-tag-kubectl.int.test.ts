@@ -21,6 +21,7 @@ import {
   type Registry,
   spawnProc,
   startRegistry,
+  expectCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -163,8 +164,7 @@ describe("a moved tag in kubectl get clusterruntime", () => {
       { timeoutMs: 60_000, what: "STALLED True" },
     )
     expect(row.NAME).toBe("cluster")
-    const s = await stalled()
-    expect(s.reason).toBe("Conflict")
+    const s = expectCondition({ status: row.STALLED, ...(await stalled()) }, "Stalled", "True", "Conflict")
     expect(s.message).toContain(`Release gpu-operator: tag ${recorded.repository}:${recorded.tag} now holds ${found}, not ${recorded.digest}`)
   }, 120_000)
 

@@ -24,6 +24,8 @@ import {
   packageDemoChart,
   type Registry,
   startRegistry,
+  untilCondition,
+  expectCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -136,20 +138,13 @@ describe("a tag moved under the registry-mirror, on the real registry", () => {
     const found = (await client.resolve(recorded.reference)).digest
     expect(found).not.toBe(recorded.digest)
 
-    const c = await eventually(
-      async () => {
-        const m = await mirrored()
-        return m?.reason === "Conflict" ? m : undefined
-      },
-      { timeoutMs: 30_000, what: "Mirrored=False/Conflict" },
-    )
-    expect(c.status).toBe("False")
+    const c = await untilCondition(mirrored, "Mirrored", "False", "Conflict", { timeoutMs: 30_000 })
     expect(c.message).toContain(`Release gpu-operator: tag ${recorded.reference} now holds ${found}, not ${recorded.digest}`)
     // The mirror leaves the tag as it found it, and its record as it was.
     await new Promise((r) => setTimeout(r, 2_000))
     expect((await client.resolve(recorded.reference)).digest).toBe(found)
     expect((await getRuntime()).status!.mirror).toEqual(mirror)
-    expect((await mirrored())?.reason).toBe("Conflict")
+    expectCondition(await mirrored(), "Mirrored", "False", "Conflict")
   })
 
   it("the restore command the message gives, run with the real oras, puts the recorded manifest back; Mirrored=True again", async () => {

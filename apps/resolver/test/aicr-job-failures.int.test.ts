@@ -26,6 +26,8 @@ import {
   removeNode,
   setHostProfile,
   startRegistry,
+  expectCondition,
+  untilCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -91,15 +93,6 @@ const current = (r: Runtime, type: string) => {
   const c = r.status?.conditions?.find((x) => x.type === type)
   return c?.observedGeneration === r.metadata.generation ? c : undefined
 }
-const waitFor = (type: string, status: string, reason: string, timeoutMs = 240_000) =>
-  eventually(
-    async () => {
-      const c = current(await getRuntime(), type)
-      return c?.status === status && c.reason === reason ? c : undefined
-    },
-    { timeoutMs, intervalMs: 500, what: `${type}=${status}/${reason}` },
-  )
-
 const SPEC = {
   intent: "training",
   platform: "kubeflow",
@@ -165,7 +158,10 @@ afterAll(async () => {
 describe("AICR Job failures from real causes", () => {
   it("AICRTimeout: an AICR image that cannot be pulled keeps the snapshot pod in ErrImagePull until the Job's deadline", async () => {
     start(["--aicr-image", "ghcr.io/nvidia/aicr:v0.9.0", "--job-deadline", "30"])
-    const c = await waitFor("Discovered", "False", "AICRTimeout", 180_000)
+    const c = await untilCondition(async () => current(await getRuntime(), "Discovered"), "Discovered", "False", "AICRTimeout", {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+    })
     expect(c.message).toMatch(
       new RegExp(
         `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} ran past its deadline(; the pod was (ErrImagePull|ImagePullBackOff): image ghcr\\.io/nvidia/aicr:v0\\.9\\.0: no build of v0\\.9\\.0)?$`,
@@ -175,23 +171,32 @@ describe("AICR Job failures from real causes", () => {
     await stop()
     // The pinned image: a new resolver, the same snapshot key under another image pin, resolves.
     start()
-    await waitFor("Discovered", "True", "NodeGroupsDiscovered")
+    await untilCondition(async () => current(await getRuntime(), "Discovered"), "Discovered", "True", "NodeGroupsDiscovered", {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+    })
   }, 420_000)
 
   it("AICRUnauthorized: the agent's identity may not write its output ConfigMap; the API server's 403 names the missing right", async () => {
     await agentRole(["get", "create", "update"])
     await newSnapshot()
-    const c = await waitFor("Discovered", "False", "AICRUnauthorized")
+    const c = await untilCondition(async () => current(await getRuntime(), "Discovered"), "Discovered", "False", "AICRUnauthorized", {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+    })
     expect(c.message).toMatch(
       new RegExp(
         `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} exited 8: \\[INTERNAL\\] .*configmaps "aicr-snapshot-\\w+" is forbidden: User "${AGENT()}" cannot patch resource "configmaps" in API group "" in the namespace "${ns}"`,
       ),
     )
-    expect(current(await getRuntime(), "Resolved")).toMatchObject({ status: "False", reason: "AICRUnauthorized" })
+    expectCondition(current(await getRuntime(), "Resolved"), "Resolved", "False", "AICRUnauthorized")
     // The right given back (the chart's Role), the next snapshot goes through.
     await agentRole(["get", "create", "update", "patch"])
     await newSnapshot()
-    await waitFor("Discovered", "True", "NodeGroupsDiscovered")
+    await untilCondition(async () => current(await getRuntime(), "Discovered"), "Discovered", "True", "NodeGroupsDiscovered", {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+    })
   }, 420_000)
 
   it("AICRInternal: an admission policy refuses AICR's output ConfigMap; AICR's INTERNAL failure carries the policy's words", async () => {
@@ -225,28 +230,37 @@ describe("AICR Job failures from real causes", () => {
       what: "the policy in force",
     })
     await newSnapshot()
-    const c = await waitFor("Discovered", "False", "AICRInternal")
+    const c = await untilCondition(async () => current(await getRuntime(), "Discovered"), "Discovered", "False", "AICRInternal", {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+    })
     expect(c.message).toMatch(
       new RegExp(
         `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} exited 8: \\[INTERNAL\\] .*ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: snapshot output is frozen during the maintenance window`,
       ),
     )
-    expect(current(await getRuntime(), "Resolved")).toMatchObject({ status: "False", reason: "AICRInternal" })
+    expectCondition(current(await getRuntime(), "Resolved"), "Resolved", "False", "AICRInternal")
     await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${POLICY}` })
     await kubeRequest(info, { method: "DELETE", path: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${POLICY}` })
     await eventually(async () => ((await probe()).status === 201 ? true : undefined), { timeoutMs: 30_000, what: "the policy gone" })
     await newSnapshot()
-    await waitFor("Discovered", "True", "NodeGroupsDiscovered")
+    await untilCondition(async () => current(await getRuntime(), "Discovered"), "Discovered", "True", "NodeGroupsDiscovered", {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+    })
   }, 420_000)
 
   it("InvalidPlacement: an admitted toleration without an effect, which AICR's bundle flags cannot express, names the field", async () => {
     const tolerations = [{ key: "nvidia.com/gpu", operator: "Exists" }]
     await setSpec({ ...SPEC, placement: { ...SPEC.placement, accelerated: { ...SPEC.placement.accelerated, tolerations } } })
-    const c = await waitFor("Resolved", "False", "InvalidPlacement")
+    const c = await untilCondition(async () => current(await getRuntime(), "Resolved"), "Resolved", "False", "InvalidPlacement", {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+    })
     expect(c.message).toBe(
       "AICR takes tolerations as key=value:effect (operator Equal) or key:effect (operator Exists); spec.placement.accelerated.tolerations[0] lack a key, an effect or the value of an Equal",
     )
     await setSpec(SPEC)
-    await waitFor("Resolved", "True", "InputsResolved", 300_000)
+    await untilCondition(async () => current(await getRuntime(), "Resolved"), "Resolved", "True", "InputsResolved", { timeoutMs: 300_000, intervalMs: 500 })
   }, 400_000)
 })

@@ -23,6 +23,7 @@ import {
   removeNode,
   setHostProfile,
   startRegistry,
+  expectCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -202,7 +203,8 @@ afterAll(async () => {
 describe("resolver on the local control plane", () => {
   it(`resolves the sample runtime for real with AICR ${CURRENT}: 13 releases, and the recorded bundle is the hand-run one byte for byte`, async () => {
     const r = await waitFor("Resolved", "True", "InputsResolved")
-    expect(current(r, "Discovered")).toMatchObject({ status: "True", reason: "NodeGroupsDiscovered" })
+    expectCondition(current(r, "Resolved"), "Resolved", "True", "InputsResolved")
+    expectCondition(current(r, "Discovered"), "Discovered", "True", "NodeGroupsDiscovered")
     expect(r.status?.discovery?.criteria).toMatchObject({ accelerator: "h100", os: "ubuntu" })
     expect(r.status?.resolution).toMatchObject({ releases: 13, aicr: { version: CURRENT, image: `ghcr.io/nvidia/aicr:${CURRENT}` } })
     const cm = await content(r.status!.resolution!.contentConfigMap!)
@@ -222,6 +224,7 @@ describe("resolver on the local control plane", () => {
     await addNode(info, OWN(1), { wait: true })
     await setSpec(OWN_SPEC)
     const first = await waitFor("Resolved", "True", "InputsResolved")
+    expectCondition(current(first, "Resolved"), "Resolved", "True", "InputsResolved")
     const jobs = { snapshot: await aicrJobs("snapshot"), recipe: await aicrJobs("recipe"), bundle: await aicrJobs("bundle") }
     // A third node of the same profile, then relabelling one with a label discovery does not read: no input changes.
     await addNode(info, OWN(2), { wait: true })
@@ -254,24 +257,28 @@ describe("resolver on the local control plane", () => {
     // Two GPU products in the accelerated group.
     await relabel("res-gpu-1", { "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB" })
     let r = await waitFor("Discovered", "False", "AcceleratedGroupHeterogeneous", 60_000)
+    expectCondition(current(r, "Discovered"), "Discovered", "False", "AcceleratedGroupHeterogeneous")
     expect(cond(r, "Discovered")?.message).toMatch(/NVIDIA-A100-SXM4-80GB.*NVIDIA-H100-80GB-HBM3|NVIDIA-H100-80GB-HBM3.*NVIDIA-A100-SXM4-80GB/)
-    expect(current(r, "Resolved")).toMatchObject({ status: "False", reason: "AcceleratedGroupHeterogeneous" })
+    expectCondition(current(r, "Resolved"), "Resolved", "False", "AcceleratedGroupHeterogeneous")
     await relabel("res-gpu-1", { "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3" })
     await waitFor("Discovered", "True", "NodeGroupsDiscovered", 120_000)
 
     // A selector no node matches.
     await setSpec({ ...OWN_SPEC, placement: { ...OWN_SPEC.placement, system: { nodeSelector: { "eks.amazonaws.com/nodegroup": "nowhere" } } } })
     r = await waitFor("Discovered", "False", "NodeGroupEmpty", 60_000)
+    expectCondition(current(r, "Discovered"), "Discovered", "False", "NodeGroupEmpty")
     expect(cond(r, "Discovered")?.message).toBe("No node matches spec.placement.system (eks.amazonaws.com/nodegroup=nowhere)")
 
     // A node in both groups: every GPU node carries nvidia.com/gpu.present=true.
     await setSpec({ ...OWN_SPEC, placement: { ...OWN_SPEC.placement, system: { nodeSelector: { "nvidia.com/gpu.present": "true" } } } })
     r = await waitFor("Discovered", "False", "PlacementOverlap", 60_000)
+    expectCondition(current(r, "Discovered"), "Discovered", "False", "PlacementOverlap")
     expect(cond(r, "Discovered")?.message).toMatch(/match both the system and the accelerated nodeSelector: .*res-gpu-0, res-gpu-1/)
 
     // The snapshot shows H100 where the spec declares A100.
     await setSpec({ ...OWN_SPEC, criteria: { ...OWN_SPEC.criteria, accelerator: "a100" } })
     r = await waitFor("Discovered", "False", "CriteriaConflict", 120_000)
+    expectCondition(current(r, "Discovered"), "Discovered", "False", "CriteriaConflict")
     expect(cond(r, "Discovered")?.message).toBe('spec.criteria.accelerator is "a100" but the snapshot shows "h100"')
 
     // The snapshot host has no OS release ID: the snapshot lacks facts the recipe needs.
@@ -281,6 +288,7 @@ describe("resolver on the local control plane", () => {
     const profile = h100Host({ driver: "580.105.08", cuda: "13.0" })
     await setHostProfile(info, "res-gpu-0", { ...profile, os: { ...profile.os, id: "", versionId: "" } })
     r = await waitFor("Discovered", "False", "SnapshotIncomplete", 120_000)
+    expectCondition(current(r, "Discovered"), "Discovered", "False", "SnapshotIncomplete")
     expect(cond(r, "Discovered")?.message).toMatch(/on node res-gpu-0: the snapshot lacks OS\.release\.ID, OS\.release\.VERSION_ID/)
     await setHostProfile(info, "res-gpu-0", h100Host({ driver: "580.105.09", cuda: "13.0" }))
     await waitFor("Discovered", "True", "NodeGroupsDiscovered", 120_000)
@@ -290,6 +298,7 @@ describe("resolver on the local control plane", () => {
     const before = await aicrJobs("recipe")
     await setSpec({ ...OWN_SPEC, intent: "gaming", criteria: { service: "eks", accelerator: "h9000", os: "windows" } })
     const r = await waitFor("Resolved", "False", "AICRInvalidRequest", 120_000)
+    expectCondition(current(r, "Resolved"), "Resolved", "False", "AICRInvalidRequest")
     expect(cond(r, "Resolved")?.message).toBe(
       'spec.criteria.accelerator "h9000" is not one AICR 0.11.1 accepts (a100, b200, gb200, h100, l40); spec.criteria.os "windows" is not one AICR 0.11.1 accepts (amazonlinux, cos, rhel, ubuntu); spec.intent "gaming" is not one AICR 0.11.1 accepts (inference, training)',
     )
@@ -304,6 +313,7 @@ describe("resolver on the local control plane", () => {
       NAMESPACES.filter((n) => n !== "skyhook" && n !== "nvsentinel"),
     )
     const r = await waitFor("Resolved", "False", "NamespaceNotAllowed", 120_000)
+    expectCondition(current(r, "Resolved"), "Resolved", "False", "NamespaceNotAllowed")
     expect(cond(r, "Resolved")?.message).toMatch(
       /3 release\(s\) outside the allowed namespaces .*: skyhook-operator \(skyhook\), skyhook-customizations \(skyhook\), nvsentinel \(nvsentinel\)/,
     )
@@ -318,10 +328,11 @@ describe("resolver on the local control plane", () => {
     const before = { snapshot: await aicrJobs("snapshot"), recipe: await aicrJobs("recipe"), bundle: await aicrJobs("bundle") }
     start(CURRENT, NAMESPACES, { allowUnsupported: false })
     const r = await waitFor("Resolved", "False", "AICRVersionMismatch", 120_000)
+    expectCondition(current(r, "Resolved"), "Resolved", "False", "AICRVersionMismatch")
     expect(cond(r, "Resolved")?.message).toBe(
       `AICR ${CURRENT.replace(/^v/, "")} is outside the supported range >=1.0.0,<2.0.0: pin a supported release (chart aicr.version); a development control plane may allow it with aicr.allowUnsupportedVersion (resolver --allow-unsupported-aicr)`,
     )
-    expect(current(r, "Discovered")).toMatchObject({ status: "False", reason: "AICRVersionMismatch" })
+    expectCondition(current(r, "Discovered"), "Discovered", "False", "AICRVersionMismatch")
     await sleep(2000)
     expect({ snapshot: await aicrJobs("snapshot"), recipe: await aicrJobs("recipe"), bundle: await aicrJobs("bundle") }).toEqual(before)
 
@@ -329,6 +340,7 @@ describe("resolver on the local control plane", () => {
     await stop()
     start(CURRENT)
     const ok = await waitFor("Resolved", "True", "InputsResolved", 240_000)
+    expectCondition(current(ok, "Resolved"), "Resolved", "True", "InputsResolved")
     expect(cond(ok, "Resolved")?.message).toMatch(
       /into 13 releases; AICR \S+ is outside the supported range >=1\.0\.0,<2\.0\.0, allowed for development only \(aicr\.allowUnsupportedVersion\)$/,
     )
@@ -339,12 +351,13 @@ describe("resolver on the local control plane", () => {
     await setSpec(SAMPLE)
     start(CURRENT, NAMESPACES, { image: `ghcr.io/nvidia/aicr:${PREVIOUS}` })
     const r = await waitFor("Discovered", "False", "AICRVersionMismatch", 240_000)
+    expectCondition(current(r, "Discovered"), "Discovered", "False", "AICRVersionMismatch")
     expect(cond(r, "Discovered")?.message).toMatch(
       new RegExp(
         `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node \\S+: Snapshot records AICR v?${PREVIOUS.replace(/^v/, "").replaceAll(".", "\\.")}, the pinned AICR is ${CURRENT.replace(/^v/, "").replaceAll(".", "\\.")}$`,
       ),
     )
-    expect(current(r, "Resolved")).toMatchObject({ status: "False", reason: "AICRVersionMismatch" })
+    expectCondition(current(r, "Resolved"), "Resolved", "False", "AICRVersionMismatch")
   }, 300_000)
 
   it("overrides the real AICR does not apply: OverridePathUnknown / InvalidOverride naming each; one it refuses: InvalidOverride", async () => {
@@ -360,6 +373,7 @@ describe("resolver on the local control plane", () => {
       ],
     })
     let r = await waitFor("Resolved", "False", "InvalidOverride", 240_000)
+    expectCondition(current(r, "Resolved"), "Resolved", "False", "InvalidOverride")
     expect(cond(r, "Resolved")?.message).toMatch(
       new RegExp(
         `^Bundle Job ${ns}/aicr-bundle-\\w+ did not apply 2 override\\(s\\): gpuoperator:driver\\.version\\.major=580: driver\\.version is a string in the values of gpu-operator, not a map, so AICR left the override out; ` +
@@ -368,10 +382,12 @@ describe("resolver on the local control plane", () => {
     )
     await setSpec({ ...SAMPLE, overrides: [{ path: "nosuchcomponent:foo.bar", value: "1" }] })
     r = await waitFor("Resolved", "False", "OverridePathUnknown", 240_000)
+    expectCondition(current(r, "Resolved"), "Resolved", "False", "OverridePathUnknown")
     expect(cond(r, "Resolved")?.message).toContain('nosuchcomponent:foo.bar=1: no release is named "nosuchcomponent"')
     // An empty value passes admission; AICR refuses the --set (exit 2).
     await setSpec({ ...SAMPLE, overrides: [{ path: "gpuoperator:driver.version", value: "" }] })
     r = await waitFor("Resolved", "False", "InvalidOverride", 240_000)
+    expectCondition(current(r, "Resolved"), "Resolved", "False", "InvalidOverride")
     expect(cond(r, "Resolved")?.message).toMatch(
       /^AICR refused the override gpuoperator:driver\.version=: Bundle Job \S+ exited 2: .*path and value cannot be empty/,
     )
@@ -385,6 +401,7 @@ describe("resolver on the local control plane", () => {
     await setSpec(SAMPLE)
     start(CURRENT)
     const before = await waitFor("Resolved", "True", "InputsResolved", 240_000)
+    expectCondition(current(before, "Resolved"), "Resolved", "True", "InputsResolved")
     const recipes = await aicrJobs("recipe")
     // Paused and a new toleration in one edit: the input changes, nothing runs.
     const changed = {
@@ -400,6 +417,7 @@ describe("resolver on the local control plane", () => {
     }
     await setSpec(changed)
     const r = await waitFor("Resolved", "False", "Resolving", 60_000)
+    expectCondition(current(r, "Resolved"), "Resolved", "False", "Resolving")
     expect(cond(r, "Resolved")?.message).toMatch(/^spec\.paused is set: input [0-9a-f]{12} is not resolved until it is cleared$/)
     expect(r.status?.resolution?.inputDigest).toBe(before.status?.resolution?.inputDigest)
     await sleep(3000)
@@ -407,6 +425,7 @@ describe("resolver on the local control plane", () => {
 
     await setSpec({ ...changed, paused: false })
     const after = await waitFor("Resolved", "True", "InputsResolved", 240_000)
+    expectCondition(current(after, "Resolved"), "Resolved", "True", "InputsResolved")
     expect(after.status?.resolution?.inputDigest).not.toBe(before.status?.resolution?.inputDigest)
     expect((await aicrJobs("recipe")).length).toBe(recipes.length + 1)
     // Leave the sample spec for the next test.

@@ -28,6 +28,8 @@ import {
   readAuditEvents,
   startArgoCd,
   createNamespace,
+  expectCondition,
+  untilCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -109,14 +111,6 @@ interface Cond {
 }
 const progressing = async (name: string): Promise<Cond | undefined> =>
   (await get(info, `${ROLLOUTS}/${name}`)).status?.conditions?.find((c: Cond) => c.type === "Progressing")
-const waitProgressing = (name: string, status: string, reason: string, timeoutMs = 100_000) =>
-  eventually(
-    async () => {
-      const c = await progressing(name)
-      return c?.status === status && c.reason === reason && c
-    },
-    { timeoutMs, intervalMs: 100, what: `rollout ${name} Progressing=${status}/${reason}` },
-  )
 const app = async (name: string): Promise<Application | undefined> => {
   const res = await kubeRequest(info, { method: "GET", path: `${APPS}/${name}` })
   return res.status === 404 ? undefined : expectOk(res, `GET Application ${name}`)
@@ -258,7 +252,7 @@ const setSuspended = async (on: boolean) =>
 describe("step-executor on real Argo CD", () => {
   it("installs a 3-release chain one release at a time, each after the previous is ready at its revision", async () => {
     await createRollout(info, { name: "exec-1", runtimeUID: uid, to: plans.v1!, steps: steps("Install", RELEASES) })
-    await waitProgressing("exec-1", "True", "StepsCompleted")
+    await untilCondition(() => progressing("exec-1"), "Progressing", "True", "StepsCompleted", { timeoutMs: 100_000, intervalMs: 100 })
     const r = await get(info, `${ROLLOUTS}/exec-1`)
     expect(r.status.steps).toMatchObject({ total: 3, done: 3 })
     expect(r.status.steps.items.map((s: { state: string }) => s.state)).toEqual(["Ready", "Ready", "Ready"])
@@ -293,7 +287,12 @@ describe("step-executor on real Argo CD", () => {
       { timeoutMs: 30_000, intervalMs: 250, what: "status.engine.applications 3 (paced)" },
     )
     expect(rt.status.engine).toMatchObject({ namespace: "argocd", project: "aicr", applications: 3, suspended: 0 })
-    expect(rt.status.conditions.find((c: Cond) => c.type === "EngineAvailable")).toMatchObject({ status: "True", reason: "EngineReady" })
+    expectCondition(
+      rt.status.conditions.find((c: Cond) => c.type === "EngineAvailable"),
+      "EngineAvailable",
+      "True",
+      "EngineReady",
+    )
     await closeRollout(info, "exec-1", "Succeeded")
   })
 
@@ -313,7 +312,7 @@ describe("step-executor on real Argo CD", () => {
     })
     await stopExecutor()
     startExecutor()
-    await waitProgressing("exec-2", "True", "StepsCompleted")
+    await untilCondition(() => progressing("exec-2"), "Progressing", "True", "StepsCompleted", { timeoutMs: 100_000, intervalMs: 100 })
     for (const name of RELEASES) {
       expect(isReadyAt((await app(name))!, at(name, "0.2.0"))).toBe(true)
       expect(writesOf(name).length - before[name]!).toBe(1)
@@ -393,7 +392,7 @@ describe("step-executor on real Argo CD", () => {
       "revoke",
     )
     await setApproved(info, "exec-3", "False", "RolloutRevoked", "Revoked by bob: int test revokes")
-    const c = await waitProgressing("exec-3", "False", "RolloutRevoked")
+    const c = await untilCondition(() => progressing("exec-3"), "Progressing", "False", "RolloutRevoked", { timeoutMs: 100_000, intervalMs: 100 })
     expect(c.message).toContain("2/3 demo-b (Upgrade)")
     expect(isReadyAt((await app("demo-a"))!, at("demo-a", "0.3.0"))).toBe(true)
     expect((await app("demo-b"))!.metadata.annotations![ANNOTATION_CHART_DIGEST]).toBe(charts["demo-b@0.2.0"]!.digest)
@@ -413,7 +412,7 @@ describe("step-executor on real Argo CD", () => {
       to: plan,
       steps: [...steps("Install", ["demo-bad"]), ...steps("Upgrade", ["demo-b", "demo-c"], { verdict: "safe" })],
     })
-    const c = await waitProgressing("exec-4", "False", "RolloutFailed")
+    const c = await untilCondition(() => progressing("exec-4"), "Progressing", "False", "RolloutFailed", { timeoutMs: 100_000, intervalMs: 100 })
     const argoMessage = (await app("demo-bad"))!.status!.operationState!.message!
     expect(argoMessage.length).toBeGreaterThan(0)
     expect(c.message).toContain("1/3 demo-bad (Install) failed")
@@ -435,7 +434,7 @@ describe("step-executor on real Argo CD", () => {
       to: empty,
       steps: order.map((release) => ({ release, namespace: target(release), action: "Remove" as const })),
     })
-    await waitProgressing("exec-5", "True", "StepsCompleted")
+    await untilCondition(() => progressing("exec-5"), "Progressing", "True", "StepsCompleted", { timeoutMs: 100_000, intervalMs: 100 })
     for (const name of order) expect(await app(name)).toBeUndefined()
     const deleted = order.map((n) => recorder.apps(n).find((e) => e.type === "DELETED")!)
     const deleting = order.map((n) => recorder.apps(n).find((e) => e.object.metadata.deletionTimestamp !== undefined)!)
@@ -451,7 +450,7 @@ describe("step-executor on real Argo CD", () => {
     const from = target("demo-m")
     const installed = await writePlan(info, ns, uid, [{ chart: charts["demo-m@0.1.0"]!, namespace: from }])
     await createRollout(info, { name: "exec-6", runtimeUID: uid, to: installed, steps: steps("Install", ["demo-m"]) })
-    await waitProgressing("exec-6", "True", "StepsCompleted")
+    await untilCondition(() => progressing("exec-6"), "Progressing", "True", "StepsCompleted", { timeoutMs: 100_000, intervalMs: 100 })
     await closeRollout(info, "exec-6", "Succeeded")
     const oldDeployment = `/apis/apps/v1/namespaces/${from}/deployments/demo-m`
     expect((await kubeRequest(info, { method: "GET", path: oldDeployment })).status).toBe(200)
@@ -464,7 +463,7 @@ describe("step-executor on real Argo CD", () => {
       to: moved,
       steps: [{ release: "demo-m", namespace: MOVED_TO, action: "Move", from: "0.1.0", to: "0.1.0" }],
     })
-    await waitProgressing("exec-7", "True", "StepsCompleted")
+    await untilCondition(() => progressing("exec-7"), "Progressing", "True", "StepsCompleted", { timeoutMs: 100_000, intervalMs: 100 })
     const a = (await app("demo-m"))!
     expect(a.spec!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: MOVED_TO })
     expect(a.status!.sync!.comparedTo!.destination).toEqual({ server: "https://kubernetes.default.svc", namespace: MOVED_TO })
@@ -511,7 +510,7 @@ describe("step-executor on real Argo CD", () => {
       to: plan,
       steps: [{ release: "demo-a", namespace: MOVED_TO, action: "Move", from: "0.1.0", to: "0.1.0" }],
     })
-    const c = await waitProgressing("exec-8", "False", "MovedReleaseMissing")
+    const c = await untilCondition(() => progressing("exec-8"), "Progressing", "False", "MovedReleaseMissing", { timeoutMs: 100_000, intervalMs: 100 })
     expect(c.message).toContain("Application argocd/demo-a is not at its old location (it does not exist)")
     expect(await app("demo-a")).toBeUndefined()
     await closeRollout(info, "exec-8", "Failed")
@@ -581,7 +580,7 @@ describe("step-executor on real Argo CD", () => {
     // Wave 0's Deployment cannot be scheduled yet: the operation stays Running, waiting for it to be healthy.
     await eventually(async () => (await app("demo-slow"))?.status?.operationState?.phase === "Running", { timeoutMs: 60_000, what: "demo-slow's sync Running" })
     await setSuspended(true)
-    const c = await waitProgressing("exec-9", "False", "EngineSuspensionRefused", 30_000)
+    const c = await untilCondition(() => progressing("exec-9"), "Progressing", "False", "EngineSuspensionRefused", { timeoutMs: 30_000, intervalMs: 100 })
     expect(c.message).toContain("argocd/demo-slow: a sync operation is running")
     expect((await app("demo-slow"))!.spec!.syncPolicy!.automated!.enabled).toBe(false)
     // The runtime's status is written right after the rollout's.
@@ -597,7 +596,7 @@ describe("step-executor on real Argo CD", () => {
     )
     // The operation ends and the step is ready at its revision (a step in flight finishes even while suspended): the
     // rollout completes, and the suspension now holds everywhere.
-    await waitProgressing("exec-9", "True", "StepsCompleted", 120_000)
+    await untilCondition(() => progressing("exec-9"), "Progressing", "True", "StepsCompleted", { timeoutMs: 120_000, intervalMs: 100 })
     await eventually(async () => (await engine())?.suspensionRefused === undefined, { what: "the refusal cleared" })
     const done = (await app("demo-slow"))!
     expect(done.status!.operationState!.phase).toBe("Succeeded")
@@ -676,7 +675,7 @@ describe("step-executor on real Argo CD", () => {
     expect(writesOf("demo-k1")).toHaveLength(1)
     // The watch delivers the write: the successor sees demo-k1 and goes on.
     release()
-    await waitProgressing("exec-lag", "True", "StepsCompleted", 120_000)
+    await untilCondition(() => progressing("exec-lag"), "Progressing", "True", "StepsCompleted", { timeoutMs: 120_000, intervalMs: 100 })
     expect(writesOf("demo-k1")).toHaveLength(1)
     expect(writesOf("demo-k2")).toHaveLength(1)
     await closeRollout(info, "exec-lag", "Succeeded")
@@ -686,7 +685,7 @@ describe("step-executor on real Argo CD", () => {
     const where = target(UNCREATED)
     const plan = await writePlan(info, ns, uid, [{ chart: charts[`${UNCREATED}@0.1.0`]!, namespace: where }])
     await createRollout(info, { name: "exec-n", runtimeUID: uid, to: plan, steps: steps("Install", [UNCREATED]) })
-    const c = await waitProgressing("exec-n", "False", "NamespaceMissing")
+    const c = await untilCondition(() => progressing("exec-n"), "Progressing", "False", "NamespaceMissing", { timeoutMs: 100_000, intervalMs: 100 })
     const labels = ["enforce", "audit", "warn"].map((m) => `pod-security.kubernetes.io/${m}=${UNCREATED_LEVEL}`).join(" ")
     const command = `kubectl create namespace ${where} && kubectl label namespace ${where} ${labels}`
     expect(c.message).toBe(
@@ -699,7 +698,7 @@ describe("step-executor on real Argo CD", () => {
       env: { PATH: [dirname(info.bin.kubectl!), "/usr/bin", "/bin"].join(":"), KUBECONFIG: info.kubeconfig, HOME: info.dir },
       stdio: "pipe",
     })
-    await waitProgressing("exec-n", "True", "StepsCompleted")
+    await untilCondition(() => progressing("exec-n"), "Progressing", "True", "StepsCompleted", { timeoutMs: 100_000, intervalMs: 100 })
     const created = await get(info, `/api/v1/namespaces/${where}`)
     expect(created.metadata.labels).toMatchObject({
       "pod-security.kubernetes.io/enforce": UNCREATED_LEVEL,
@@ -752,7 +751,7 @@ describe("step-executor on real Argo CD", () => {
         },
         { timeoutMs: 30_000, what: "a rollout with the newer action admitted" },
       )
-      const c = await waitProgressing("exec-u", "False", "StepUnknown")
+      const c = await untilCondition(() => progressing("exec-u"), "Progressing", "False", "StepUnknown", { timeoutMs: 100_000, intervalMs: 100 })
       expect(c.message).toBe("step 1/1 demo-a (Replace): this step-executor does not know the action Replace")
       expect(writesOf("demo-a")).toHaveLength(applied)
       await closeRollout(info, "exec-u", "Failed")

@@ -37,6 +37,7 @@ import {
   kubeRequest,
   readVersions,
   startAws,
+  expectCondition,
 } from "@aicr/testing/harness"
 import { applyStatusAs, closeRollout, get, ROLLOUTS, RUNTIME, setApproved } from "@aicr/testing/world"
 import { Effect, Fiber } from "effect"
@@ -395,7 +396,7 @@ describe("validation-gate: before any step", () => {
     expect(ready.message).toContain(`ServiceAccount ${vns}/${LAUNCHER}`)
     expect(ready.message).toContain("validation.enabled: true")
     expect(ready.message).toContain("spec.validation.deployment: Disabled")
-    expect(await condition(`val-${suffix}-unavailable`, "Validated")).toMatchObject({ status: "False", reason: "ValidationUnavailable" })
+    expectCondition(await condition(`val-${suffix}-unavailable`, "Validated"), "Validated", "False", "ValidationUnavailable")
     // The ServiceAccount alone is not an install: the API server's authorizer (access reviews) says what it lacks.
     await installLauncher({ binding: false })
     const unbound = await eventually(
@@ -413,7 +414,7 @@ describe("validation-gate: before any step", () => {
     await installLauncher()
     await waitCondition(`val-${suffix}-unavailable`, "ValidationReady", "True", ["ValidationAvailable"])
     // Its steps have not run: nothing to validate yet.
-    expect(await condition(`val-${suffix}-unavailable`, "Validated")).toMatchObject({ status: "False", reason: "AwaitingSteps" })
+    expectCondition(await condition(`val-${suffix}-unavailable`, "Validated"), "Validated", "False", "AwaitingSteps")
     await closeRollout(info, `val-${suffix}-unavailable`, "Superseded")
   })
 

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { fileURLToPath } from "node:url"
 import { renderConditionCatalog } from "./catalog-doc"
-import { namedIn, tierTestFiles } from "./named-in-tests"
+import { assertedIn, tierTestFiles } from "./asserted-in-tests"
 import { renderCrds } from "./crds"
 import { renderPolicies } from "./policies"
 
@@ -27,11 +27,7 @@ const main = (): void => {
     process.stdout.write(`Wrote policies/${file}\n`)
   }
   mkdirSync(dirname(CATALOG_FILE), { recursive: true })
-  const tests = tierTestFiles()
-  writeFileSync(
-    CATALOG_FILE,
-    renderConditionCatalog((type, reason) => namedIn(tests, type, reason)),
-  )
+  writeFileSync(CATALOG_FILE, renderConditionCatalog(assertedIn(tierTestFiles()).of))
   process.stdout.write("Wrote docs/api/conditions.md\n")
 }
 

@@ -42,6 +42,7 @@ export {
   resourceFor,
   type TokenOptions,
 } from "./kube"
+export { type Condition, conditionIn, type ConditionSource, type ConditionStatus, expectCondition, untilCondition } from "./conditions"
 export { loadManifests, parseManifests } from "./manifests"
 export {
   EDITOR_STAMP_FILE,
