@@ -21,6 +21,7 @@ import {
   readAuditEvents,
   readVersions,
   expectCondition,
+  untilCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
@@ -325,13 +326,11 @@ describe("planner on the local control plane, with real resolutions from AICR v0
     await eventually(async () => (await get(`${ROLLOUTS}/${before.metadata.name}`)).metadata.labels?.[LABEL_OUTCOME] === "Superseded", {
       what: "the upgrade superseded",
     })
+    // The outcome label and the Succeeded condition are two writes: wait for the condition too, then both hold.
+    await untilCondition(() => get(`${ROLLOUTS}/${before.metadata.name}`), "Succeeded", "False", "RolloutSuperseded")
     const closed = await get(`${ROLLOUTS}/${before.metadata.name}`)
-    expectCondition(
-      closed.status.conditions.find((c: Cond) => c.type === "Succeeded"),
-      "Succeeded",
-      "False",
-      "RolloutSuperseded",
-    )
+    expect(closed.metadata.labels?.[LABEL_OUTCOME]).toBe("Superseded")
+    expectCondition(closed, "Succeeded", "False", "RolloutSuperseded")
     // The v0.10.16 plan is the active one again: nothing to roll out, no new rollout.
     await eventually(async () => (await condition("Ready"))?.status === "True", { what: "Ready=True again" })
     expect((await rollouts()).filter((r) => !r.metadata.labels?.[LABEL_OUTCOME])).toHaveLength(0)
