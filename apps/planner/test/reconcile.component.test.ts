@@ -20,14 +20,15 @@ import {
 } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
 import { makeStatusPacer, Requeue, StatusPacer } from "@aicr/runtime"
-import { makeFakeKube } from "@aicr/testing"
+import { makeFakeKube, writesDuring, writesOutsideContract } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { describe, expect } from "vitest"
+import { afterEach, describe, expect } from "vitest"
 import { addFinalizer } from "../src/act"
 import { type ChartCheck, ChartRegistry, type ChartRef } from "../src/charts"
 import { PlannerConfig, type PlannerSettings } from "../src/config"
+import { contract } from "../src/contract"
 import { classOf } from "../src/errors"
 import { makeNotReadySince, NotReadySince } from "../src/readiness"
 import { reconcile } from "../src/reconcile"
@@ -112,6 +113,12 @@ const fakeRegistry = () => {
   return { state, registry }
 }
 
+/** The planner's own writes in each test (not the test's), checked against its contract after the test. */
+const passes: Array<ReturnType<typeof writesDuring>> = []
+afterEach(() => {
+  for (const p of passes.splice(0)) expect(writesOutsideContract(contract, p.writes())).toEqual([])
+})
+
 const setup = (aicr = "v0.11.1") => {
   const fake = makeFakeKube({
     listMapKeys: {
@@ -125,14 +132,18 @@ const setup = (aicr = "v0.11.1") => {
   const registry = fakeRegistry()
   const notReadySince = makeNotReadySince()
   const pacer = makeStatusPacer()
-  const run = reconcile("cluster").pipe(
-    Effect.provide(Layer.mergeAll(fake.layer, events)),
-    Effect.provideService(PlannerConfig, settings),
-    Effect.provideService(ChartRegistry, registry.registry),
-    Effect.provideService(NotReadySince, notReadySince),
-    Effect.provideService(StatusPacer, pacer),
-    Effect.exit,
-  )
+  const mine = writesDuring(fake)
+  passes.push(mine)
+  const run = mine
+    .during(reconcile("cluster"))
+    .pipe(
+      Effect.provide(Layer.mergeAll(fake.layer, events)),
+      Effect.provideService(PlannerConfig, settings),
+      Effect.provideService(ChartRegistry, registry.registry),
+      Effect.provideService(NotReadySince, notReadySince),
+      Effect.provideService(StatusPacer, pacer),
+      Effect.exit,
+    )
   const runtime = () => fake.peek<ClusterRuntime>(ClusterRuntimeKind, "cluster")!
   const condition = (type: string) => runtime().status?.conditions?.find((c) => c.type === type)
   const list = <T extends KubeObject>(kind: ResourceKind) => Effect.runSync(fake.kube.list<T>(kind)).items
