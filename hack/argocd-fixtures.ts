@@ -13,6 +13,8 @@
  * Run: `npx tsx hack/argocd-fixtures.ts <recording.jsonl> <out.json> <argocd version>`.
  */
 import { readFileSync, writeFileSync } from "node:fs"
+import { LABEL_RELEASE } from "@aicr/api"
+import { ANNOTATION_RELEASE_RECORD } from "@aicr/argocd"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any
@@ -77,10 +79,10 @@ for (const e of sorted) {
   const a = e.object
   const target = a.spec?.source?.targetRevision
   if (target === undefined) continue
-  const record = a.metadata.annotations?.["operator.aicr.run/plan-release"]
+  const record = a.metadata.annotations?.[ANNOTATION_RELEASE_RECORD]
   const chartVersion = record === undefined ? target : String(JSON.parse(record).release.chart.ref).split(":").at(-1)
   // The Deployment in the namespace the Application targets: after a Move, the old namespace's does not count.
-  const d = deployments.get(`${a.spec.destination?.namespace}/${a.metadata.labels?.["operator.aicr.run/release"] ?? a.metadata.name}`)
+  const d = deployments.get(`${a.spec.destination?.namespace}/${a.metadata.labels?.[LABEL_RELEASE] ?? a.metadata.name}`)
   const seq = sequences.get(a.metadata.name) ?? []
   seq.push({ target, version: chartVersion, deployed: d !== undefined && rolledOut(d, chartVersion), app: trim(a) })
   sequences.set(a.metadata.name, seq)

@@ -12,7 +12,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { LABEL_OUTCOME } from "@aicr/api"
 import { type Application } from "@aicr/argocd"
+import { toConditionTime } from "@aicr/conditions"
 import { ARGOCD_NAMESPACE, eventually, expectOk, type HarnessInfo, kubeRequest, readAuditEvents, repoRoot } from "@aicr/testing/harness"
 
 const run = promisify(execFile)
@@ -38,18 +40,17 @@ const install = async (charts: "stand-in" | "real") => {
           metadata: { name: string; labels?: Record<string, string> }
           spec: { toDigest: string }
         }>
-        return items.find((r) => !r.metadata.labels?.["operator.aicr.run/outcome"])
+        return items.find((r) => !r.metadata.labels?.[LABEL_OUTCOME])
       },
       { timeoutMs: 600_000, what: "rollout" },
     )
-    const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/u, "Z")
     const t0 = Date.now()
     expectOk(
       await kubeRequest(info, {
         method: "PATCH",
         path: `${ROLLOUTS}/${rollout.metadata.name}`,
         user: "approver",
-        body: { spec: { approval: { reason: "bench", expiresAt: iso(Date.now() + 7_200_000), toDigest: rollout.spec.toDigest } } },
+        body: { spec: { approval: { reason: "bench", expiresAt: toConditionTime(Date.now() + 7_200_000), toDigest: rollout.spec.toDigest } } },
       }),
       "approve",
     )

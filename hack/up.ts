@@ -13,6 +13,7 @@
  */
 import { spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
+import { LABEL_OUTCOME } from "@aicr/api"
 import {
   applyManifests,
   ARGOCD_NAMESPACE,
@@ -156,7 +157,7 @@ type Rollout = {
 }
 const open = async () =>
   (((await kubeRequest(info, { method: "GET", path: "/apis/operator.aicr.run/v1alpha1/runtimerollouts" })).body?.items as Rollout[] | undefined) ?? []).find(
-    (r) => !r.metadata.labels?.["operator.aicr.run/outcome"],
+    (r) => !r.metadata.labels?.[LABEL_OUTCOME],
   )
 const awaiting =
   (await conditionsOf()).get("Planned")?.status === "True"

@@ -7,7 +7,8 @@ import { join } from "node:path"
 import { CONTRACTS } from "@aicr/contracts"
 import { describe, expect, it } from "vitest"
 import { CHART_DIR, renderChartFiles } from "../generate-chart"
-import { ALL_RBAC, grantsOf, rbacOf } from "./rbac"
+import { kindKey } from "@aicr/api"
+import { ALL_RBAC, grantsOf, PLACEMENT, rbacOf } from "./rbac"
 import { valueRows } from "./values-doc"
 
 const rulesOf = (r: (typeof ALL_RBAC)[number]) => [
@@ -67,6 +68,11 @@ describe("RBAC rendered from the contracts", () => {
       )
       expect(mayCreate || byName, cr.kind.plural).toBe(true)
     }
+  })
+
+  it.each(CONTRACTS.map((c) => [c.controller, c] as const))("%s: every placement names a kind its contract watches, reads, writes or creates", (_, c) => {
+    const named = new Set([...c.watches, ...c.writes, ...c.creates].map((x) => kindKey(x.kind)).concat(c.reads.kinds.map(kindKey)))
+    expect(Object.keys(PLACEMENT[c.controller]).filter((k) => !named.has(k))).toEqual([])
   })
 
   it.each(ALL_RBAC.map((r) => [r.controller, r] as const))(

@@ -66,8 +66,6 @@ export const PLACEMENT: Readonly<Record<Controller, Readonly<Record<string, Plac
     "ConfigMap.core": { namespaces: ["operator"] },
     "Application.argoproj.io": { namespaces: ["engine"] },
     "AppProject.argoproj.io": { namespaces: ["engine"], resourceNames: ["{{ $.Values.engine.project }}"] },
-    // AICR readiness-gate Jobs are part of a release, so they run in the component namespaces.
-    "Job.batch": { namespaces: ["components"] },
   },
   "validation-gate": {
     "Job.batch": { namespaces: ["validation"] },
@@ -76,7 +74,6 @@ export const PLACEMENT: Readonly<Record<Controller, Readonly<Record<string, Plac
     "ConfigMap.core": { namespaces: ["operator", "validation"] },
     "ServiceAccount.core": { namespaces: ["validation"] },
     "RoleBinding.rbac.authorization.k8s.io": { namespaces: ["validation"] },
-    "Secret.core": { namespaces: ["validation"] },
   },
   "ecr-credential-refresher": {
     "Secret.core": {

@@ -3,7 +3,7 @@
  * form. The assessment is AICR's `aicr upgrade-check` report from the content ConfigMap; its components are read
  * leniently (name, from/to versions, verdict), and the jump is computed from the versions.
  */
-import type { RuntimeRollout } from "@aicr/api"
+import { LABEL_OUTCOME, type RuntimeRollout } from "@aicr/api"
 import semver from "semver"
 
 export interface ComponentAssessment {
@@ -89,7 +89,7 @@ export const describeText = (d: DescribeDoc): string => {
   out.push(`To plan:       ${spec.toDigest}`)
   out.push(`Requested by:  ${spec.requestedBy ?? "(not recorded)"}`)
   out.push(`Deadline:      ${spec.deadline}`)
-  out.push(`Outcome:       ${metadata.labels?.["operator.aicr.run/outcome"] ?? "(in progress)"}`)
+  out.push(`Outcome:       ${metadata.labels?.[LABEL_OUTCOME] ?? "(in progress)"}`)
   out.push("", "Conditions:")
   const conds = status?.conditions ?? []
   out.push(

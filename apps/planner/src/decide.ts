@@ -12,6 +12,7 @@ import {
   ANNOTATION_EDITED_BY,
   ANNOTATION_RETRY,
   deploymentValidationOf,
+  LABEL_OUTCOME,
   LABEL_PLAN,
   LABEL_RUNTIME_UID,
   type Outcome,
@@ -235,7 +236,7 @@ export const decide = (o: Observed): Decision => {
   }
   const closed = (r: RuntimeRollout): RuntimeRollout => {
     const c = closes.find((x) => x.rollout.metadata.name === r.metadata.name)
-    return c ? { ...r, metadata: { ...r.metadata, labels: { ...r.metadata.labels, "operator.aicr.run/outcome": c.outcome } } } : r
+    return c ? { ...r, metadata: { ...r.metadata, labels: { ...r.metadata.labels, [LABEL_OUTCOME]: c.outcome } } } : r
   }
   view = viewRollouts(view.all.map(closed), uid)
   if (isDeleting(o.runtime)) return decideDeletion(o, view, closes)

@@ -1,7 +1,8 @@
 /**
  * gather: the reads the contract allows, into one `Observed` value: the runtime, `Resolved` and `Mirrored` (only
  * through `current`), the resolution's content ConfigMap, every plan ConfigMap (read and verified with `readPlan`),
- * and the runtime's RuntimeRollouts.
+ * and the runtime's RuntimeRollouts. `readRecipe` reads a plan's recipe when an upgrade-check Job is about to start
+ * (act.ts).
  */
 import {
   ANNOTATION_DESIRED_STATE_DIGEST,
@@ -17,16 +18,17 @@ import {
   readPlanData,
   Resolved,
   ROLE_PLAN,
+  sha256,
   type RuntimeRollout,
   RuntimeRolloutKind,
 } from "@aicr/api"
 import type { Application } from "@aicr/argocd"
-import { current, type CurrentCondition } from "@aicr/conditions"
+import { current, type CurrentCondition, shortDigest } from "@aicr/conditions"
 import { Kube, type KubeError } from "@aicr/kube"
 import { Clock, Effect, Option, Result } from "effect"
 import type { ChartCheck } from "./charts"
 import { PlannerConfig } from "./config"
-import type { UpgradeCheckRun } from "./upgrade-check"
+import type { RecipeRef, UpgradeCheckRun } from "./upgrade-check"
 
 export type ContentRead =
   { readonly _tag: "NotRead" } | { readonly _tag: "Missing" } | { readonly _tag: "Found"; readonly data: Readonly<Record<string, string>> }
@@ -113,4 +115,19 @@ export const gather = (runtime: ClusterRuntime): Effect.Effect<Observed, KubeErr
       deadlineMs: config.deadlineMs,
       now,
     } satisfies Observed
+  })
+
+/** A plan's `recipe.json` from its content ConfigMap, verified against the digest the plan recorded (upgrade-check's input). */
+export const readRecipe = (
+  namespace: string,
+  r: RecipeRef,
+): Effect.Effect<{ readonly ok: true; readonly text: string } | { readonly ok: false; readonly why: string }, KubeError, Kube> =>
+  Effect.gen(function* () {
+    const cm = yield* (yield* Kube).get<ConfigMap>(Core.ConfigMap, `${namespace}/${r.configMap}`)
+    const text = Option.isSome(cm) ? cm.value.data?.["recipe.json"] : undefined
+    if (text === undefined)
+      return { ok: false as const, why: `content ConfigMap ${namespace}/${r.configMap} ${Option.isNone(cm) ? "is gone" : "has no recipe.json"}` }
+    if (sha256(text) !== r.digest)
+      return { ok: false as const, why: `the recipe.json of ${namespace}/${r.configMap} is not the one the plan recorded (${shortDigest(r.digest)})` }
+    return { ok: true as const, text }
   })

@@ -2,10 +2,11 @@
  * report: pure. The planner's conditions and rooms on every pass: `Planned`, `Ready`, `Stalled` and `status.plans` on
  * the runtime; `Succeeded` and `status.assessment` on each rollout (rebuilt from the durable outcome label, so a
  * lost status comes back the same). Messages carry no times except the window's end, so an unchanged state makes no
- * write.
+ * write. After a defect (errors.ts) the runtime's room says `Planned=Unknown/InternalError`.
  */
 import {
   Approved,
+  type ClusterRuntime,
   deploymentValidationOf,
   EngineAvailable,
   type Outcome,
@@ -22,6 +23,7 @@ import {
 import { type ConditionIntent, current, materialize, shortDigest } from "@aicr/conditions"
 import type { StatusWrite } from "@aicr/kube"
 import type { Decision } from "./decide"
+import { internalPlanned } from "./errors"
 import type { Observed } from "./gather"
 import type { StackReadiness } from "./readiness"
 import { outcomeOf, VALIDATION_FAILURES } from "./rollouts"
@@ -276,3 +278,17 @@ export const rolloutStatus = (r: RuntimeRollout, outcome: Outcome | undefined, n
     },
   },
 })
+
+/**
+ * The runtime's room after a defect (errors.ts): `Planned=Unknown/InternalError`; `Ready`, `Stalled` and
+ * `status.plans` as this room last wrote them (left out when it never did), so the summary a person reads stays the
+ * last one known.
+ */
+export const runtimeInternalError = (runtime: ClusterRuntime, now: number): StatusWrite => {
+  const existing = runtime.status?.conditions
+  const kept = (existing ?? []).filter((c) => c.type === Ready.type || c.type === Stalled.type)
+  return {
+    conditions: [...materialize([internalPlanned()], { existing, generation: runtime.metadata.generation, now }), ...kept],
+    ...(runtime.status?.plans !== undefined ? { plans: runtime.status.plans } : {}),
+  }
+}

@@ -8,7 +8,16 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { promisify } from "node:util"
-import { ANNOTATION_EDITED_BY, contentConfigMapName, inputDigest as inputDigestOf, LABEL_OUTCOME, sha256 } from "@aicr/api"
+import {
+  ANNOTATION_EDITED_BY,
+  type ClusterRuntime,
+  contentConfigMapName,
+  FINALIZER_CLEANUP,
+  inputDigest as inputDigestOf,
+  LABEL_OUTCOME,
+  sha256,
+} from "@aicr/api"
+import { eventRecorderLayer, Kube, makeKube } from "@aicr/kube"
 import { parseConfig, runApp } from "@aicr/runtime"
 import {
   aicrBinary,
@@ -23,10 +32,13 @@ import {
   expectCondition,
   untilCondition,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { removeFinalizer } from "../src/act"
 import { plannerApp } from "../src/app"
+import { classOf } from "../src/errors"
+import { finalizerPatch } from "../src/teardown"
 
 const run = promisify(execFile)
 const info: HarnessInfo = inject("harness")
@@ -334,5 +346,34 @@ describe("planner on the local control plane, with real resolutions from AICR v0
     // The v0.10.16 plan is the active one again: nothing to roll out, no new rollout.
     await eventually(async () => (await condition("Ready"))?.status === "True", { what: "Ready=True again" })
     expect((await rollouts()).filter((r) => !r.metadata.labels?.[LABEL_OUTCOME])).toHaveLength(0)
+  })
+
+  it("a finalizer patch decided on a view that moved is refused by the API server's test (422) and fails FinalizerMovedError, a transient failure", async () => {
+    await eventually(async () => ((await get(RUNTIME)).metadata.finalizers ?? []).includes(FINALIZER_CLEANUP), { what: "the cleanup finalizer" })
+    const stale = (await get(RUNTIME)) as ClusterRuntime
+    // Another writer puts its finalizer first: the planner's Remove patch tests index 0, which now holds another one.
+    const hold = "example.com/hold"
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: RUNTIME,
+        contentType: "application/json-patch+json",
+        body: [{ op: "add", path: "/metadata/finalizers/0", value: hold }],
+      }),
+      "add a finalizer first",
+    )
+    try {
+      const kube = Layer.succeed(Kube)(makeKube({ kubeconfigPath: info.kubeconfig }))
+      const events = eventRecorderLayer({ controller: "operator.aicr.run/planner", instance: "test" }).pipe(Layer.provide(kube))
+      const error = await Effect.runPromise(
+        removeFinalizer(stale, finalizerPatch(stale, "Remove")!, "test").pipe(Effect.provide(Layer.mergeAll(kube, events)), Effect.flip),
+      )
+      expect(error._tag).toBe("FinalizerMovedError")
+      expect(classOf(error)).toBe("transient")
+      expect((await get(RUNTIME)).metadata.finalizers).toEqual([hold, FINALIZER_CLEANUP])
+    } finally {
+      const now = (await get(RUNTIME)).metadata.finalizers as string[]
+      await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: now.filter((f) => f !== hold) } } })
+    }
   })
 })

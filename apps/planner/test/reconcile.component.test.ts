@@ -20,15 +20,19 @@ import {
 } from "@aicr/api"
 import { eventRecorderLayer } from "@aicr/kube"
 import { makeStatusPacer, Requeue, StatusPacer } from "@aicr/runtime"
-import { makeFakeKube } from "@aicr/testing"
+import { makeFakeKube, writesDuring, writesOutsideContract } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { describe, expect } from "vitest"
+import { afterEach, describe, expect } from "vitest"
+import { addFinalizer } from "../src/act"
 import { type ChartCheck, ChartRegistry, type ChartRef } from "../src/charts"
 import { PlannerConfig, type PlannerSettings } from "../src/config"
+import { contract } from "../src/contract"
+import { classOf } from "../src/errors"
 import { makeNotReadySince, NotReadySince } from "../src/readiness"
 import { reconcile } from "../src/reconcile"
+import { finalizerPatch } from "../src/teardown"
 
 const NS = "aicr-system"
 const T0 = Date.parse("2026-12-02T10:00:00Z")
@@ -109,6 +113,12 @@ const fakeRegistry = () => {
   return { state, registry }
 }
 
+/** The planner's own writes in each test (not the test's), checked against its contract after the test. */
+const passes: Array<ReturnType<typeof writesDuring>> = []
+afterEach(() => {
+  for (const p of passes.splice(0)) expect(writesOutsideContract(contract, p.writes())).toEqual([])
+})
+
 const setup = (aicr = "v0.11.1") => {
   const fake = makeFakeKube({
     listMapKeys: {
@@ -122,14 +132,18 @@ const setup = (aicr = "v0.11.1") => {
   const registry = fakeRegistry()
   const notReadySince = makeNotReadySince()
   const pacer = makeStatusPacer()
-  const run = reconcile("cluster").pipe(
-    Effect.provide(Layer.mergeAll(fake.layer, events)),
-    Effect.provideService(PlannerConfig, settings),
-    Effect.provideService(ChartRegistry, registry.registry),
-    Effect.provideService(NotReadySince, notReadySince),
-    Effect.provideService(StatusPacer, pacer),
-    Effect.exit,
-  )
+  const mine = writesDuring(fake)
+  passes.push(mine)
+  const run = mine
+    .during(reconcile("cluster"))
+    .pipe(
+      Effect.provide(Layer.mergeAll(fake.layer, events)),
+      Effect.provideService(PlannerConfig, settings),
+      Effect.provideService(ChartRegistry, registry.registry),
+      Effect.provideService(NotReadySince, notReadySince),
+      Effect.provideService(StatusPacer, pacer),
+      Effect.exit,
+    )
   const runtime = () => fake.peek<ClusterRuntime>(ClusterRuntimeKind, "cluster")!
   const condition = (type: string) => runtime().status?.conditions?.find((c) => c.type === type)
   const list = <T extends KubeObject>(kind: ResourceKind) => Effect.runSync(fake.kube.list<T>(kind)).items
@@ -299,6 +313,73 @@ describe("planner reconcile", () => {
         yield* t.run
         expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "AdoptionBlocked" })
         expect(t.condition("Planned")!.message).toContain("Application argocd/gpu-operator: it has no operator.aicr.run/plan-release annotation")
+      }),
+    ),
+  )
+})
+
+describe("planner reconcile: a failed pass (errors.ts)", () => {
+  const warnings = (t: ReturnType<typeof setup>) =>
+    t.fake
+      .writesTo(Core.Event)
+      .filter((w) => w.verb === "create")
+      .map((w) => w.body as { type: string; reason: string })
+      .filter((e) => e.type === "Warning")
+
+  it.effect(
+    "a transient failure goes back to the driver and writes nothing; a defect writes Planned=Unknown/InternalError (Ready, Stalled and status.plans kept) and one Warning Event per transition",
+    () =>
+      Effect.gen(function* () {
+        const t = setup()
+        t.fake.failNext("Unavailable", { verb: "create", kind: Core.ConfigMap })
+        const transient = yield* at(T0, t.run)
+        expect(Exit.isFailure(transient) && String(transient.cause)).toContain("Unavailable")
+        expect(t.condition("Planned")).toBeUndefined()
+        yield* at(T0, t.run)
+        expect(t.condition("Planned")).toMatchObject({ status: "False", reason: "Stabilizing" })
+        const ready = t.condition("Ready")
+        const stalled = t.condition("Stalled")
+        const plans = t.runtime().status?.plans
+        expect(plans?.target).toBeDefined()
+        // The rollout's create refused by the API server (RBAC the chart grants missing): a defect, twice.
+        t.fake.failNext("Forbidden", { verb: "create", kind: RuntimeRolloutKind, times: 2 })
+        for (let i = 0; i < 2; i++) {
+          const exit = yield* at(T0 + 61_000, t.run)
+          expect(Exit.isFailure(exit) && String(exit.cause)).toContain("InternalError")
+          expect(t.condition("Planned")).toMatchObject({ status: "Unknown", reason: "InternalError", message: "Please check controller logs for errors" })
+          expect(t.condition("Ready")).toEqual(ready)
+          expect(t.condition("Stalled")).toEqual(stalled)
+          expect(t.runtime().status?.plans).toEqual(plans)
+          expect(warnings(t)).toEqual([expect.objectContaining({ reason: "InternalError" })])
+        }
+        expect(t.rollouts()).toHaveLength(0)
+        // Recovered: the rollout is created and Planned says so.
+        expect(Exit.isSuccess(yield* at(T0 + 62_000, t.run))).toBe(true)
+        expect(t.rollouts()).toHaveLength(1)
+        expect(t.condition("Planned")).toMatchObject({ status: "True", reason: "PlanComputed" })
+      }),
+  )
+
+  it.effect("the finalizer patch's test refused (the runtime moved since the pass read it): FinalizerMovedError, transient, nothing reported", () =>
+    at(
+      T0,
+      Effect.gen(function* () {
+        const t = setup()
+        const stale = t.runtime()
+        // Another writer changes the runtime after the pass read it: the patch's resourceVersion test fails (422).
+        t.fake.seed(ClusterRuntimeKind, { ...stale, metadata: { ...stale.metadata, labels: { team: "gpu" } } } as never)
+        const exit = yield* addFinalizer(stale, finalizerPatch(stale, "Add")!).pipe(Effect.provide(t.fake.layer), Effect.flip)
+        expect(exit._tag).toBe("FinalizerMovedError")
+        expect(classOf(exit)).toBe("transient")
+        expect(t.runtime().metadata.finalizers).toBeUndefined()
+        // In a pass: the driver retries, no InternalError is written.
+        t.fake.failNext("Invalid", { verb: "patch", kind: ClusterRuntimeKind })
+        const failed = yield* t.run
+        expect(Exit.isFailure(failed) && String(failed.cause)).toContain("FinalizerMovedError")
+        expect(t.condition("Planned")).toBeUndefined()
+        expect(warnings(t)).toEqual([])
+        yield* t.run
+        expect(t.runtime().metadata.finalizers).toEqual([FINALIZER_CLEANUP])
       }),
     ),
   )

@@ -8,6 +8,7 @@
  * `RegistryUnavailableError` (transient), refused credentials → `UnauthorizedError`, a missing or unusable
  * upstream chart → `ChartSourceUnsupportedError`, size limits → `ContentTooLargeError`.
  */
+import { shortDigest } from "@aicr/api"
 import { chartLayer, type ChartLayout, digestOf, mapLimit, type OciClient, OciError, parseReference, writeTgz } from "@aicr/oras"
 import { fetch as undiciFetch } from "undici"
 import { parse as parseYaml } from "yaml"
@@ -336,7 +337,7 @@ const mirrorWrapper = (client: OciClient, o: MirrorOptions, item: Extract<PlanIt
 
 const mirrorBundle = async (client: OciClient, o: MirrorOptions, plan: MirrorPlan): Promise<MirroredArtifact> => {
   const { repository, tag } = plan.bundle
-  const what = `Pushing the bundle of input ${plan.inputDigest.slice(7, 19)}`
+  const what = `Pushing the bundle of input ${shortDigest(plan.inputDigest)}`
   const b: BundleArtifact = bundleArtifact(plan.bundle.files, plan.bundle.modes, plan.inputDigest)
   const ref = `${repository}:${tag}`
   return guarded("registry", BUNDLE_KEY, what, async () => {

@@ -20,12 +20,12 @@ import {
 } from "@aicr/api"
 import { ANNOTATION_CHART_DIGEST, type Application } from "@aicr/argocd"
 import { eventRecorderLayer, type Informer, Kube, type KubeShape } from "@aicr/kube"
-import { makeFakeKube, settle } from "@aicr/testing"
+import { makeFakeKube, settle, writesDuring, writesOutsideContract } from "@aicr/testing"
 import { it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { Expectations, makeExpectations, makeStatusPacer, Requeue, StatusPacer } from "@aicr/runtime"
 import { TestClock } from "effect/testing"
-import { describe, expect } from "vitest"
+import { afterEach, describe, expect } from "vitest"
 import { Caches, type ExecutorCaches, makeCaches } from "../src/caches"
 import { ExecutorConfig, type ExecutorSettings } from "../src/config"
 import { contract } from "../src/contract"
@@ -78,6 +78,12 @@ interface Setup {
   readonly missingNamespaces?: ReadonlyArray<string>
 }
 
+/** The executor's own writes in each test (not the test's, nor Argo CD's it plays), checked against its contract after the test. */
+const passes: Array<ReturnType<typeof writesDuring>> = []
+afterEach(() => {
+  for (const p of passes.splice(0)) expect(writesOutsideContract(contract, p.writes())).toEqual([])
+})
+
 const setup = (s: Setup = {}) => {
   const fake = makeFakeKube({
     // status.steps.items is a list map keyed by the integer index on the real API server; FakeKube keys list maps by
@@ -120,16 +126,20 @@ const setup = (s: Setup = {}) => {
     yield* settle(fake, Object.values(caches) as ReadonlyArray<Informer<KubeObject>>)
     return caches
   })
+  const mine = writesDuring(fake)
+  passes.push(mine)
   const run = ready.pipe(
     Effect.flatMap((c) =>
-      reconcile("cluster").pipe(
-        Effect.provide(Layer.mergeAll(fake.layer, events)),
-        Effect.provideService(ExecutorConfig, config),
-        Effect.provideService(Caches, c),
-        Effect.provideService(Expectations, expectations),
-        Effect.provideService(StatusPacer, pacer),
-        Effect.provideService(PlanReads, plans),
-      ),
+      mine
+        .during(reconcile("cluster"))
+        .pipe(
+          Effect.provide(Layer.mergeAll(fake.layer, events)),
+          Effect.provideService(ExecutorConfig, config),
+          Effect.provideService(Caches, c),
+          Effect.provideService(Expectations, expectations),
+          Effect.provideService(StatusPacer, pacer),
+          Effect.provideService(PlanReads, plans),
+        ),
     ),
     Effect.exit,
   )

@@ -12,7 +12,7 @@
  * Pure: these functions build objects; the resolver creates them.
  */
 import { createHash } from "node:crypto"
-import type { KubeObject } from "@aicr/api"
+import { type KubeObject, LABEL_ROLE } from "@aicr/api"
 
 /** A Kubernetes object this package builds: metadata plus whatever the kind holds. */
 export interface AicrObject {
@@ -26,7 +26,7 @@ export type AicrJobKind = "snapshot" | "recipe" | "bundle" | "upgrade-check" | "
 
 export const LABEL_JOB_KIND = "operator.aicr.run/aicr-job"
 export const LABEL_INPUT = "operator.aicr.run/input"
-export const ROLE_LABEL = "operator.aicr.run/role"
+export const ROLE_LABEL = LABEL_ROLE
 export const ROLE_AICR_JOB = "aicr-job"
 
 export interface AicrJobSettings {

@@ -7,7 +7,7 @@
  * annotations that name the runtime, the release, the plan and the written revision: the markers a restarted executor
  * reads to tell a written step from an unwritten one (§4.14).
  */
-import type { KubeObject, ObjectMeta } from "@aicr/api"
+import { ANNOTATION_DESIRED_STATE_DIGEST, type KubeObject, type ObjectMeta } from "@aicr/api"
 import { ANNOTATION_RELEASE_RECORD, ANNOTATION_SPEC_DIGEST, encodeRecord, type ReleaseRecord, specDigest } from "./record"
 
 export const APPLICATION_API_VERSION = "argoproj.io/v1alpha1"
@@ -21,7 +21,7 @@ export const ANNOTATION_CHART_DIGEST = "operator.aicr.run/chart-digest"
 /** [I] The digest of the release's values (plan `values.digest`) the Application was written for. */
 export const ANNOTATION_VALUES_DIGEST = "operator.aicr.run/values-digest"
 /** [I] The full desiredStateDigest of the plan that wrote the Application (the `plan` label holds its 32-hex key). */
-export const ANNOTATION_PLAN_DIGEST = "operator.aicr.run/desired-state-digest"
+export const ANNOTATION_PLAN_DIGEST = ANNOTATION_DESIRED_STATE_DIGEST
 /** [I] When the executor wrote this revision (RFC 3339): the start of the step, for its deadline. */
 export const ANNOTATION_WRITTEN_AT = "operator.aicr.run/written-at"
 

@@ -3,7 +3,6 @@ import {
   ArgoCD,
   ClusterRuntimeKind,
   Core,
-  Discovered,
   EngineAvailable,
   FINALIZER_CLEANUP,
   LABEL_OUTCOME,
@@ -13,7 +12,6 @@ import {
   Planned,
   Progressing,
   Ready,
-  RegistryCredentialsReady,
   ROLE_AICR_JOB,
   ROLE_CONTENT,
   ROLE_PLAN,
@@ -53,7 +51,10 @@ export const planner = Contract.make({
     ),
   ],
   reads: {
-    conditions: [Discovered, Resolved, Mirrored, EngineAvailable, RegistryCredentialsReady, Approved, Progressing, ValidationReady, Validated],
+    // Resolved and Mirrored gate the plan; EngineAvailable's engine reasons reach Ready and Stalled; the rollout's
+    // conditions close it and say where it is.
+    conditions: [Resolved, Mirrored, EngineAvailable, Approved, Progressing, ValidationReady, Validated],
+    // Pods: how an upgrade-check Job's pod ended (its termination message, packages/aicr's Job runner).
     kinds: [RuntimeRolloutKind, Core.ConfigMap, Core.Job, Core.Pod, ArgoCD.Application],
   },
   writes: [

@@ -6,6 +6,7 @@
 import { Core, type KubeObject } from "@aicr/api"
 import { Clock, Context, Duration, Effect, Layer, Result } from "effect"
 import { Kube } from "./kube"
+import { microTime } from "./leader"
 
 export interface EventSpec {
   readonly type: "Normal" | "Warning"
@@ -43,8 +44,6 @@ const ref = (o: KubeObject) => ({
   ...(o.metadata.resourceVersion ? { resourceVersion: o.metadata.resourceVersion } : {}),
 })
 
-const micro = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z")
-
 export const makeEventRecorder = (options: EventRecorderOptions) =>
   Effect.gen(function* () {
     const kube = yield* Kube
@@ -71,7 +70,7 @@ export const makeEventRecorder = (options: EventRecorderOptions) =>
                 .patch(
                   Core.Event,
                   prior.key,
-                  { type: "merge", body: { series: { count: prior.count + 1, lastObservedTime: micro(now) } } },
+                  { type: "merge", body: { series: { count: prior.count + 1, lastObservedTime: microTime(now) } } },
                   { fieldManager: options.controller },
                 )
                 .pipe(Effect.tap(() => Effect.sync(() => void (prior.count += 1))))
@@ -84,7 +83,7 @@ export const makeEventRecorder = (options: EventRecorderOptions) =>
                       apiVersion: "events.k8s.io/v1",
                       kind: "Event",
                       metadata: { name, namespace },
-                      eventTime: micro(now),
+                      eventTime: microTime(now),
                       reportingController: options.controller,
                       reportingInstance: options.instance,
                       type: spec.type,

@@ -18,9 +18,10 @@ import {
   sha256,
 } from "@aicr/api"
 import type { Application } from "@aicr/argocd"
+import { toConditionTime } from "@aicr/conditions"
 
 export const T0 = Date.parse("2026-12-02T10:00:00Z")
-export const at = (s: number) => new Date(T0 + s * 1000).toISOString().replace(".000Z", "Z")
+export const at = (s: number) => toConditionTime(T0 + s * 1000)
 /** The uid FakeKube gives the first object seeded (the runtime). */
 export const UID = "00000000-0000-4000-8000-000000000001"
 export const NAMESPACE = "aicr-system"

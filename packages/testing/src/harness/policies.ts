@@ -7,6 +7,7 @@
 // with its feature gate on) is installed only on request: without it a spec edit must carry the editor annotation,
 // which is what a cluster without MutatingAdmissionPolicy enforces, and what most tests write by hand.
 import { join } from "node:path"
+import { ANNOTATION_EDITED_BY } from "@aicr/api"
 import { applyManifests, eventually, kubeRequest } from "./kube"
 import { loadManifests } from "./manifests"
 import { repoRoot } from "./tools"
@@ -16,7 +17,7 @@ export const POLICIES_DIR = (): string => join(repoRoot(), "policies")
 /** The editor stamp for the harness apiserver (Kubernetes 1.35: admissionregistration.k8s.io/v1beta1). */
 export const EDITOR_STAMP_FILE = (): string => join(POLICIES_DIR(), "editor-stamp", "v1beta1.yaml")
 
-const EDITED_BY = "operator.aicr.run/edited-by"
+const EDITED_BY = ANNOTATION_EDITED_BY
 const MAP_BASE = "/apis/admissionregistration.k8s.io/v1beta1"
 
 const DRY_RUN_CREATE = "/apis/operator.aicr.run/v1alpha1/clusterruntimes?dryRun=All"

@@ -7,6 +7,7 @@ import {
   ANNOTATION_DESIRED_STATE_DIGEST,
   ArgoCD,
   ClusterRuntimeKind,
+  contentConfigMapName,
   desiredStateDigest,
   encodePlan,
   type KubeObject,
@@ -136,7 +137,7 @@ export const writePlan = async (info: HarnessInfo, ns: string, runtimeUID: strin
   const valuesJson = JSON.stringify({ apiVersion: "operator.aicr.run/v1alpha1", kind: "Bundle", deployer: "helm", files })
   const engine = { kind: "argocd" as const, project: "aicr" }
   const digest = desiredStateDigest({ engine, releases: planReleases })
-  const content = `aicr-content-${digest.slice(7, 39)}`
+  const content = contentConfigMapName(digest)
   const plan: Plan = {
     apiVersion: "operator.aicr.run/v1alpha1",
     kind: "Plan",

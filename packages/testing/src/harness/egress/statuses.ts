@@ -5,6 +5,7 @@
 // - monitoring.coreos.com Prometheus: condition Available=True (the Prometheus operator, once its StatefulSet runs);
 // - cert-manager.io Certificate, Issuer, ClusterIssuer: condition Ready=True (cert-manager, once issued or checked).
 // Nothing else is written, and an object that already has the condition is left alone.
+import { toConditionTime } from "@aicr/conditions"
 import { kubeRequest } from "../kube"
 import type { KubeTarget } from "../types"
 
@@ -39,7 +40,7 @@ export const standInStatuses = async (target: KubeTarget, user: string, manager:
     for (const o of (list.body as { items: Obj[] | null }).items ?? []) {
       if ((o.status?.conditions ?? []).some((c) => c.type === s.condition && c.status === "True")) continue
       const path = `/apis/${s.group}/${s.version}/${s.namespaced ? `namespaces/${o.metadata.namespace}/` : ""}${s.plural}/${o.metadata.name}/status?fieldManager=${manager}`
-      const now = new Date().toISOString().replace(/\.\d+Z$/u, "Z")
+      const now = toConditionTime(Date.now())
       const condition = {
         type: s.condition,
         status: "True",
