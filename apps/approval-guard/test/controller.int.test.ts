@@ -256,7 +256,8 @@ describe("approval-guard on the local control plane", () => {
     }
   })
 
-  it("runs as the bundle that ships and reports on a rollout", async () => {
+  // Its own hang guard: the esbuild build of the bundle runs inside the test (a minute and more on a loaded machine).
+  it("runs as the bundle that ships and reports on a rollout", { timeout: 300_000 }, async () => {
     await stop()
     const out = await mkdtemp(join(tmpdir(), "guard-bundle-"))
     const built = await buildApp("approval-guard", out)
