@@ -5,7 +5,8 @@
  *   workqueue       keys/s through the de-duplicating work queue, and how many reconciles a burst collapses into
  *   controller-rss  RSS after GC of a bundled controller process: one informer, then a whole app, then each app
  *                   with an apps/<name>/bench/rss.bench.ts (bundled by hack/build-apps.ts) on a local control
- *                   plane, idle before and after its work (budget 80 MiB)
+ *                   plane, idle before and after its work (budget 80 MiB; validation-gate's starts its own plane
+ *                   with the process kubelet: one signed validation run, then five idle minutes)
  *   oras-copy       throughput and peak RSS of copying a 256 MiB blob between two real registries
  *   mirror          registry-mirror against a helm pull + push loop (when apps/registry-mirror/bench exists)
  *   planner         Mirrored=True → RuntimeRollout exists (window 0) on a real resolution, and the pure planning cost
@@ -18,6 +19,8 @@
  *                   run, and the overhead of the gate's run beyond the validator's own (apps/validation-gate/bench)
  *   resolver        resolver overhead over the bare AICR CLI; AICR runs and CPU per node events with 5,000 kwok
  *                   nodes; RSS (on a local control plane with the process kubelet)
+ *   idle-rss        every controller's RSS as shipped (no node flags, no forced GC) over five idle minutes, all seven
+ *                   at once, nothing to do; and what a full GC leaves (packages/runtime/bench/idle-rss.bench.ts)
  *   idle-requests   API requests per idle minute of every controller at once (audit log: reads, writes, watches
  *                   started, Lease requests), leader election on, nothing to do
  *
@@ -272,6 +275,7 @@ const benches: Record<string, () => Promise<void> | void> = {
   "step-executor": () => run("step-executor", ["apps/step-executor/bench/rollout.bench.ts"]),
   "real-charts": () => run("real-charts", ["hack/real-charts.bench.ts"]),
   validation,
+  "idle-rss": () => run("idle-rss", ["packages/runtime/bench/idle-rss.bench.ts"]),
   "idle-requests": () => run("idle-requests", ["packages/runtime/bench/idle-requests.bench.ts"]),
 }
 

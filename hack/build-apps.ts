@@ -100,7 +100,8 @@ const owner = (input: string): string => /node_modules\/((?:@[^/]+\/)?[^/]+)/u.e
 
 const describeChunks = (metafile: Metafile, outdir: string): Chunk[] => {
   const outputs = Object.entries(metafile.outputs).filter(([file]) => file.endsWith(".mjs"))
-  const entry = outputs.find(([, o]) => o.entryPoint !== undefined)?.[0]
+  // main.mjs: a chunk reached by a dynamic `import()` has an `entryPoint` in the metafile too.
+  const entry = outputs.find(([file]) => relative(outdir, join(root, file)) === "main.mjs")?.[0]
   const atStart = new Set<string>()
   const visit = (file: string) => {
     if (atStart.has(file)) return

@@ -3,8 +3,9 @@
 //  - a clean 13-release install: per-edge overhead (release seen ready at its revision → next Application seen
 //    written, both from one watch), time per step, API writes and reads per step (audit log: the executor runs as an
 //    identity whose reads are audited too);
-//  - idle, as a user runs it (the shipped bundle with `up`'s flags, no forced GC): RSS sampled every 5 s over
-//    BENCH_IDLE_MINUTES (default 5) after that install ended (the rollout closed, 13 Applications watched), and the API
+//  - idle, as a user runs it (the shipped bundle started as the image starts it, no node flags unless BENCH_NODE_FLAGS,
+//    no forced GC: packages/runtime/bench/idle.ts): RSS sampled every 5 s over BENCH_IDLE_MINUTES (default 5) after
+//    that install ended (the rollout closed, 13 Applications watched), then apart what a full GC leaves, and the API
 //    requests it made per idle minute (audit log; architecture.md §7: budget ≤ 80 MiB per idle controller);
 //  - suspend latency (suspendEngine set → every Application seen with automated sync off) and resume;
 //  - chaos: upgrades of the 13 releases while the executor is SIGKILLed at random points and restarted, until at
@@ -18,7 +19,7 @@
 // Run: npx tsx apps/step-executor/bench/rollout.bench.ts [--idle-only] [--no-chaos] [--no-baselines]
 //   (hack/bench.ts runs it as `step-executor`). BENCH_EXECUTOR_BUNDLE=<dir>/main.mjs measures a bundle built before
 //   (e.g. of an older commit) instead of building this tree's.
-import { spawn, type ChildProcess } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -44,6 +45,7 @@ import {
   writeKubeconfig,
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
+import { benchNodeFlags, mib, procStatus as readProcStatus, sampleIdle, type Shipped, startShipped } from "@aicr/runtime/bench/idle"
 import {
   APPS,
   type Chart,
@@ -146,33 +148,18 @@ try {
 
   let child: ChildProcess | undefined
   const log = openSync(join(work, "step-executor.log"), "a")
-  const MiB = 1024 * 1024
-  const procStatus = (field: "VmRSS" | "VmHWM") =>
-    Number(new RegExp(`${field}:\\s+(\\d+) kB`, "u").exec(readFileSync(`/proc/${child!.pid}/status`, "utf8"))![1]) * 1024
-  // As `up` runs it (hack/local-operator.ts): the bundle with --enable-source-maps, nothing else. BENCH_NODE_FLAGS
-  // replaces those flags, to measure alternatives (e.g. no source maps, a bounded heap).
-  const nodeFlags = (process.env["BENCH_NODE_FLAGS"] ?? "--enable-source-maps").split(" ").filter(Boolean)
+  let shipped: Shipped | undefined
+  const procStatus = (field: "VmRSS" | "VmHWM") => readProcStatus(child!.pid!, field)
+  // As the image runs it: no node flags. BENCH_NODE_FLAGS sets them, to measure alternatives (e.g. `up`'s
+  // --enable-source-maps, a bounded heap).
+  const nodeFlags = benchNodeFlags()
   const startExecutor = () => {
-    child = spawn(
-      process.execPath,
-      [
-        ...nodeFlags,
-        built.entry,
-        "--kubeconfig",
-        kubeconfig,
-        "--leader-elect=false",
-        "--metrics-bind-address=0",
-        "--health-probe-bind-address=0",
-        "--log-level=info",
-        "--operator-namespace",
-        ns,
-        "--step-timeout",
-        "180s",
-        "--sync-retries",
-        "1",
-      ],
-      { stdio: ["ignore", log, log] },
+    shipped = startShipped(
+      built.entry,
+      ["--kubeconfig", kubeconfig, "--leader-elect=false", "--log-level=info", "--operator-namespace", ns, "--step-timeout", "180s", "--sync-retries", "1"],
+      { workDir: work, nodeFlags, stdio: ["ignore", log, log] },
     )
+    child = shipped.child
   }
   const logFile = join(work, "step-executor.log")
   const syncedCount = () => readFileSync(logFile, "utf8").split("Caches synced").length - 1
@@ -270,30 +257,20 @@ try {
   )
   await closeRollout(info, "bench-1", "Succeeded")
 
-  // 1b. Idle as a user runs it: RSS without any forced GC, sampled over IDLE_MINUTES, and the API requests meanwhile.
+  // 1b. Idle as a user runs it: RSS without any forced GC, sampled over IDLE_MINUTES, and the API requests meanwhile;
+  // then, apart, what a full GC leaves.
   await sleep(10_000)
   const reqIdle0 = requests()
-  const samples: number[] = []
-  const idleStart = performance.now()
-  while (performance.now() - idleStart < IDLE_MINUTES * 60_000) {
-    samples.push(procStatus("VmRSS"))
-    await sleep(5_000)
-  }
-  const idleMinutes = (performance.now() - idleStart) / 60_000
+  const sampled = await sampleIdle(shipped!, { minutes: IDLE_MINUTES })
   const reqIdle = minus(requests(), reqIdle0)
-  const mib = (n: number) => +(n / MiB).toFixed(1)
-  const sorted = [...samples].sort((a, b) => a - b)
   const idle = {
-    minutes: +idleMinutes.toFixed(1),
-    samples: samples.length,
-    rssMiB: { first: mib(samples[0]!), median: mib(sorted[Math.floor(sorted.length / 2)]!), max: mib(sorted.at(-1)!), last: mib(samples.at(-1)!) },
-    peakMiB: mib(procStatus("VmHWM")),
+    ...sampled,
     rssBeforeInstallMiB: mib(rssBeforeInstall),
     atStartKiB: Math.round(built.atStartBytes / 1024),
     requestsPerIdleMinute: {
-      writes: +(reqIdle.writes / idleMinutes).toFixed(2),
-      reads: +(reqIdle.reads / idleMinutes).toFixed(2),
-      watches: +(reqIdle.watches / idleMinutes).toFixed(2),
+      writes: +(reqIdle.writes / sampled.minutes).toFixed(2),
+      reads: +(reqIdle.reads / sampled.minutes).toFixed(2),
+      watches: +(reqIdle.watches / sampled.minutes).toFixed(2),
     },
   }
   const installFigures = {
