@@ -489,6 +489,8 @@ describe("planner: decide", () => {
     expect(d.create?.rollout.spec).toMatchObject({ kind: "Rollback", fromDigest: target.desiredStateDigest, toDigest: earlier.desiredStateDigest })
     const missing = decide(observed({ rt: runtime({ spec: { pin: { desiredStateDigest: digest("gone") } } }) }))
     expect(missing.plan).toMatchObject({ _tag: "Blocked", reason: "PlanUnreadable", message: expect.stringContaining("does not exist") })
+    const o = observed({ rt: runtime({ spec: { pin: { desiredStateDigest: digest("gone") } } }) })
+    expect(readyCondition(o, decide(o))).toMatchObject({ status: "False", reason: "PlanUnreadable", message: expect.stringContaining("does not exist") })
   })
 })
 

@@ -119,6 +119,9 @@ export const readyCondition = (o: Observed, d: Decision, stack: StackReadiness =
   if (engine !== undefined && engine.reason !== "EngineNotResponding") return Ready.false(engine.reason, engine.message)
   if (d.open !== undefined) return Ready.false("RollingOut", rolloutProgress(d.open))
   if (d.ended !== undefined) return Ready.false("RollingOut", `rollout ${d.ended.metadata.name} stalled: it ended ${outcomeOf(d.ended) ?? ""}`)
+  // A plan the planner refuses to read (a pin to a missing or malformed plan, a pinned chart gone from the registry, the
+  // active plan's ConfigMap gone during deletion): Ready cannot vouch for what runs against it (operator.md §3.1).
+  if (d.plan._tag === "Blocked" && d.plan.reason === "PlanUnreadable") return Ready.false("PlanUnreadable", d.plan.message)
   if (d.active !== undefined && d.active === d.target) {
     if (stack._tag === "NotReady") return Ready.false("NotReady", stack.message)
     if (deploymentValidationOf(o.runtime.spec) === "Disabled")

@@ -203,6 +203,7 @@ describe("planner: a pin whose charts are gone from the real registry", () => {
     expect(refused.message).toContain(`release ${gone.release} (${gone.ref}) is no longer in the registry`)
     expect(refused.message).toContain("push that chart back by digest or pin another plan")
     expectCondition(await condition("Stalled"), "Stalled", "True", "PlanUnreadable")
+    expectCondition(await condition("Ready"), "Ready", "False", "PlanUnreadable")
     expect((await rollouts()).filter((r) => r.spec.kind === "Rollback")).toHaveLength(0)
   })
 

@@ -92,7 +92,7 @@ export const Ready = ConditionDef.make({
       EngineSuspended: "spec.suspendEngine is set",
       EngineSuspensionRefused: "spec.suspendEngine is set but an Application could not be suspended",
       ...engineReasons,
-      PlanUnreadable: "the active or target plan ConfigMap is malformed or untrusted",
+      PlanUnreadable: "the active or target plan, or a pinned plan's chart, cannot be read (malformed, untrusted, missing); no rollout is open",
       Deleting: "the runtime is being deleted",
     },
     Unknown: StandardUnknownReasons,
