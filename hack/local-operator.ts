@@ -189,9 +189,11 @@ export interface ServedChart {
 /**
  * Waits for the first JSON line the chart upstream prints once it serves, in what this start wrote to its log (from
  * byte `from` on): the log is appended to, and an earlier `up`'s upstream (stopped, its port gone) printed its own line.
+ * Up to 2 minutes: with the real charts it reads and checks 2.3 MB of packages and pushes the `oci://` ones into the
+ * registry before it prints, and on the shared 2-core machine (load average about 45) that took more than 30 s.
  */
 const upstreamInfo = async (p: Proc, from: number): Promise<{ httpUrl: string; rewrites: Record<string, string>; charts: ReadonlyArray<ServedChart> }> => {
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 1_200; i++) {
     if (!p.isAlive()) throw new Error(`chart upstream exited:\n${p.tail()}`)
     const line = existsSync(p.log)
       ? readFileSync(p.log)
@@ -203,7 +205,7 @@ const upstreamInfo = async (p: Proc, from: number): Promise<{ httpUrl: string; r
     if (line) return JSON.parse(line)
     await sleep(100)
   }
-  throw new Error(`chart upstream did not start within 30s:\n${p.tail()}`)
+  throw new Error(`chart upstream did not start within 120s:\n${p.tail()}`)
 }
 
 export interface LocalOperator {
