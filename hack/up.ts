@@ -47,9 +47,12 @@ import { OPERATOR_NAMESPACE, registryPrefix, startLocalUpstream } from "./local-
 const root = join(import.meta.dirname, "..")
 /** The step executor's step timeout `up` sets when it serves the real charts (unless AICR_STEP_TIMEOUT says otherwise). */
 const REAL_CHARTS_STEP_TIMEOUT = "45m"
-/** How long the install takes after the approval here, as measured (docs/benchmarks.md, `npm run bench -- real-charts`). */
-const REAL_CHARTS_WAIT = "about 15-20 minutes"
-const STAND_IN_WAIT = "a few minutes"
+/**
+ * How long the install took after the approval on the real charts here: Ready 16 minutes after the approval at a load
+ * average of 15-20 on 2 shared cores, kube-prometheus-stack's first sync alone up to 20 minutes at 25-40
+ * (docs/benchmarks.md, real-charts).
+ */
+const REAL_CHARTS_WAIT = "15-20 minutes, more on a loaded machine,"
 const detach = process.argv.includes("--detach")
 if (process.argv.includes("--aws") || process.env.AICR_UP_AWS === "1") {
   // The chart's refresher gets AWS through EKS Pod Identity or IRSA, which the local control plane does not emulate
@@ -235,7 +238,7 @@ process.stdout.write(
             ? [
                 "After the approval the releases roll out one at a time from the real charts through Argo CD, each with its CRDs,",
                 `hooks and webhooks: expect ${REAL_CHARTS_WAIT} before Ready on 2 cores (step timeout ${stepTimeout} here).`,
-                `Follow it with kubectl aicr watch ${rollout}. For the small stand-in charts instead, which install in ${STAND_IN_WAIT}:`,
+                `Follow it with kubectl aicr watch ${rollout}. For the small stand-in charts instead, which install much faster:`,
                 "down, then up with AICR_UPSTREAM_CHARTS=stand-in and a new AICR_LOCAL_DIR (the registry here keeps the real charts' tags).",
               ]
             : []),
