@@ -99,7 +99,11 @@ beforeAll(async () => {
   // The controllers as they ship (what `aicr-dev up` builds before it starts them).
   for (const app of ["resolver", "registry-mirror", "approval-guard", "planner", "ecr-credential-refresher", "step-executor", "validation-gate"])
     await buildApp(app)
-  await startLocalOperator(info, { dir: operatorDir, attached: true, aws: true })
+  // The stand-in charts, not the real ones the chart upstream serves by default: this file checks the guide's commands
+  // up to the first step's start, on the e2e tier's shared plane and Argo CD; the real charts' steps would go on
+  // installing there (their CRDs stay when Applications are deleted) while the tier's other files run.
+  // e2e/real-charts.e2e.test.ts installs the real charts, on a plane of its own.
+  await startLocalOperator(info, { dir: operatorDir, attached: true, aws: true, charts: "stand-in" })
 }, 600_000)
 
 afterAll(async () => {

@@ -6,12 +6,18 @@
  * process kubelet runs each controller's pod), apply the sample runtime and stop at AwaitingApproval with the approve
  * line. Checked the user's way, with kubectl and helm. A second `up` reuses the plane and rolls nothing; `down` leaves
  * no process behind.
+ *
+ * Charts: `up`'s default, as the README's command runs it: the real upstream charts (third-party/charts), which the
+ * mirror copies into the runtime registry before the rollout is planned; `helm pull` of each from there is the
+ * project's own package byte for byte. The file stops at the approval, so it does not run the real charts' install
+ * (15 minutes and more here, after the approval): e2e/real-charts.e2e.test.ts runs it, install and AICR upgrade.
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { realChartsDir } from "@aicr/chart-upstream"
 import { pidAlive, processesOfPod, repoRoot, toolPath } from "@aicr/testing/harness"
 import { afterAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
@@ -56,6 +62,22 @@ interface Pod {
   spec: { serviceAccountName: string; containers: Array<{ image: string }> }
   status: { phase: string; podIP?: string; containerStatuses?: Array<{ ready: boolean; imageID: string }> }
 }
+/** The charts of AICR v0.11.1's recipe (the one `up` resolves), as the recipe pins them. */
+const RECIPE_CHARTS = [
+  ["aws-ebs-csi-driver", "2.55.0"],
+  ["aws-efa-k8s-device-plugin", "v0.5.3"],
+  ["cert-manager", "v1.17.2"],
+  ["kube-prometheus-stack", "82.8.0"],
+  ["k8s-ephemeral-storage-metrics", "1.19.2"],
+  ["prometheus-adapter", "5.3.0"],
+  ["skyhook-operator", "v0.14.0"],
+  ["gpu-operator", "v25.10.1"],
+  ["kai-scheduler", "v0.13.0"],
+  ["kubeflow-trainer", "2.1.0"],
+  ["nvidia-dra-driver-gpu", "25.12.0"],
+  ["nvsentinel", "v1.1.0"],
+] as const
+
 const operatorPods = async (): Promise<Pod[]> =>
   (JSON.parse(await kubectl("-n", "aicr-system", "get", "pods", "-l", "app.kubernetes.io/part-of=aicr-operator", "-o", "json")) as { items: Pod[] }).items
 
@@ -141,11 +163,32 @@ describe("aicr-dev up --detach and down", () => {
     )
     expect(approved).toBe("False AwaitingApproval")
     expect(stdout).toContain(`Rollout ${name} awaits approval (AwaitingApproval)`)
+    // What the user waits for after the approval, on the real charts up serves by default.
+    expect(stdout).toMatch(/^After the approval the releases roll out one at a time from the real charts through Argo CD/m)
+    expect(stdout).toContain(`Follow it with kubectl aicr watch ${name}.`)
     pids = recordedPids()
     // etcd, registry, apiserver, webhook stand-in, KCM, scheduler, kwok, process kubelet, Argo CD's redis, repo-server,
     // controller + the chart upstream; the controllers are pods of the process kubelet.
     expect(pids.length).toBeGreaterThanOrEqual(12)
     expect(pids.every((pid) => pidAlive(pid))).toBe(true)
+  })
+
+  it("serves the real upstream charts by default: each chart of the recipe, pulled from the runtime registry, is the project's own package", async () => {
+    const charts = realChartsDir()
+    expect(charts, "third-party/charts beside the checkout").toBeDefined()
+    const served = /^Charts: the projects' own packages \((\d+) of (\d+) charts real\) from (.+)$/m.exec(stdout)
+    expect(served, "the Charts line up prints").not.toBeNull()
+    expect([served![1], served![3]]).toEqual([served![2], charts])
+    // The step timeout up raises for the real charts, in the printed values.yaml.
+    const values = parse(readFileSync(join(dir, "values.yaml"), "utf8")) as { registry: { repository: string }; stepExecutor?: { stepTimeout?: string } }
+    expect(values.stepExecutor?.stepTimeout).toBe("45m")
+    // The user's way: helm pull from the runtime registry the mirror wrote, and cmp with the project's package.
+    const pulled = mkdtempSync(join(dir, "pulled-"))
+    for (const [chart, version] of RECIPE_CHARTS) {
+      await helm("pull", `${values.registry.repository}/charts/${chart}`, "--version", version, "--plain-http", "--destination", pulled)
+      const file = `${chart}-${version}.tgz`
+      await run("cmp", [join(pulled, file), join(charts!, file)])
+    }
   })
 
   it("reuses the running control plane on a second up, and rolls no Deployment (same images, same values)", { timeout: 900_000 }, async () => {

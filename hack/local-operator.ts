@@ -179,12 +179,21 @@ const startApp = (name: string, args: string[], dir: string, attached: boolean, 
   return startNode(name, ["--enable-source-maps", bundle, ...args], dir, attached, env)
 }
 
+/** One chart the local upstream serves: the project's own package (`real`) or a stand-in (`UpstreamChart.origin`). */
+export interface ServedChart {
+  readonly name: string
+  readonly version: string
+  readonly origin: "real" | "stand-in"
+}
+
 /**
  * Waits for the first JSON line the chart upstream prints once it serves, in what this start wrote to its log (from
  * byte `from` on): the log is appended to, and an earlier `up`'s upstream (stopped, its port gone) printed its own line.
+ * Up to 2 minutes: with the real charts it reads and checks 2.3 MB of packages and pushes the `oci://` ones into the
+ * registry before it prints, and on the shared 2-core machine (load average about 45) that took more than 30 s.
  */
-const upstreamInfo = async (p: Proc, from: number): Promise<{ httpUrl: string; rewrites: Record<string, string> }> => {
-  for (let i = 0; i < 300; i++) {
+const upstreamInfo = async (p: Proc, from: number): Promise<{ httpUrl: string; rewrites: Record<string, string>; charts: ReadonlyArray<ServedChart> }> => {
+  for (let i = 0; i < 1_200; i++) {
     if (!p.isAlive()) throw new Error(`chart upstream exited:\n${p.tail()}`)
     const line = existsSync(p.log)
       ? readFileSync(p.log)
@@ -196,7 +205,7 @@ const upstreamInfo = async (p: Proc, from: number): Promise<{ httpUrl: string; r
     if (line) return JSON.parse(line)
     await sleep(100)
   }
-  throw new Error(`chart upstream did not start within 30s:\n${p.tail()}`)
+  throw new Error(`chart upstream did not start within 120s:\n${p.tail()}`)
 }
 
 export interface LocalOperator {
@@ -269,14 +278,24 @@ const controllerKubeconfig = async (info: HarnessInfo, name: string, dir: string
   return writeKubeconfig(join(dir, "kubeconfigs", `${sa}.kubeconfig`), info.server, info.caFile, [{ name: sa, token }])
 }
 
-export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string; attached: boolean; aws?: boolean }): Promise<LocalOperator> => {
+export const startLocalOperator = async (
+  info: HarnessInfo,
+  // charts: what the chart upstream serves (its --charts); by default the real charts whenever the folder is there.
+  opts: { dir: string; attached: boolean; aws?: boolean; charts?: "real" | "stand-in" },
+): Promise<LocalOperator> => {
   await stopLocalOperator(opts.dir)
   const procs: Proc[] = []
   const record = () => writeFileSync(stateFile(opts.dir), JSON.stringify(procs.map(({ name, pid, bin, log }): Recorded => ({ name, pid, bin, log }))))
   try {
     const upstreamLog = join(opts.dir, "logs", "chart-upstream.log")
     const logged = existsSync(upstreamLog) ? statSync(upstreamLog).size : 0
-    const upstream = await startTs("chart-upstream", "packages/chart-upstream/src/cli.ts", ["--oci-registry", info.registry], opts.dir, opts.attached)
+    const upstream = await startTs(
+      "chart-upstream",
+      "packages/chart-upstream/src/cli.ts",
+      ["--oci-registry", info.registry, ...(opts.charts ? ["--charts", opts.charts] : [])],
+      opts.dir,
+      opts.attached,
+    )
     procs.push(upstream)
     record()
     const served = await upstreamInfo(upstream, upstream.log === upstreamLog ? logged : 0)
@@ -437,7 +456,7 @@ export const startLocalOperator = async (info: HarnessInfo, opts: { dir: string;
 export const startLocalUpstream = async (
   info: HarnessInfo,
   opts: { dir: string; attached: boolean },
-): Promise<{ proc: Proc; httpUrl: string; rewrites: ReadonlyArray<string>; stop(): Promise<void> }> => {
+): Promise<{ proc: Proc; httpUrl: string; rewrites: ReadonlyArray<string>; charts: ReadonlyArray<ServedChart>; stop(): Promise<void> }> => {
   await stopLocalOperator(opts.dir)
   const portFile = join(opts.dir, "chart-upstream.port")
   const port = existsSync(portFile) ? readFileSync(portFile, "utf8").trim() : undefined
@@ -458,6 +477,7 @@ export const startLocalUpstream = async (
       proc,
       httpUrl: served.httpUrl,
       rewrites: Object.entries(served.rewrites).map(([from, to]) => `${from}=${to}`),
+      charts: served.charts,
       stop: async () => void (await stopLocalOperator(opts.dir)),
     }
   } catch (e) {

@@ -1,7 +1,7 @@
 // The first install of the reference recipe (AICR's pinned version, 13 releases) through the whole pipeline, once
 // with the stand-in charts and once with the real upstream charts, in one run (`npm run bench real-charts`). Not a
 // test: it prints one JSON object. Each run is `hack/aicr-dev.mjs up --detach` in its own state dir (the charts
-// chosen with AICR_UPSTREAM_CHARTS=stand-in or real), the rollout approved as the approver, then:
+// chosen with AICR_UPSTREAM_CHARTS=stand-in or real), the rollout approved with `kubectl aicr approve` as the approver, then:
 //  - wall time from the approval to the runtime's Ready=True;
 //  - per release: the API writes Argo CD made while that release's step ran (audit log, Argo CD's own user; the
 //    executor rolls out one release at a time, so a write belongs to the step whose Application was written last),
@@ -10,11 +10,10 @@
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { LABEL_OUTCOME } from "@aicr/api"
 import { type Application } from "@aicr/argocd"
-import { toConditionTime } from "@aicr/conditions"
 import { ARGOCD_NAMESPACE, eventually, expectOk, type HarnessInfo, kubeRequest, readAuditEvents, repoRoot } from "@aicr/testing/harness"
 
 const run = promisify(execFile)
@@ -38,22 +37,20 @@ const install = async (charts: "stand-in" | "real") => {
       async () => {
         const items = expectOk(await kubeRequest(info, { method: "GET", path: ROLLOUTS }), "rollouts").items as Array<{
           metadata: { name: string; labels?: Record<string, string> }
-          spec: { toDigest: string }
         }>
         return items.find((r) => !r.metadata.labels?.[LABEL_OUTCOME])
       },
       { timeoutMs: 600_000, what: "rollout" },
     )
     const t0 = Date.now()
-    expectOk(
-      await kubeRequest(info, {
-        method: "PATCH",
-        path: `${ROLLOUTS}/${rollout.metadata.name}`,
-        user: "approver",
-        body: { spec: { approval: { reason: "bench", expiresAt: toConditionTime(Date.now() + 7_200_000), toDigest: rollout.spec.toDigest } } },
-      }),
-      "approve",
-    )
+    // `kubectl aicr approve` as the approver, the line up prints (the plugin fills in who approved and when).
+    await run("kubectl", ["aicr", "approve", rollout.metadata.name, "--expires", "2h", "--reason", "bench", "--context", "approver"], {
+      env: {
+        ...process.env,
+        KUBECONFIG: info.kubeconfig,
+        PATH: [join(root, "dist", "apps", "kubectl-aicr"), dirname(info.bin.kubectl!), dirname(process.execPath), process.env.PATH].join(":"),
+      },
+    })
     await eventually(
       async () =>
         (expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "runtime").status?.conditions ?? []).some(

@@ -3,7 +3,9 @@
  *
  * Starts (or reuses) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with 2 system and 4 H100
  * nodes, the process kubelet and an OCI registry; starts Argo CD (redis, repo-server, application-controller) and the
- * local chart upstream (standing in for the public chart repositories); then the guide's install (hack/local-chart.ts):
+ * local chart upstream (standing in for the public chart repositories: it serves the projects' own chart packages of
+ * third-party/charts whenever that folder is there, else the stand-ins; AICR_UPSTREAM_CHARTS=real|stand-in chooses);
+ * then the guide's install (hack/local-chart.ts):
  * the controllers' images built without a daemon and pushed to the local registry, `aicr-system` with its Pod
  * Security label, `helm install` of the chart from the local registry with a guide-shaped values.yaml (printed), and
  * `kubectl rollout status` of every Deployment. The process kubelet runs each controller's pod from its image. Then
@@ -14,6 +16,7 @@
 import { spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
 import { LABEL_OUTCOME } from "@aicr/api"
+import { realChartsDir } from "@aicr/chart-upstream"
 import {
   applyManifests,
   ARGOCD_NAMESPACE,
@@ -43,6 +46,14 @@ import {
 import { OPERATOR_NAMESPACE, registryPrefix, startLocalUpstream } from "./local-operator"
 
 const root = join(import.meta.dirname, "..")
+/** The step executor's step timeout `up` sets when it serves the real charts (unless AICR_STEP_TIMEOUT says otherwise). */
+const REAL_CHARTS_STEP_TIMEOUT = "45m"
+/**
+ * How long the install took after the approval on the real charts here: Ready 16 minutes after the approval at a load
+ * average of 15-20 on 2 shared cores, kube-prometheus-stack's first sync alone up to 20 minutes at 25-40
+ * (docs/benchmarks.md, real-charts).
+ */
+const REAL_CHARTS_WAIT = "15-20 minutes, more on a loaded machine,"
 const detach = process.argv.includes("--detach")
 if (process.argv.includes("--aws") || process.env.AICR_UP_AWS === "1") {
   // The chart's refresher gets AWS through EKS Pod Identity or IRSA, which the local control plane does not emulate
@@ -87,6 +98,16 @@ say(`Argo CD ${argocd.info.version} ready in ${(argocd.startMs / 1000).toFixed(1
 // The local chart upstream stands in for the public chart repositories (the registry-mirror's upstream rewrites).
 const upstream = await startLocalUpstream(info, { dir: stateDir, attached: !detach })
 stoppers.push({ name: "the chart upstream", stop: () => upstream.stop() })
+const realCharts = upstream.charts.filter((c) => c.origin === "real")
+const chartsLine =
+  realCharts.length > 0
+    ? `the projects' own packages (${realCharts.length} of ${upstream.charts.length} charts real) from ${realChartsDir() ?? "the real charts folder"}`
+    : `the stand-in charts (${upstream.charts.length}; ${process.env.AICR_UPSTREAM_CHARTS === "stand-in" ? "AICR_UPSTREAM_CHARTS=stand-in" : "no real charts folder"})`
+say(`chart upstream at ${upstream.httpUrl}: ${chartsLine}`)
+// The real charts' first sync can take longer than the chart's default step timeout (15m) here: on 2 shared cores the
+// API server took minutes to establish kube-prometheus-stack's large CRDs (docs/adr/20261203-real-charts.md). A
+// local-control-plane allowance, like the planner's 15s stabilization window; AICR_STEP_TIMEOUT sets it either way.
+const stepTimeout = process.env.AICR_STEP_TIMEOUT ?? (realCharts.length > 0 ? REAL_CHARTS_STEP_TIMEOUT : undefined)
 
 // The install guide's steps: the operator's images (built without a daemon, cached by content) and its chart pushed
 // to the plane's registry, the release namespace with its Pod Security label, values.yaml, helm install, rollout status.
@@ -108,7 +129,7 @@ const values = writeValues(
     images,
     upstreamRewrites: upstream.rewrites,
     ...(process.env.AICR_VERSION ? { aicrVersion: process.env.AICR_VERSION } : {}),
-    ...(process.env.AICR_STEP_TIMEOUT ? { stepTimeout: process.env.AICR_STEP_TIMEOUT } : {}),
+    ...(stepTimeout ? { stepTimeout } : {}),
   }),
 )
 process.stdout.write(`\n# ${values.file}\n${values.text}\n`)
@@ -191,6 +212,7 @@ process.stdout.write(
     `  export PATH=${join(root, "dist", "apps", "kubectl-aicr")}:$PATH   # kubectl aicr (needs Node >= 24 on PATH)`,
     "  kubectl get runtimerollouts; kubectl aicr describe <rollout>",
     `Runtime registry: ${registryPrefix(info)} (plain HTTP)   chart upstream: ${upstream.httpUrl}`,
+    `Charts: ${chartsLine}`,
     `Operator: helm release ${RELEASE} in ${OPERATOR_NAMESPACE} from ${chart.ref} ${chart.version}, values ${values.file}; images ${imagePrefix(info)}/aicr-operator-<controller>`,
     `  kubectl -n ${OPERATOR_NAMESPACE} get deployments,pods   # ${DEPLOYMENTS.join(", ")}`,
     `  kubectl -n ${OPERATOR_NAMESPACE} logs deployment/aicr-resolver   # the process kubelet's container logs`,
@@ -201,7 +223,7 @@ process.stdout.write(
     `  tail -f ${argocd.info.logs["argocd-application-controller"]}   # also argocd-repo-server.log, argocd-redis.log`,
     `  the controller writes as ${argocd.info.controllerUser} (audit log); metrics ${argocd.info.metrics.controller}/metrics`,
     "Controllers running from their images: resolver, registry-mirror, planner (stabilization window 15s here; 10m is the chart's default),",
-    "approval-guard, step-executor (the chart's AppProject argocd/aicr), ecr-credential-refresher (static: the local registry needs no login),",
+    `approval-guard, step-executor (the chart's AppProject argocd/aicr${stepTimeout ? `; step timeout ${stepTimeout} here, 15m is the chart's default` : ""}), ecr-credential-refresher (static: the local registry needs no login),`,
     "validation-gate (validation Required, the sample's default: after the last step the real aicr validate runs; evidence under <registry>/aicr/cluster/evidence/).",
     "Validation Jobs: kubectl -n aicr-validation get jobs; kubectl get runtimerollouts -o jsonpath='{.items[*].status.validation}'",
     `AICR Jobs: kubectl -n ${OPERATOR_NAMESPACE} get jobs -l operator.aicr.run/role=aicr-job (the snapshot agent in aicr-discovery)`,
@@ -213,6 +235,14 @@ process.stdout.write(
             : `Rollout ${rollout}: Approved=${awaiting?.approved.status} (${awaiting?.approved.reason}). To approve it as the local approver (not the editor, admin):`,
           `  kubectl aicr describe ${rollout}`,
           `  kubectl aicr approve ${rollout} --expires 2h --reason "first install on the local control plane" --context approver`,
+          ...(realCharts.length > 0
+            ? [
+                "After the approval the releases roll out one at a time from the real charts through Argo CD, each with its CRDs,",
+                `hooks and webhooks: expect ${REAL_CHARTS_WAIT} before Ready on 2 cores (step timeout ${stepTimeout} here).`,
+                `Follow it with kubectl aicr watch ${rollout}. For the small stand-in charts instead, which install much faster:`,
+                "down, then up with AICR_UPSTREAM_CHARTS=stand-in and a new AICR_LOCAL_DIR (the registry here keeps the real charts' tags).",
+              ]
+            : []),
         ]
       : ["", "No rollout yet: see the Planned condition above."]),
     "",

@@ -629,6 +629,10 @@ describe("helm install into a namespace that enforces Pod Security restricted", 
         { verb: "impersonate", group: "", resource: "users" },
         { verb: "approve", group: "operator.aicr.run", resource: "runtimerollouts" },
         { verb: "delete", group: "operator.aicr.run", resource: "clusterruntimes" },
+        // A removed release's CRDs stay (docs/adr/20261203-removed-release-crds.md): no controller may delete a CRD,
+        // whatever custom resources of other owners it still serves.
+        { verb: "delete", group: "apiextensions.k8s.io", resource: "customresourcedefinitions" },
+        { verb: "deletecollection", group: "apiextensions.k8s.io", resource: "customresourcedefinitions" },
         ...(controller === "planner" ? [] : [{ verb: "update", group: "operator.aicr.run", resource: "clusterruntimes" }]),
         ...(controller === "planner" ? [] : [{ verb: "patch", group: "operator.aicr.run", resource: "runtimerollouts" }]),
       ]

@@ -1,11 +1,12 @@
 // Runs the local upstream in the foreground for the local control plane and manual work:
 //   npx tsx packages/chart-upstream/src/cli.ts [--port N] [--oci-registry host:port] [--charts real|stand-in]
-// Serves the charts of both pinned AICR versions' recipes: the stand-ins, or with --charts real (or
-// AICR_UPSTREAM_CHARTS=real) the real packages of the third-party charts folder (real.ts: $AICR_CHARTS_DIR,
-// $AICR_THIRD_PARTY_DIR/charts or ../shared/third-party/charts). The stand-ins stay the default until the whole
-// install on the real charts is seen reaching Ready (docs/adr/20261203-real-charts.md, "Open"). Prints one JSON line ({httpUrl, ociPrefix, rewrites, charts}) once
-// serving, then runs until SIGINT/SIGTERM.
+// Serves the charts of both pinned AICR versions' recipes: by default the real packages of the third-party charts
+// folder whenever there is one (real.ts: $AICR_CHARTS_DIR, $AICR_THIRD_PARTY_DIR/charts or
+// ../shared/third-party/charts), else the stand-ins; --charts real|stand-in (or AICR_UPSTREAM_CHARTS) chooses. Tests
+// that roll the stand-ins out through `up` set AICR_UPSTREAM_CHARTS=stand-in and say why. Prints one JSON line
+// ({httpUrl, ociPrefix, rewrites, charts}) once serving, then runs until SIGINT/SIGTERM.
 import { ALL_AICR_COMPONENTS } from "./fixtures"
+import { upstreamCharts } from "./real"
 import { startChartUpstream } from "./server"
 
 const arg = (name: string): string | undefined => {
@@ -14,8 +15,7 @@ const arg = (name: string): string | undefined => {
 }
 const port = arg("port")
 const registry = arg("oci-registry")
-const charts = arg("charts") ?? process.env["AICR_UPSTREAM_CHARTS"] ?? "stand-in"
-if (charts !== "real" && charts !== "stand-in") throw new Error(`--charts must be real or stand-in, not ${charts}`)
+const charts = upstreamCharts(arg("charts"))
 const upstream = await startChartUpstream({
   components: ALL_AICR_COMPONENTS,
   charts,

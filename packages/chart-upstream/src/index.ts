@@ -26,6 +26,6 @@ export {
 } from "./fixtures"
 export { chartFiles, defaultValues, FIXED_MTIME, fillerBytes, packageChart, type PackagedChart, PAUSE_IMAGE } from "./chart"
 export { FIXED_CREATED, indexYaml, ociRepoPath, repoPath } from "./helm-repo"
-export { findRealChart, readRealCharts, type RealChart, realChartsDir } from "./real"
+export { findRealChart, readRealCharts, type RealChart, realChartsDir, upstreamCharts } from "./real"
 export { type BundleTree, FIXTURE_AICR_VERSION, fixtureBundle, fixtureRecipe, type RecipeComponentRef, type RecipeResult } from "./recipe"
 export { type ChartUpstream, type ChartUpstreamOptions, startChartUpstream, type UpstreamChart } from "./server"

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
-import { ALL_AICR_COMPONENTS, FIXTURE_CHARTS, indexYaml, packageChart, readRealCharts, realChartsDir } from "./index"
+import { ALL_AICR_COMPONENTS, FIXTURE_CHARTS, indexYaml, packageChart, readRealCharts, realChartsDir, upstreamCharts } from "./index"
 
 const dir = realChartsDir()
 
@@ -18,6 +18,16 @@ describe("the real charts folder", () => {
     expect(realChartsDir({ AICR_THIRD_PARTY_DIR: join(dir!, "..") })).toBe(join(dir!, "..", "charts"))
     expect(realChartsDir({ AICR_CHARTS_DIR: "none" })).toBeUndefined()
     expect(realChartsDir({ AICR_CHARTS_DIR: mkdtempSync(join(tmpdir(), "no-charts-")) })).toBeUndefined()
+  })
+
+  it("is what the CLI (and so up) serves by default; --charts, then AICR_UPSTREAM_CHARTS, choose; stand-ins without it", () => {
+    expect(upstreamCharts(undefined, {})).toBe("real")
+    expect(upstreamCharts(undefined, { AICR_UPSTREAM_CHARTS: "stand-in" })).toBe("stand-in")
+    expect(upstreamCharts("real", { AICR_UPSTREAM_CHARTS: "stand-in" })).toBe("real")
+    expect(upstreamCharts("stand-in", {})).toBe("stand-in")
+    expect(upstreamCharts(undefined, { AICR_CHARTS_DIR: "none" })).toBe("stand-in")
+    expect(upstreamCharts(undefined, { AICR_CHARTS_DIR: mkdtempSync(join(tmpdir(), "no-charts-")) })).toBe("stand-in")
+    expect(() => upstreamCharts(undefined, { AICR_UPSTREAM_CHARTS: "upstream" })).toThrow(/must be real or stand-in, not upstream/u)
   })
 
   it("holds the real package of every chart both pinned AICR recipes name, each matching its index digest", () => {

@@ -4,7 +4,8 @@
  *
  * Where the folder is: `$AICR_CHARTS_DIR`, else `$AICR_THIRD_PARTY_DIR/charts`, else `../shared/third-party/charts`
  * beside the checkout (the same third-party folder `hack/build-tools.sh` reads Argo CD's archive from).
- * `AICR_CHARTS_DIR=none` turns the real charts off.
+ * `AICR_CHARTS_DIR=none` turns the real charts off. The CLI, and so `up`, serves them by default whenever the folder
+ * is there (`upstreamCharts`).
  */
 import { createHash } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
@@ -31,6 +32,16 @@ export const realChartsDir = (env: NodeJS.ProcessEnv = process.env): string | un
   if (env.AICR_CHARTS_DIR === "none") return undefined
   const dir = env.AICR_CHARTS_DIR ?? join(env.AICR_THIRD_PARTY_DIR ?? join(root, "..", "shared", "third-party"), "charts")
   return existsSync(join(dir, "index.yaml")) ? dir : undefined
+}
+
+/**
+ * Which charts the CLI (and so `up`) serves: `--charts` (`arg`), else `AICR_UPSTREAM_CHARTS`, else the real ones
+ * whenever the folder is there and the stand-ins when it is not. A value other than `real` or `stand-in` is refused.
+ */
+export const upstreamCharts = (arg: string | undefined, env: NodeJS.ProcessEnv = process.env): "real" | "stand-in" => {
+  const chosen = arg ?? env.AICR_UPSTREAM_CHARTS ?? (realChartsDir(env) !== undefined ? "real" : "stand-in")
+  if (chosen !== "real" && chosen !== "stand-in") throw new Error(`--charts (AICR_UPSTREAM_CHARTS) must be real or stand-in, not ${chosen}`)
+  return chosen
 }
 
 /**
