@@ -13,9 +13,9 @@ import { type AppSpec, appSettings, informersFor, openOnFirstUse, type WatchScop
 import { Effect, Option } from "effect"
 import { parseSettings, ResolverConfig } from "./config"
 import { contract } from "./contract"
-import { nodeView, type NodeView, sameUnder } from "./discovery"
+import { discover, nodeView, type NodeView, sameUnder } from "./discovery"
 import { reconcile } from "./reconcile"
-import { BundleStore, type BundleStoreShape, Nodes } from "./services"
+import { BundleStore, type BundleStoreShape, Nodes, type NodesShape } from "./services"
 
 type CachedNode = KubeObject & NodeView
 
@@ -66,7 +66,7 @@ export const resolverApp: AppSpec<Error> = {
       })
       made.runtimes = informers.one<ClusterRuntime>(ClusterRuntimeKind)
       const nodes = informers.one<CachedNode>(Core.Node)
-      const nodeList = { list: () => nodes.list() }
+      const nodeList: NodesShape = { discover: (p) => discover(p, nodes.list()) }
       return [
         {
           name: contract.controller,
