@@ -22,6 +22,7 @@ import {
   readVersions,
   repoRoot,
   runningPlane,
+  toolPath,
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
 
@@ -36,7 +37,25 @@ const { aicr: VERSION } = readVersions()
 const work = mkdtempSync(join(tmpdir(), "resolver-bench-"))
 const built = await buildApp("resolver", join(work, "dist"))
 const probe = join(work, "rss-probe.mjs")
-writeFileSync(probe, "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss}\\n`) })\n")
+writeFileSync(
+  probe,
+  [
+    "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss} HEAP ${m.heapUsed} ${m.heapTotal}\\n`) })",
+    // BENCH_HEAP_SNAPSHOT=<prefix>: SIGPWR writes a heap snapshot (<prefix>-<n>.heapsnapshot), to see what the heap holds.
+    "let snapshots = 0",
+    "process.on('SIGPWR', async () => { const p = process.env.BENCH_HEAP_SNAPSHOT; if (p !== undefined) (await import('node:v8')).writeHeapSnapshot(`${p}-${++snapshots}.heapsnapshot`) })",
+    // BENCH_CPU_PROFILE=<file>: the first SIGURG starts V8's CPU profiler, the second writes the profile (.cpuprofile).
+    "let session",
+    "process.on('SIGURG', async () => {",
+    "  const file = process.env.BENCH_CPU_PROFILE",
+    "  if (file === undefined) return",
+    "  const [{ Session }, { writeFileSync }] = await Promise.all([import('node:inspector'), import('node:fs')])",
+    "  if (session === undefined) { session = new Session(); session.connect(); session.post('Profiler.enable', () => session.post('Profiler.start')); return }",
+    "  session.post('Profiler.stop', (err, r) => { if (!err) writeFileSync(file, JSON.stringify(r.profile)); session.disconnect(); session = undefined })",
+    "})",
+    "",
+  ].join("\n"),
+)
 await applyManifests(info, join(repoRoot(), "crds"))
 const ns = await createNamespace(info, "aicr-bench")
 await applyManifests(info, [...jobRbac({ namespace: ns, discoveryNamespace: ns, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
@@ -80,11 +99,15 @@ const child = spawn(
 )
 let stderr = ""
 child.stderr!.on("data", (d: Buffer) => void (stderr += d.toString()))
-const rss = async (): Promise<number> => {
+/** RSS as the process holds it (VmRSS, no forced GC), then after a forced GC (the probe's SIGUSR2), in MiB. */
+const rss = async (): Promise<{ noGc: number; afterGc: number; heapUsedAfterGc: number; heapTotalAfterGc: number }> => {
+  const vm = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))
+  const noGc = +(Number(vm?.[1] ?? 0) / 1024).toFixed(1)
   const before = stderr.length
   child.kill("SIGUSR2")
-  const m = await eventually(async () => /RSS (\d+)/.exec(stderr.slice(before)) ?? undefined, { timeoutMs: 10_000, intervalMs: 50 })
-  return +(Number(m[1]) / MiB).toFixed(1)
+  const m = await eventually(async () => /RSS (\d+) HEAP (\d+) (\d+)/.exec(stderr.slice(before)) ?? undefined, { timeoutMs: 10_000, intervalMs: 50 })
+  const mib = (x: string | undefined) => +(Number(x) / MiB).toFixed(1)
+  return { noGc, afterGc: mib(m[1]), heapUsedAfterGc: mib(m[2]), heapTotalAfterGc: mib(m[3]) }
 }
 /** utime + stime of the resolver process, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
 const cpuMs = (): number => {
@@ -232,6 +255,15 @@ try {
     { timeoutMs: 300_000, intervalMs: 500, what: "all nodes discovered" },
   )
   const jobsBefore = await jobs()
+  // Every Node event the API server delivers in the window (the patches, and whatever kwok writes meanwhile).
+  const watcher = spawn(toolPath("kubectl"), ["--kubeconfig", info.kubeconfig, "get", "nodes", "--watch-only", "-o", "name"], {
+    stdio: ["ignore", "pipe", "ignore"],
+  })
+  let nodeEvents = 0
+  watcher.stdout!.on("data", (d: Buffer) => void (nodeEvents += d.toString().split("\n").length - 1))
+  await new Promise((r) => setTimeout(r, 3000))
+  nodeEvents = 0
+  child.kill("SIGURG")
   // 1,000 node events that change no input: an irrelevant label on 1,000 nodes.
   const cpu0 = cpuMs()
   const tEvents = performance.now()
@@ -250,12 +282,20 @@ try {
   await new Promise((r) => setTimeout(r, 5000))
   const cpuPer1000Events = cpuMs() - cpu0
   const eventsSeconds = +((performance.now() - tEvents) / 1000).toFixed(1)
+  child.kill("SIGURG")
+  watcher.kill("SIGTERM")
+  const nodeEventsInWindow = nodeEvents
   const jobsAfterChurn = await jobs()
   const scaleRss = await rss()
+  if (process.env["BENCH_HEAP_SNAPSHOT"] !== undefined) {
+    child.kill("SIGPWR")
+    await new Promise((r) => setTimeout(r, 30_000))
+  }
   console.log(
     JSON.stringify({
       aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore,
       resolverCpuMsPer1000NodeEvents: cpuPer1000Events,
+      nodeEventsInWindow,
       eventsSeconds,
       rssWithAllNodesMiB: scaleRss,
     }),
@@ -297,6 +337,7 @@ try {
           createSeconds,
           aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore,
           resolverCpuMsPer1000NodeEvents: cpuPer1000Events,
+          nodeEventsInWindow,
           eventsSeconds,
           aicrJobsPerRelevantChange: jobsAfterRelevant - jobsAfterChurn,
           resolutionsPerRelevantChange: (jobsAfterRelevant - jobsAfterChurn) / 3,
