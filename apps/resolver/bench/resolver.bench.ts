@@ -28,15 +28,35 @@ import { buildApp } from "../../../hack/build-apps"
 const dir = process.argv[2]
 if (dir === undefined) throw new Error("usage: resolver.bench.ts <harness dir> [nodes]")
 const extraNodes = Number(process.argv[3] ?? 5000)
-const info = await runningPlane(dir)
-if (info === undefined) throw new Error(`no healthy control plane in ${dir}`)
+// The health check answers within seconds; on a loaded machine it is asked again for up to two minutes.
+const info = await eventually(async () => await runningPlane(dir), { timeoutMs: 120_000, intervalMs: 2_000, what: `a healthy control plane in ${dir}` })
 const MiB = 1024 * 1024
+/** This run's value of the ignored label: a node left labelled by an earlier run still changes. */
+const RUN = `run-${Date.now()}`
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const { aicr: VERSION } = readVersions()
 const work = mkdtempSync(join(tmpdir(), "resolver-bench-"))
 const built = await buildApp("resolver", join(work, "dist"))
 const probe = join(work, "rss-probe.mjs")
-writeFileSync(probe, "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss}\\n`) })\n")
+writeFileSync(
+  probe,
+  [
+    "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss} HEAP ${m.heapUsed} ${m.heapTotal}\\n`) })",
+    // BENCH_HEAP_SNAPSHOT=<prefix>: SIGPWR writes a heap snapshot (<prefix>-<n>.heapsnapshot), to see what the heap holds.
+    "let snapshots = 0",
+    "process.on('SIGPWR', async () => { const p = process.env.BENCH_HEAP_SNAPSHOT; if (p !== undefined) (await import('node:v8')).writeHeapSnapshot(`${p}-${++snapshots}.heapsnapshot`) })",
+    // BENCH_CPU_PROFILE=<file>: the first SIGURG starts V8's CPU profiler, the second writes the profile (.cpuprofile).
+    "let session",
+    "process.on('SIGURG', async () => {",
+    "  const file = process.env.BENCH_CPU_PROFILE",
+    "  if (file === undefined) return",
+    "  const [{ Session }, { writeFileSync }] = await Promise.all([import('node:inspector'), import('node:fs')])",
+    "  if (session === undefined) { session = new Session(); session.connect(); session.post('Profiler.enable', () => session.post('Profiler.start')); return }",
+    "  session.post('Profiler.stop', (err, r) => { if (!err) writeFileSync(file, JSON.stringify(r.profile)); session.disconnect(); session = undefined })",
+    "})",
+    "",
+  ].join("\n"),
+)
 await applyManifests(info, join(repoRoot(), "crds"))
 const ns = await createNamespace(info, "aicr-bench")
 await applyManifests(info, [...jobRbac({ namespace: ns, discoveryNamespace: ns, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
@@ -80,11 +100,15 @@ const child = spawn(
 )
 let stderr = ""
 child.stderr!.on("data", (d: Buffer) => void (stderr += d.toString()))
-const rss = async (): Promise<number> => {
+/** RSS as the process holds it (VmRSS, no forced GC), then after a forced GC (the probe's SIGUSR2), in MiB. */
+const rss = async (): Promise<{ noGc: number; afterGc: number; heapUsedAfterGc: number; heapTotalAfterGc: number }> => {
+  const vm = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))
+  const noGc = +(Number(vm?.[1] ?? 0) / 1024).toFixed(1)
   const before = stderr.length
   child.kill("SIGUSR2")
-  const m = await eventually(async () => /RSS (\d+)/.exec(stderr.slice(before)) ?? undefined, { timeoutMs: 10_000, intervalMs: 50 })
-  return +(Number(m[1]) / MiB).toFixed(1)
+  const m = await eventually(async () => /RSS (\d+) HEAP (\d+) (\d+)/.exec(stderr.slice(before)) ?? undefined, { timeoutMs: 10_000, intervalMs: 50 })
+  const mib = (x: string | undefined) => +(Number(x) / MiB).toFixed(1)
+  return { noGc, afterGc: mib(m[1]), heapUsedAfterGc: mib(m[2]), heapTotalAfterGc: mib(m[3]) }
 }
 /** utime + stime of the resolver process, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
 const cpuMs = (): number => {
@@ -232,6 +256,11 @@ try {
     { timeoutMs: 300_000, intervalMs: 500, what: "all nodes discovered" },
   )
   const jobsBefore = await jobs()
+  // The resolver's CPU while nothing happens, over 10 s: what the churn window's figure includes besides the events.
+  const idle0 = cpuMs()
+  await new Promise((r) => setTimeout(r, 10_000))
+  const idleCpuMsPer10s = cpuMs() - idle0
+  child.kill("SIGURG")
   // 1,000 node events that change no input: an irrelevant label on 1,000 nodes.
   const cpu0 = cpuMs()
   const tEvents = performance.now()
@@ -242,7 +271,7 @@ try {
           method: "PATCH",
           path: `/api/v1/nodes/${name}`,
           contentType: "application/merge-patch+json",
-          body: { metadata: { labels: { "bench.aicr.run/touched": "yes" } } },
+          body: { metadata: { labels: { "bench.aicr.run/touched": RUN } } },
         }),
       ),
     )
@@ -250,12 +279,18 @@ try {
   await new Promise((r) => setTimeout(r, 5000))
   const cpuPer1000Events = cpuMs() - cpu0
   const eventsSeconds = +((performance.now() - tEvents) / 1000).toFixed(1)
+  child.kill("SIGURG")
   const jobsAfterChurn = await jobs()
   const scaleRss = await rss()
+  if (process.env["BENCH_HEAP_SNAPSHOT"] !== undefined) {
+    child.kill("SIGPWR")
+    await new Promise((r) => setTimeout(r, 30_000))
+  }
   console.log(
     JSON.stringify({
       aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore,
       resolverCpuMsPer1000NodeEvents: cpuPer1000Events,
+      idleCpuMsPer10s,
       eventsSeconds,
       rssWithAllNodesMiB: scaleRss,
     }),
@@ -297,6 +332,7 @@ try {
           createSeconds,
           aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore,
           resolverCpuMsPer1000NodeEvents: cpuPer1000Events,
+          idleCpuMsPer10s,
           eventsSeconds,
           aicrJobsPerRelevantChange: jobsAfterRelevant - jobsAfterChurn,
           resolutionsPerRelevantChange: (jobsAfterRelevant - jobsAfterChurn) / 3,

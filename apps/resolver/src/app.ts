@@ -14,8 +14,9 @@ import { Effect, Option } from "effect"
 import { parseSettings, ResolverConfig } from "./config"
 import { contract } from "./contract"
 import { nodeView, type NodeView, sameUnder } from "./discovery"
+import { makeNodeIndex } from "./node-index"
 import { reconcile } from "./reconcile"
-import { BundleStore, type BundleStoreShape, Nodes } from "./services"
+import { BundleStore, type BundleStoreShape, Nodes, type NodesShape } from "./services"
 
 type CachedNode = KubeObject & NodeView
 
@@ -66,7 +67,10 @@ export const resolverApp: AppSpec<Error> = {
       })
       made.runtimes = informers.one<ClusterRuntime>(ClusterRuntimeKind)
       const nodes = informers.one<CachedNode>(Core.Node)
-      const nodeList = { list: () => nodes.list() }
+      // Discovery is kept between passes until a Node event may change it (node-index.ts).
+      const index = makeNodeIndex(() => nodes.list())
+      yield* nodes.subscribe((e) => Effect.sync(() => index.observe(e)))
+      const nodeList: NodesShape = { discover: index.discover }
       return [
         {
           name: contract.controller,

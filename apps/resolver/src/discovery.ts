@@ -12,7 +12,7 @@ import { listOf } from "@aicr/conditions"
 
 export interface NodeView {
   readonly metadata: { readonly name: string; readonly labels?: Readonly<Record<string, string>> | undefined }
-  readonly status?: { readonly nodeInfo?: { readonly osImage?: string | undefined; readonly kernelVersion?: string | undefined } | undefined } | undefined
+  readonly status?: { readonly nodeInfo?: { readonly osImage?: string | undefined } | undefined } | undefined
 }
 
 export interface GroupSelector {
@@ -25,18 +25,18 @@ export const DRIVER_LABELS = ["nvidia.com/cuda.driver.major", "nvidia.com/cuda.d
 /** The node's view that discovery reads; everything else of a Node is dropped before it is cached. */
 export const nodeView = (n: NodeView): NodeView => ({
   metadata: { name: n.metadata.name, labels: n.metadata.labels ?? {} },
-  status: { nodeInfo: { osImage: n.status?.nodeInfo?.osImage, kernelVersion: n.status?.nodeInfo?.kernelVersion } },
+  status: { nodeInfo: { osImage: n.status?.nodeInfo?.osImage } },
 })
 
 /**
- * Whether two views of one node are the same for discovery under this placement: the same name, OS image and kernel,
+ * Whether two views of one node are the same for discovery under this placement: the same name and OS image,
  * and the same values of every label discovery reads (the placement selectors' keys, the GPU product and driver
  * labels). An update that changes anything else (another label) cannot change discovery's result, so it need not
  * start a pass; a change of the placement itself starts one through the runtime's own event.
  */
 export const sameUnder = (placement: PlacementView | undefined, a: NodeView, b: NodeView): boolean => {
   if (a.metadata.name !== b.metadata.name) return false
-  if (a.status?.nodeInfo?.osImage !== b.status?.nodeInfo?.osImage || a.status?.nodeInfo?.kernelVersion !== b.status?.nodeInfo?.kernelVersion) return false
+  if (a.status?.nodeInfo?.osImage !== b.status?.nodeInfo?.osImage) return false
   const keys = [
     GPU_PRODUCT_LABEL,
     ...DRIVER_LABELS,

@@ -6,17 +6,22 @@
  *         AICR Jobs (and the ConfigMaps and Secrets they own) and the content ConfigMaps it publishes.
  * Reads:  the runtime's spec, Nodes, its own Jobs, their pods and output ConfigMaps.
  * Leaves alone: every other condition and status key; it never mirrors, plans or rolls out.
+ *
+ * One pass: gather → decide → act → report → apply (gather.ts, decide.ts, act.ts, status.ts; errors.ts maps every
+ * failure to its outcome).
  */
 import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
 import { Requeue, singleton } from "@aicr/runtime"
-import { Clock, Data, Effect, Exit, Option } from "effect"
+import { Clock, Data, Effect } from "effect"
+import { act } from "./act"
 import type { ResolverConfig } from "./config"
 import { contract } from "./contract"
-import { resolvePass } from "./resolve"
+import { decide } from "./decide"
+import { gather } from "./gather"
 import type { BundleStore, Nodes } from "./services"
-import { report, reportInternalError } from "./status"
+import { report, reportInternalError, resolvedCondition } from "./status"
 
 export const room = roomOn(contract, ClusterRuntimeKind)
 
@@ -26,35 +31,39 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
 /** Reasons that are waiting, not failing: no Warning event. */
 const QUIET = new Set(["Resolving", "Discovering", "InputsResolved", "NodeGroupsDiscovered"])
 
+type Services = Kube | EventRecorder | Nodes | BundleStore | ResolverConfig
+
 /** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
-const pass = (
-  runtime: ClusterRuntime,
-): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Nodes | BundleStore | ResolverConfig> =>
+const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Services> =>
   Effect.gen(function* () {
     const kube = yield* Kube
-    const exit = yield* Effect.exit(resolvePass(runtime))
-    const now = yield* Clock.currentTimeMillis
-    if (Exit.isFailure(exit)) {
-      const error = Exit.findErrorOption(exit)
-      // API server errors: no status write, the driver backs off (a Conflict requeues silently).
-      if (Option.isSome(error)) return yield* Effect.fail(error.value)
-      yield* Effect.logError("Resolution failed unexpectedly", { cause: String(exit.cause) })
-      yield* kube.applyStatus(room, runtime, reportInternalError(runtime, now))
+    const done = yield* Effect.gen(function* () {
+      const observed = yield* gather(runtime)
+      const decision = decide(observed)
+      yield* Effect.logDebug("Decided", { decision: decision._tag })
+      return { observed, outcome: yield* act(observed, decision) }
+    }).pipe(Effect.catchDefect((defect) => Effect.succeed({ defect })))
+    if ("defect" in done) {
+      // A bug or anything untyped: InternalError on both conditions, the detail in the log; API server errors are
+      // not caught here (no status write, the driver backs off; a Conflict requeues silently).
+      yield* Effect.logError("Resolution failed unexpectedly", { cause: String(done.defect), stack: (done.defect as Error | undefined)?.stack })
+      yield* kube.applyStatus(room, runtime, reportInternalError(runtime, yield* Clock.currentTimeMillis))
       return Requeue.after("1 minute")
     }
-    const pass = exit.value
-    const { applied } = yield* kube.applyStatus(room, runtime, report(runtime, pass, now))
-    if (applied) yield* Effect.logInfo("Status", { discovered: pass.discovered.reason, resolved: pass.resolved.reason, message: pass.resolved.message })
-    if (applied && pass.resolved.status === "False" && !QUIET.has(pass.resolved.reason)) {
-      yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: pass.resolved.reason, action: "Resolve", note: pass.resolved.message })
+    const { observed, outcome } = done
+    const { applied } = yield* kube.applyStatus(room, runtime, report(observed, outcome))
+    const resolved = resolvedCondition(observed, outcome)
+    if (applied) yield* Effect.logInfo("Status", { outcome: outcome._tag, resolved: resolved.reason, message: resolved.message })
+    // One Warning per transition into a failure (a pass that changes nothing emits nothing); waiting is no failure.
+    if (applied && resolved.status === "False" && !QUIET.has(resolved.reason)) {
+      yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: resolved.reason, action: "Resolve", note: resolved.message })
     }
-    if (pass.transient !== undefined) return yield* Effect.fail(new RetryAfterTransientFailure({ message: pass.transient }))
-    return pass.requeue
+    if (outcome._tag === "Failed" && outcome.class === "transient")
+      return yield* Effect.fail(new RetryAfterTransientFailure({ message: outcome.retry ?? resolved.message }))
+    return Requeue.onChange
   })
 
-export const reconcile = (
-  key: ObjectKey,
-): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Kube | EventRecorder | Nodes | BundleStore | ResolverConfig> =>
+export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | RetryAfterTransientFailure, Services> =>
   Effect.flatMap(Kube, (kube) => singleton({ get: (k) => kube.get<ClusterRuntime>(ClusterRuntimeKind, k), pass })(key)).pipe(
     Effect.withSpan("resolver.reconcile"),
   )

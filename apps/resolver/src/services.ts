@@ -4,9 +4,17 @@
  */
 import type { BundleFiles } from "@aicr/aicr"
 import { Context, Data, type Effect } from "effect"
-import type { NodeView } from "./discovery"
+import { type Discovery, discover, type NodeView, type PlacementView } from "./discovery"
 
-export class Nodes extends Context.Service<Nodes, { readonly list: () => ReadonlyArray<NodeView> }>()("@aicr/resolver/Nodes") {}
+export interface NodesShape {
+  /** The node groups a placement selects, from the node cache. */
+  readonly discover: (placement: PlacementView | undefined) => Discovery
+}
+
+export class Nodes extends Context.Service<Nodes, NodesShape>()("@aicr/resolver/Nodes") {}
+
+/** Discovery over a fixed list of nodes (tests). */
+export const nodesOf = (nodes: ReadonlyArray<NodeView>): NodesShape => ({ discover: (placement) => discover(placement, nodes) })
 
 /** Reading a pushed bundle back failed: registry down (transient), refused, or the artifact is not a bundle. */
 export class BundlePullError extends Data.TaggedError("BundlePullError")<{

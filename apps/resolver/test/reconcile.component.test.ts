@@ -17,7 +17,7 @@ import { beforeAll, describe, expect } from "vitest"
 import { ResolverConfig, type ResolverSettings } from "../src/config"
 import type { NodeView } from "../src/discovery"
 import { reconcile } from "../src/reconcile"
-import { BundlePullError, BundleStore, Nodes } from "../src/services"
+import { BundlePullError, BundleStore, Nodes, nodesOf } from "../src/services"
 
 const VERSION = readVersions().aicr
 const NS = "aicr-system"
@@ -113,7 +113,7 @@ const setup = (opts: { spec?: object; settings?: Partial<ResolverSettings>; pull
   const run = reconcile("cluster").pipe(
     Effect.provide(Layer.mergeAll(fake.layer, events)),
     Effect.provideService(ResolverConfig, settings(opts.settings)),
-    Effect.provideService(Nodes, { list: () => nodes }),
+    Effect.provideService(Nodes, nodesOf(nodes)),
     Effect.provideService(BundleStore, store),
     Effect.exit,
   )
