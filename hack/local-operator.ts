@@ -184,7 +184,8 @@ const startApp = (name: string, args: string[], dir: string, attached: boolean, 
  * byte `from` on): the log is appended to, and an earlier `up`'s upstream (stopped, its port gone) printed its own line.
  */
 const upstreamInfo = async (p: Proc, from: number): Promise<{ httpUrl: string; rewrites: Record<string, string> }> => {
-  for (let i = 0; i < 300; i++) {
+  // Up to 120 s: on a loaded 2-core machine (load average 40–55) the start took longer than 30 s.
+  for (let i = 0; i < 1200; i++) {
     if (!p.isAlive()) throw new Error(`chart upstream exited:\n${p.tail()}`)
     const line = existsSync(p.log)
       ? readFileSync(p.log)
@@ -196,7 +197,7 @@ const upstreamInfo = async (p: Proc, from: number): Promise<{ httpUrl: string; r
     if (line) return JSON.parse(line)
     await sleep(100)
   }
-  throw new Error(`chart upstream did not start within 30s:\n${p.tail()}`)
+  throw new Error(`chart upstream did not start within 120s:\n${p.tail()}`)
 }
 
 export interface LocalOperator {
