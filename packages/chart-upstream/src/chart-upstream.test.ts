@@ -1,9 +1,18 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- parsed Kubernetes manifests */
+import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
-import { parse } from "yaml"
+import { findInTgz } from "@aicr/oras"
+import { readVersions } from "@aicr/testing/harness"
+import { parse, parseAllDocuments } from "yaml"
 import { describe, expect, it } from "vitest"
-import { chartFiles } from "./chart"
+import { chartFiles, HOLD_PORT, HOLD_SCRIPT, PAUSE_IMAGE } from "./chart"
 import { FIXTURE_CHARTS, FIXTURE_COMPONENTS, fixtureBundle, fixtureRecipe, indexYaml, packageChart, repoPath } from "./index"
+import { readRealCharts, realChartsDir } from "./real"
+
+const { aicrPrevious } = readVersions()
 
 /** AICR's deployment order: Kahn's sort over dependencyRefs, queue re-sorted alphabetically after every pop. */
 const kahn = (refs: ReadonlyArray<{ name: string; dependencyRefs?: readonly string[] }>): string[] => {
@@ -108,5 +117,124 @@ describe("helm repository index", () => {
     expect(repoPath("https://helm.ngc.nvidia.com/nvidia")).toBe("/helm.ngc.nvidia.com/nvidia")
     expect(repoPath("https://helm.ngc.nvidia.com/nvidia/skyhook/")).toBe("/helm.ngc.nvidia.com/nvidia/skyhook")
     expect(repoPath("https://charts.jetstack.io")).toBe("/charts.jetstack.io")
+  })
+})
+
+/** A stand-in chart's template file, rendered for a release namespace the way helm fills `.Release.Namespace` in. */
+const renderedDocs = (c: (typeof FIXTURE_CHARTS)[number], file: string, namespace: string) =>
+  parseAllDocuments(
+    chartFiles(c)
+      .find((f) => f.path === `${c.chart}/templates/${file}`)!
+      .data.toString("utf8")
+      .replaceAll("{{ .Release.Namespace }}", namespace),
+  )
+    .map((d) => d.toJS() as Record<string, any>)
+    .filter((d) => d !== null)
+
+describe("the stand-in kai-scheduler chart", () => {
+  const kai = FIXTURE_CHARTS.find((c) => c.chart === "kai-scheduler")!
+  // The Job of AICR v0.10.16's kai-scheduler manifest, read once from AICR's own source (a large archive), and the
+  // real chart's ServiceAccount template.
+  let cachedJob: Record<string, any> | undefined
+  const aicrJob = () => {
+    if (cachedJob) return cachedJob
+    const tgz = readFileSync(join(realChartsDir()!, "..", `aicr-${aicrPrevious}-src.tar.gz`))
+    const text = findInTgz(tgz, (p) => p.endsWith("recipes/components/kai-scheduler/manifests/disable-runtime-class-injection.yaml"))!.toString("utf8")
+    cachedJob = parseAllDocuments(text)
+      .map((d) => d.toJS() as Record<string, any>)
+      .find((d) => d?.kind === "Job")!
+    return cachedJob
+  }
+  const realServiceAccount = () => {
+    const real = readRealCharts(realChartsDir()!).find((c) => c.name === "kai-scheduler" && c.version === "v0.12.17")!
+    return findInTgz(real.tgz, (p) => p === "kai-scheduler/templates/services/operator-serviceaccount.yaml")!.toString("utf8")
+  }
+
+  it(
+    "creates the ServiceAccount AICR v0.10.16's kai-scheduler manifest Job runs as, in the release namespace, as the real chart does",
+    { timeout: 120_000 },
+    () => {
+      const job = aicrJob()
+      expect(job.spec.template.spec.serviceAccountName).toBe("kai-operator")
+      expect(realServiceAccount()).toContain("kind: ServiceAccount\nmetadata:\n  name: kai-operator\n  namespace: {{ .Release.Namespace }}")
+      const docs = renderedDocs(kai, "serviceaccounts.yaml", job.metadata.namespace)
+      expect(docs.find((d) => d.kind === "ServiceAccount")).toMatchObject({
+        apiVersion: "v1",
+        metadata: { name: job.spec.template.spec.serviceAccountName, namespace: job.metadata.namespace },
+      })
+    },
+  )
+
+  it("binds that ServiceAccount to a ClusterRole that may patch the Config the Job patches", { timeout: 120_000 }, () => {
+    const job = aicrJob()
+    // kubectl patch configs.kai.scheduler kai-config -n kai-scheduler …
+    expect(job.spec.template.spec.containers[0].command.slice(0, 3)).toEqual(["kubectl", "patch", "configs.kai.scheduler"])
+    const docs = renderedDocs(kai, "serviceaccounts.yaml", job.metadata.namespace)
+    const binding = docs.find((d) => d.kind === "ClusterRoleBinding")!
+    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "kai-operator", namespace: job.metadata.namespace }])
+    const role = docs.find((d) => d.kind === "ClusterRole" && d.metadata.name === binding.roleRef.name)!
+    expect(
+      role.rules.some(
+        (r: { apiGroups: string[]; resources: string[]; verbs: string[] }) =>
+          r.apiGroups.includes("kai.scheduler") && r.resources.includes("configs") && r.verbs.includes("get") && r.verbs.includes("patch"),
+      ),
+    ).toBe(true)
+  })
+
+  it("is the only stand-in with ServiceAccounts of its own", () => {
+    expect(FIXTURE_CHARTS.filter((c) => chartFiles(c).some((f) => f.path.endsWith("/templates/serviceaccounts.yaml"))).map((c) => c.chart)).toEqual([
+      "kai-scheduler",
+    ])
+  })
+})
+
+describe("a held stand-in workload (hold.image)", () => {
+  const adapter = FIXTURE_CHARTS.find((c) => c.chart === "prometheus-adapter")!
+  const template = () =>
+    chartFiles(adapter)
+      .find((f) => f.path === "prometheus-adapter/templates/workloads.yaml")!
+      .data.toString("utf8")
+
+  it("runs the pause container unless hold.image is set, and the hold program with a readiness probe on it when it is", () => {
+    const t = template()
+    expect(t).toContain("{{- if (.Values.hold).image }}\n          image: {{ .Values.hold.image }}\n")
+    expect(t).toContain(`command: ["/nodejs/bin/node", "-e", ${JSON.stringify(HOLD_SCRIPT)}]`)
+    expect(t).toContain(`readinessProbe:\n            httpGet:\n              path: /ready\n              port: ${HOLD_PORT}\n`)
+    expect(t).toContain(`{{- else }}\n          image: {{ .Values.image | default "${PAUSE_IMAGE}" }}\n          {{- end }}`)
+    expect(
+      parse(
+        chartFiles(adapter)
+          .find((f) => f.path === "prometheus-adapter/values.yaml")!
+          .data.toString("utf8"),
+      ),
+    ).toMatchObject({ hold: { image: "" } })
+  })
+
+  it("answers its probe 503 until /release is requested, then 200", { timeout: 60_000 }, async () => {
+    // The hold program itself, run here on a free loopback port (the process kubelet runs it in the pod).
+    const port = 20_000 + Math.floor(Math.random() * 20_000)
+    const child = spawn(process.execPath, ["-e", HOLD_SCRIPT.replace(`listen(${HOLD_PORT},`, `listen(${port},`)], {
+      env: { ...process.env, POD_IP: "127.0.0.1" },
+      stdio: "ignore",
+    })
+    try {
+      const get = async (path: string) => {
+        for (let i = 0; ; i++) {
+          try {
+            const res = await fetch(`http://127.0.0.1:${port}${path}`)
+            return [res.status, await res.text()]
+          } catch (e) {
+            if (i > 100) throw e
+            await new Promise((r) => setTimeout(r, 50))
+          }
+        }
+      }
+      expect(await get("/ready")).toEqual([503, "held\n"])
+      expect(await get("/ready")).toEqual([503, "held\n"])
+      expect(await get("/release")).toEqual([200, "released\n"])
+      expect(await get("/ready")).toEqual([200, "released\n"])
+    } finally {
+      child.kill()
+    }
   })
 })

@@ -6,7 +6,7 @@
 import { type TarEntry, writeTgz } from "@aicr/oras"
 import { createCipheriv, createHash } from "node:crypto"
 import { stringify } from "yaml"
-import { type FixtureComponent, type FixtureCrd, type FixtureWorkload, GPU_TOLERATION } from "./fixtures"
+import { type FixtureComponent, type FixtureCrd, type FixtureServiceAccount, type FixtureWorkload, GPU_TOLERATION } from "./fixtures"
 
 /** The mtime of every file in a fixture chart (fixed, so fixture charts have stable digests from run to run). */
 export const FIXED_MTIME = new Date("2026-01-01T00:00:00Z")
@@ -26,12 +26,34 @@ export const PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 
 const sha256 = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`
 
-/** The chart's default values: scheduling knobs the bundle's values may override. */
+/**
+ * The program a held workload runs (`hold.image`, an image with Node.js at /nodejs/bin/node): an HTTP server on the
+ * pod's IP, port `HOLD_PORT`, that answers 503 until someone requests `/release`, and 200 from then on. Its readiness
+ * probe asks it, so the workload (and the Application that installs it) becomes ready only when a test lets it.
+ */
+export const HOLD_PORT = 8080
+export const HOLD_SCRIPT = [
+  'const http = require("node:http")',
+  "let released = false",
+  "http",
+  "  .createServer((req, res) => {",
+  '    if (req.url === "/release") released = true',
+  "    res.statusCode = released ? 200 : 503",
+  '    res.end(released ? "released\\n" : "held\\n")',
+  "  })",
+  `  .listen(${HOLD_PORT}, process.env.POD_IP)`,
+].join("\n")
+
+/**
+ * The chart's default values: scheduling knobs the bundle's values may override, and `hold.image`: when set, each
+ * workload runs the hold program (HOLD_SCRIPT) from that image instead of the pause container, ready once released.
+ */
 export const defaultValues = () => ({
   image: PAUSE_IMAGE,
   replicas: 1,
   nodeSelector: {},
   tolerations: [GPU_TOLERATION],
+  hold: { image: "" },
 })
 
 const extraLabels = (w: FixtureWorkload, indent: string): string[] => Object.entries(w.labels ?? {}).map(([k, v]) => `${indent}${k}: ${JSON.stringify(v)}`)
@@ -71,7 +93,55 @@ const workloadTemplate = (w: FixtureWorkload): string =>
     "      {{- end }}",
     "      containers:",
     "        - name: main",
+    "          {{- if (.Values.hold).image }}",
+    "          image: {{ .Values.hold.image }}",
+    `          command: ["/nodejs/bin/node", "-e", ${JSON.stringify(HOLD_SCRIPT)}]`,
+    "          env:",
+    "            - name: POD_IP",
+    "              valueFrom:",
+    "                fieldRef:",
+    "                  fieldPath: status.podIP",
+    "          readinessProbe:",
+    "            httpGet:",
+    "              path: /ready",
+    `              port: ${HOLD_PORT}`,
+    "            periodSeconds: 1",
+    "          {{- else }}",
     '          image: {{ .Values.image | default "' + PAUSE_IMAGE + '" }}',
+    "          {{- end }}",
+    "",
+  ].join("\n")
+
+/** A ServiceAccount in the release namespace and its ClusterRole and ClusterRoleBinding, named as the real chart names them. */
+const serviceAccountTemplate = (sa: FixtureServiceAccount): string =>
+  [
+    "---",
+    "apiVersion: v1",
+    "kind: ServiceAccount",
+    "metadata:",
+    `  name: ${sa.name}`,
+    "  namespace: {{ .Release.Namespace }}",
+    "  labels:",
+    `    app: ${sa.name}`,
+    "---",
+    "apiVersion: rbac.authorization.k8s.io/v1",
+    "kind: ClusterRole",
+    "metadata:",
+    `  name: ${sa.name}`,
+    stringify({ rules: sa.rules }).trimEnd(),
+    "---",
+    "apiVersion: rbac.authorization.k8s.io/v1",
+    "kind: ClusterRoleBinding",
+    "metadata:",
+    `  name: ${sa.name}`,
+    "subjects:",
+    "  - kind: ServiceAccount",
+    `    name: ${sa.name}`,
+    "    namespace: {{ .Release.Namespace }}",
+    "roleRef:",
+    "  kind: ClusterRole",
+    `  name: ${sa.name}`,
+    "  apiGroup: rbac.authorization.k8s.io",
     "",
   ].join("\n")
 
@@ -124,6 +194,7 @@ export const chartFiles = (
     ...(c.crds ?? []).map((crd) => file(`crds/${crd.plural}.${crd.group}.yaml`, crdYaml(crd))),
   ]
   if (c.workloads.length > 0) files.push(file("templates/workloads.yaml", c.workloads.map(workloadTemplate).join("")))
+  if ((c.serviceAccounts ?? []).length > 0) files.push(file("templates/serviceaccounts.yaml", c.serviceAccounts!.map(serviceAccountTemplate).join("")))
   const filler = options.fillerBytes ?? c.fillerBytes ?? 0
   for (let i = 0, off = 0; off < filler; i++, off += MAX_FILLER_FILE) {
     files.push(file(`files/filler-${i}.bin`, fillerBytes(Math.min(MAX_FILLER_FILE, filler - off), `${c.chart}-${c.version}-${i}`)))

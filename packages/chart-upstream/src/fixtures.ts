@@ -25,6 +25,22 @@ export interface FixtureCrd {
   readonly scope: "Namespaced" | "Cluster"
 }
 
+/** A rule of a ClusterRole, as RBAC writes it. */
+export interface FixturePolicyRule {
+  readonly apiGroups: readonly string[]
+  readonly resources: readonly string[]
+  readonly verbs: readonly string[]
+}
+
+/**
+ * A ServiceAccount the real chart creates in the release namespace, with a ClusterRole and ClusterRoleBinding of the
+ * same name (the real chart's rules, cut to what the recipe's manifests use), for a recipe manifest whose pods run as it.
+ */
+export interface FixtureServiceAccount {
+  readonly name: string
+  readonly rules: readonly FixturePolicyRule[]
+}
+
 /** One component of the recipe. */
 export interface FixtureComponent {
   /** Component = release name (`deploymentOrder` entry). */
@@ -39,6 +55,8 @@ export interface FixtureComponent {
   readonly dependencyRefs: readonly string[]
   readonly workloads: readonly FixtureWorkload[]
   readonly crds?: readonly FixtureCrd[]
+  /** ServiceAccounts (and their cluster RBAC) the real chart creates that the recipe's manifests run as. */
+  readonly serviceAccounts?: readonly FixtureServiceAccount[]
   /** `manifests/<file>` of the bundle: file name → YAML. */
   readonly manifests?: Readonly<Record<string, string>>
   /** Values the bundle writes for this component (stands in for AICR's merged values). */
@@ -214,6 +232,18 @@ export const FIXTURE_COMPONENTS: readonly FixtureComponent[] = [
     version: "v0.13.0",
     dependencyRefs: ["gpu-operator"],
     workloads: [{ kind: "Deployment", name: "kai-operator" }],
+    // AICR v0.10.16's kai-scheduler manifest (disable-runtime-class-injection.yaml) is a Job that runs as
+    // ServiceAccount kai-operator in the release namespace and patches configs.kai.scheduler: the real chart creates
+    // that ServiceAccount (templates/services/operator-serviceaccount.yaml) and binds it to ClusterRole kai-operator
+    // (templates/rbac/operator{,-binding}.yaml), whose rule on configs is this one.
+    serviceAccounts: [
+      {
+        name: "kai-operator",
+        rules: [
+          { apiGroups: ["kai.scheduler"], resources: ["configs", "schedulingshards"], verbs: ["create", "delete", "get", "list", "patch", "update", "watch"] },
+        ],
+      },
+    ],
   },
   {
     name: "kubeflow-trainer",

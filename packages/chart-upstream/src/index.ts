@@ -24,7 +24,7 @@ export {
   GPU_TOLERATION,
   isOciSource,
 } from "./fixtures"
-export { chartFiles, defaultValues, FIXED_MTIME, fillerBytes, packageChart, type PackagedChart, PAUSE_IMAGE } from "./chart"
+export { chartFiles, defaultValues, FIXED_MTIME, fillerBytes, HOLD_PORT, HOLD_SCRIPT, packageChart, type PackagedChart, PAUSE_IMAGE } from "./chart"
 export { FIXED_CREATED, indexYaml, ociRepoPath, repoPath } from "./helm-repo"
 export { findRealChart, readRealCharts, type RealChart, realChartsDir, upstreamCharts } from "./real"
 export { type BundleTree, FIXTURE_AICR_VERSION, fixtureBundle, fixtureRecipe, type RecipeComponentRef, type RecipeResult } from "./recipe"

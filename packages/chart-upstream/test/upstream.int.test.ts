@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { isolatedHelm, type IsolatedHelm } from "@aicr/testing/harness"
 import { parseAllDocuments } from "yaml"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ChartUpstream, FIXTURE_CHARTS, startChartUpstream } from "../src/index"
+import { type ChartUpstream, FIXTURE_CHARTS, HOLD_PORT, HOLD_SCRIPT, PAUSE_IMAGE, startChartUpstream } from "../src/index"
 
 let upstream: ChartUpstream
 let h: IsolatedHelm
@@ -69,11 +69,31 @@ describe("local chart upstream", () => {
       const docs = parseAllDocuments(text)
         .map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace: string }; spec: { template: { spec: { tolerations: unknown[] } } } })
         .filter((d) => d != null && typeof d === "object" && "kind" in d) // helm v4 prints "Pulled:"/"Digest:" for OCI charts
-      expect(docs.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual(c.workloads.map((w) => `${w.kind}/${w.name}`).sort())
-      for (const d of docs) {
+      // Each ServiceAccount with its ClusterRole and ClusterRoleBinding (kai-scheduler's kai-operator).
+      const accounts = (c.serviceAccounts ?? []).flatMap((sa) => ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"].map((k) => `${k}/${sa.name}`))
+      expect(docs.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual([...c.workloads.map((w) => `${w.kind}/${w.name}`), ...accounts].sort())
+      for (const d of docs.filter((x) => x.kind === "Deployment" || x.kind === "DaemonSet")) {
         expect(d.metadata.namespace).toBe(c.namespace)
         expect(d.spec.template.spec.tolerations).toContainEqual({ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" })
       }
+      for (const d of docs.filter((x) => x.kind === "ServiceAccount")) expect(d.metadata.namespace).toBe(c.namespace)
     }
+  })
+
+  it("renders a held workload (hold.image) with the hold program and its readiness probe, and the pause container without", async () => {
+    const c = FIXTURE_CHARTS.find((x) => x.chart === "prometheus-adapter")!
+    const served = upstream.charts.find((x) => x.name === c.chart)!
+    const render = async (...set: string[]) =>
+      parseAllDocuments(await helm("template", c.name, c.chart, "--version", c.version, "--namespace", c.namespace, "--repo", served.url, ...set))
+        .map((d) => d.toJS() as { kind: string; spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } })
+        .filter((d) => d?.kind === "Deployment")[0]!.spec.template.spec.containers[0]!
+    expect(await render()).toEqual({ name: "main", image: PAUSE_IMAGE })
+    expect(await render("--set", "hold.image=127.0.0.1:5000/node@sha256:0123")).toEqual({
+      name: "main",
+      image: "127.0.0.1:5000/node@sha256:0123",
+      command: ["/nodejs/bin/node", "-e", HOLD_SCRIPT],
+      env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
+      readinessProbe: { httpGet: { path: "/ready", port: HOLD_PORT }, periodSeconds: 1 },
+    })
   })
 })
