@@ -53,6 +53,13 @@ export const rolloutStatus = (o: Observed, r: RolloutDecision): StatusWrite | un
     generation: r.rollout.metadata.generation,
     now: o.now,
   })
+  // When a step ended (Ready or Failed): the time this executor first recorded it so, kept from then on.
+  const recorded = new Map((r.rollout.status?.steps?.items ?? []).map((x) => [x.index, x]))
+  const completedAt = (v: (typeof r.steps)[number]) => {
+    if (v.state !== "Ready" && v.state !== "Failed") return undefined
+    const before = recorded.get(v.index)
+    return before?.state === v.state && before.completedAt !== undefined ? before.completedAt : toConditionTime(o.now)
+  }
   const items = r.steps.map((v) => ({
     index: v.index,
     release: v.step.release,
@@ -63,6 +70,7 @@ export const rolloutStatus = (o: Observed, r: RolloutDecision): StatusWrite | un
     ...(v.writtenRevision !== undefined ? { writtenRevision: v.writtenRevision } : {}),
     ...(v.readyAtRevision !== undefined ? { readyAtRevision: v.readyAtRevision } : {}),
     ...(v.startedAt !== undefined ? { startedAt: v.startedAt } : {}),
+    ...(completedAt(v) !== undefined ? { completedAt: completedAt(v) } : {}),
     // The step in flight's deadline: fixed by its write (written-at + timeout), so it never causes a write of its own.
     ...(v.index - 1 === r.current && v.state === "WaitingForReady" && r.deadline !== undefined ? { deadline: toConditionTime(r.deadline) } : {}),
     ...(v.gate !== undefined ? { gate: v.gate } : {}),

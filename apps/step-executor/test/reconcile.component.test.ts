@@ -298,6 +298,10 @@ describe("step-executor reconcile", () => {
         expect(t.rollout().status!.steps!.items![0]).toMatchObject({ state: "Ready", readyAtRevision: expect.stringMatching(/^0\.2\.0@sha256:/u) })
         expect(t.rollout().status!.steps!.items![0]!.deadline).toBeUndefined()
         expect(t.rollout().status!.steps!.items![1]!.deadline).toBeDefined()
+        // A finished step records when this executor first saw it ready, and keeps that time on later passes.
+        expect(t.rollout().status!.steps!.items![0]!.completedAt).toBe("2026-12-02T10:00:10Z")
+        expect(t.rollout().status!.steps!.items![1]!.completedAt).toBeUndefined()
+        yield* TestClock.adjust("30 seconds")
         for (const n of ["b", "c"]) {
           yield* t.run
           yield* t.argo(n, readyStatus)
@@ -306,6 +310,7 @@ describe("step-executor reconcile", () => {
         expect(t.progressing()).toMatchObject({ status: "True", reason: "StepsCompleted" })
         expect(t.rollout().status!.steps).toMatchObject({ total: 3, done: 3 })
         expect(t.rollout().status!.steps!.current).toBeUndefined()
+        expect(t.rollout().status!.steps!.items!.map((x) => x.completedAt)).toEqual(["2026-12-02T10:00:10Z", "2026-12-02T10:00:40Z", "2026-12-02T10:00:40Z"])
       }),
     ),
   )
