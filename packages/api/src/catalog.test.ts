@@ -80,12 +80,10 @@ const NOT_REACHED_YET: Readonly<Record<string, string>> = {
   // another schema): resolver reconcile.component maps each exit code and artifact.
   AICRNotFound: "resolver reconcile.component only",
   AICRArtifactUnsupported: "resolver reconcile.component only",
-  // The planner's upgrade-check and the step-executor's live-object checks: reached on FakeKube (planner and
-  // step-executor reconcile.component); no int or e2e test yet blocks a transition, edits an operator Application out
-  // of band during a rollout, or plants a foreign Application with a wanted name.
-  TransitionBlocked: "planner reconcile.component only",
-  InventoryDrift: "planner and step-executor reconcile.component only",
-  ForeignObject: "step-executor reconcile.component only",
+  // A blocked verdict comes only from `aicr upgrade-check` (AICR 1.x); the plane's aicr v0.10.16 and v0.11.1 have no
+  // upgrade-check, so a blocked rating there would be a hard-coded report. Reached on FakeKube (planner
+  // reconcile.component, from a fixture report).
+  TransitionBlocked: "planner reconcile.component only: no aicr with upgrade-check is built here",
 }
 
 /** The (type, status) pairs the engine reasons must be asserted on: Ready carries them (operator.md §3.2, runbook "engine"). */
