@@ -518,10 +518,14 @@ describe("acceptance: the validated scenarios on the installed chart", () => {
   // change rollout after it. In its one run the planner rebuilt the plan from the live Applications despite story 5's
   // partial Upgrade (the two plans' markers): the Adopt rollout of all 13 Applications awaited approval 8.7 s after
   // the undo. Run again with the body as written (18:27 UTC, on the merged tree): the Adopt rollout awaited approval, and
-  // once approved it ended Failed (waitOutcome: "Failed"); story 9 then waited for Ready=True in vain ("rollout … stalled:
-  // it ended Failed"). Why the Adopt rollout failed is not found yet.
+  // once approved all 13 steps were ready at their revisions, and the rollout ended Failed on validation:
+  // "Validated=False/ValidationIncomplete: Deployment validation cannot run: the target plan … records no AICR image to
+  // validate with". A plan rebuilt from live Applications (apps/planner/src/adopt.ts) records releases only: no AICR
+  // image and no recipe (the lost operator's content ConfigMaps went with aicr-system), which the validation gate needs
+  // (apps/validation-gate/src/act.ts readInputs). Story 9 then waited for Ready=True in vain. Open: which AICR and
+  // recipe an adopted plan is validated with (the runtime's current resolution when it rebuilds to the same releases?).
   it.todo(
-    "6 (second part). once the hand edit is undone, the plan is rebuilt from what runs and one approval takes the stack back, each Application written once, its spec unchanged — not passing: once approved, the Adopt rollout after story 5's partial Upgrade ended Failed (cause not found yet)",
+    "6 (second part). once the hand edit is undone, the plan is rebuilt from what runs and one approval takes the stack back, each Application written once, its spec unchanged — not passing: once approved, the Adopt rollout after story 5's partial Upgrade ended Failed: deployment validation cannot run on a plan rebuilt from live Applications (it records no AICR image and no recipe)",
   )
   // Written at commit d46d86c: a kwok GPU node (not the training job's) holding a Deployment replica of the stack goes
   // silent (its Lease held), then a hard refresh while the plane's registry is stopped; Ready read with kubectl. Not
