@@ -164,7 +164,7 @@ describe("AICR Job failures from real causes", () => {
     })
     expect(c.message).toMatch(
       new RegExp(
-        `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} ran past its deadline(; the pod was (ErrImagePull|ImagePullBackOff): image ghcr\\.io/nvidia/aicr:v0\\.9\\.0: no build of v0\\.9\\.0)?$`,
+        `^Snapshot Job ${ns}/aicr-snapshot-\\w+ on node ${NODE} ran past its deadline(; the pod was (ErrImagePull|ImagePullBackOff): image ghcr\\.io/nvidia/aicr:v0\\.9\\.0: no local build of AICR v0\\.9\\.0 \\(\\S+\\): add it to hack/tools/versions\\.env and run 'bash hack/build-tools\\.sh aicr')?$`,
       ),
     )
     expect(current(await getRuntime(), "Resolved")).toMatchObject({ status: "False", reason: "AICRTimeout", message: c.message })
