@@ -249,7 +249,18 @@ describe("rollout stalls found in the live Applications, on real Argo CD", () =>
     )
     const stalled = await untilCondition(runtime, "Stalled", "True", "ForeignObject")
     expect(stalled.message).toBe(`rollout ${name} ${progressing.message}`)
-    expect(expectCondition(await runtime(), "Ready", "False", "RollingOut").message).toBe(`rollout ${name} stalled: ForeignObject: ${progressing.message}`)
+    // Ready's message follows the same stall (the planner's next pass after the executor's rollout write may come a
+    // moment after Stalled's).
+    const ready = await eventually(
+      async () => {
+        const c = expectCondition(await runtime(), "Ready", "False", "RollingOut")
+        return c.message === `rollout ${name} stalled: ForeignObject: ${progressing.message}` ? c : undefined
+      },
+      { timeoutMs: 60_000, what: "Ready naming the ForeignObject stall" },
+    ).catch(async (e: unknown) => {
+      throw new Error(`${String(e)}; Ready: ${JSON.stringify(expectCondition(await runtime(), "Ready", "False", "RollingOut"))}`)
+    })
+    expect(ready.message).toBe(`rollout ${name} stalled: ForeignObject: ${progressing.message}`)
 
     // A few more passes (a runtime touch wakes both controllers): still untouched, nothing written for either release.
     expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { annotations: { "rollout-stalls/touch": "1" } } } }), "touch")
@@ -296,7 +307,18 @@ describe("rollout stalls found in the live Applications, on real Argo CD", () =>
     )
     const stalled = await untilCondition(runtime, "Stalled", "True", "InventoryDrift")
     expect(stalled.message).toBe(`rollout ${name} ${progressing.message}`)
-    expect(expectCondition(await runtime(), "Ready", "False", "RollingOut").message).toBe(`rollout ${name} stalled: InventoryDrift: ${progressing.message}`)
+    // Ready's message follows the same stall (the planner's next pass after the executor's rollout write may come a
+    // moment after Stalled's).
+    const ready = await eventually(
+      async () => {
+        const c = expectCondition(await runtime(), "Ready", "False", "RollingOut")
+        return c.message === `rollout ${name} stalled: InventoryDrift: ${progressing.message}` ? c : undefined
+      },
+      { timeoutMs: 60_000, what: "Ready naming the InventoryDrift stall" },
+    ).catch(async (e: unknown) => {
+      throw new Error(`${String(e)}; Ready: ${JSON.stringify(expectCondition(await runtime(), "Ready", "False", "RollingOut"))}`)
+    })
+    expect(ready.message).toBe(`rollout ${name} stalled: InventoryDrift: ${progressing.message}`)
     // The edit stands: the executor writes over neither Application, and the rollout stays open.
     await new Promise((res) => setTimeout(res, 3_000))
     expect((await application(FIRST))!.spec.destination.namespace).toBe(ELSEWHERE)
