@@ -14,23 +14,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { setTimeout as sleep } from "node:timers/promises"
-import {
-  ANNOTATION_DESIRED_STATE_DIGEST,
-  ANNOTATION_EDITED_BY,
-  desiredStateDigest,
-  encodePlan,
-  LABEL_ROLE,
-  type Plan,
-  planConfigMapName,
-  PLAN_DATA_KEY,
-  ROLE_CONTENT,
-  ROLE_PLAN,
-  sha256,
-} from "@aicr/api"
+import { ANNOTATION_EDITED_BY, contentConfigMapName, desiredStateDigest, type Plan, sha256 } from "@aicr/api"
 import { digestOf, EMPTY_JSON, MediaType, OciClient } from "@aicr/oras"
 import { CreateAliasCommand, CreateKeyCommand, KMSClient } from "@aws-sdk/client-kms"
 import { aicrBinary, applyManifests, eventually, expectOk, kubeRequest, readVersions, startAws, startControlPlane } from "@aicr/testing/harness"
-import { applyStatusAs, get, ROLLOUTS, RUNTIME, setApproved } from "@aicr/testing/world"
+import { applyPlan, applyStatusAs, get, ROLLOUTS, RUNTIME, setApproved } from "@aicr/testing/world"
 import { buildApp } from "../../../hack/build-apps"
 import { benchNodeFlags, mib, procStatus, sampleIdle, startShipped } from "@aicr/runtime/bench/idle"
 
@@ -162,7 +150,7 @@ try {
     },
   ]
   const digest = desiredStateDigest({ engine, releases })
-  const content = `aicr-content-${digest.slice(7, 39)}`
+  const content = contentConfigMapName(digest)
   const plan: Plan = {
     apiVersion: "operator.aicr.run/v1alpha1",
     kind: "Plan",
@@ -178,26 +166,7 @@ try {
     releases,
     content: [{ key: "recipe.json", configMap: content, digest: sha256(recipeJson) }],
   }
-  await applyManifests(info, [
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: content, namespace: NS, labels: { [LABEL_ROLE]: ROLE_CONTENT } },
-      data: { "recipe.json": recipeJson },
-    },
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: {
-        name: planConfigMapName(digest),
-        namespace: NS,
-        labels: { [LABEL_ROLE]: ROLE_PLAN },
-        annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest },
-      },
-      immutable: true,
-      data: { [PLAN_DATA_KEY]: encodePlan(plan) },
-    },
-  ])
+  await applyPlan(info, NS, plan, recipeJson)
 
   // The gate, as it ships, with the key; AWS credentials from the environment (the SDK's standard chain).
   const entry = process.env["BENCH_GATE_BUNDLE"] ?? (await buildApp("validation-gate", join(work, "dist"))).entry

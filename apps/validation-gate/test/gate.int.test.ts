@@ -9,19 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import {
-  ANNOTATION_DESIRED_STATE_DIGEST,
-  ANNOTATION_EDITED_BY,
-  desiredStateDigest,
-  encodePlan,
-  LABEL_ROLE,
-  type Plan,
-  planConfigMapName,
-  PLAN_DATA_KEY,
-  ROLE_CONTENT,
-  ROLE_PLAN,
-  sha256,
-} from "@aicr/api"
+import { ANNOTATION_EDITED_BY, contentConfigMapName, desiredStateDigest, type Plan, sha256 } from "@aicr/api"
 import { digestOf, EMPTY_JSON, MediaType, OciClient } from "@aicr/oras"
 import { CreateAliasCommand, CreateKeyCommand, GetPublicKeyCommand, KMSClient } from "@aws-sdk/client-kms"
 import { createPublicKey } from "node:crypto"
@@ -39,7 +27,7 @@ import {
   startAws,
   expectCondition,
 } from "@aicr/testing/harness"
-import { applyStatusAs, closeRollout, get, ROLLOUTS, RUNTIME, setApproved } from "@aicr/testing/world"
+import { applyPlan, applyStatusAs, closeRollout, get, ROLLOUTS, RUNTIME, setApproved } from "@aicr/testing/world"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { validationGateApp } from "../src/app"
@@ -149,7 +137,7 @@ const writePlan = async (label: string, checks: string[]): Promise<Plan> => {
     },
   ]
   const digest = desiredStateDigest({ engine, releases })
-  const content = `aicr-content-${digest.slice(7, 39)}`
+  const content = contentConfigMapName(digest)
   const plan: Plan = {
     apiVersion: "operator.aicr.run/v1alpha1",
     kind: "Plan",
@@ -165,26 +153,7 @@ const writePlan = async (label: string, checks: string[]): Promise<Plan> => {
     releases,
     content: [{ key: "recipe.json", configMap: content, digest: sha256(recipeJson) }],
   }
-  await applyManifests(info, [
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: content, namespace: ns, labels: { [LABEL_ROLE]: ROLE_CONTENT } },
-      data: { "recipe.json": recipeJson },
-    },
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: {
-        name: planConfigMapName(digest),
-        namespace: ns,
-        labels: { [LABEL_ROLE]: ROLE_PLAN },
-        annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest },
-      },
-      immutable: true,
-      data: { [PLAN_DATA_KEY]: encodePlan(plan) },
-    },
-  ])
+  await applyPlan(info, ns, plan, recipeJson)
   return plan
 }
 

@@ -119,6 +119,35 @@ export interface Release {
   readonly dependsOn?: ReadonlyArray<string>
 }
 
+/**
+ * Writes a plan's ConfigMaps as the planner does: its one content ConfigMap (holding `text` under the key the plan
+ * records) and the immutable plan ConfigMap.
+ */
+export const applyPlan = async (info: HarnessInfo, ns: string, plan: Plan, text: string): Promise<void> => {
+  const [content] = plan.content
+  if (content === undefined || plan.content.length !== 1) throw new Error(`applyPlan writes one content ConfigMap; the plan records ${plan.content.length}`)
+  await applyManifests(info, [
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: content.configMap, namespace: ns, labels: { [LABEL_ROLE]: ROLE_CONTENT } },
+      data: { [content.key]: text },
+    },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: planConfigMapName(plan.desiredStateDigest),
+        namespace: ns,
+        labels: { [LABEL_ROLE]: ROLE_PLAN },
+        annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: plan.desiredStateDigest },
+      },
+      immutable: true,
+      data: { [PLAN_DATA_KEY]: encodePlan(plan) },
+    },
+  ])
+}
+
 /** Writes the plan and content ConfigMaps the planner would for these releases (in order); returns the plan. */
 export const writePlan = async (info: HarnessInfo, ns: string, runtimeUID: string, releases: ReadonlyArray<Release>): Promise<Plan> => {
   const files: Record<string, string> = {}
@@ -150,26 +179,7 @@ export const writePlan = async (info: HarnessInfo, ns: string, runtimeUID: strin
     releases: planReleases,
     content: [{ key: "values.json", configMap: content, digest: sha256(valuesJson) }],
   }
-  await applyManifests(info, [
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: content, namespace: ns, labels: { [LABEL_ROLE]: ROLE_CONTENT } },
-      data: { "values.json": valuesJson },
-    },
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: {
-        name: planConfigMapName(digest),
-        namespace: ns,
-        labels: { [LABEL_ROLE]: ROLE_PLAN },
-        annotations: { [ANNOTATION_DESIRED_STATE_DIGEST]: digest },
-      },
-      immutable: true,
-      data: { [PLAN_DATA_KEY]: encodePlan(plan) },
-    },
-  ])
+  await applyPlan(info, ns, plan, valuesJson)
   return plan
 }
 
