@@ -9,7 +9,9 @@
  *   any other failure (connection refused/reset, 5xx) backs off with jittered exponential delay, then relists.
  * - watchdog: no event or bookmark for `watchdog` → the stream is presumed half-open; drop it and relist.
  * - `transform` (default: drop `managedFields` and the last-applied annotation) runs before anything is stored: the
- *   cache holds the projection the controller reads, never the whole object (controller-runtime's cache transforms).
+ *   cache holds the projection the controller reads, never the whole object (controller-runtime's cache transforms);
+ *   the list applies it page by page and the watch as each line is decoded, so a relist holds one page of whole
+ *   objects at a time and a burst of events waiting for their turn holds projections only.
  * - `tolerate`: a list failure it accepts (e.g. `NotFound` while a CRD is not installed, `Forbidden` without RBAC)
  *   counts as synced with an empty cache and is kept as `listError()`, so the controller starts and reports it as a
  *   condition instead of waiting forever; the list is retried with backoff and the error clears once it succeeds.
@@ -95,6 +97,8 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
     const initialMs = Duration.toMillis(options.backoff?.initial ?? "1 second")
     const maxMs = Duration.toMillis(options.backoff?.max ?? "30 seconds")
     const selectors = { namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector }
+    /** Given to the list and the watch, which apply it as each item is read. */
+    const project = (o: KubeObject): KubeObject => transform(o as T)
 
     let cache = new Map<ObjectKey, T>()
     let rv = ""
@@ -109,13 +113,11 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
 
     const rvOf = (o: T) => o.metadata.resourceVersion ?? ""
 
+    /** A list's items, already projected (the list applies `transform` page by page). */
     const replace = (items: ReadonlyArray<T>): Effect.Effect<void> =>
       Effect.gen(function* () {
         const next = new Map<ObjectKey, T>()
-        for (const raw of items) {
-          const o = transform(raw)
-          next.set(keyOf(o), o)
-        }
+        for (const o of items) next.set(keyOf(o), o)
         const old = cache
         cache = next
         for (const [k, o] of old) if (!next.has(k)) yield* emit({ type: "delete", object: o })
@@ -133,7 +135,7 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
           rv = ev.resourceVersion
           return
         }
-        const o = transform(ev.object)
+        const o = ev.object // projected by the watch (its `transform`) as the line was decoded
         const k = keyOf(o)
         rv = rvOf(o) || rv
         const prev = cache.get(k)
@@ -162,7 +164,7 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
       const started = yield* Clock.currentTimeMillis
       lastActivity = started
       const timeoutSeconds = options.watchTimeoutSeconds ?? (yield* Random.nextIntBetween(300, 600))
-      const watched = kube.watch<T>(kind, { ...selectors, resourceVersion: rv, allowBookmarks: true, timeoutSeconds }, onEvent).pipe(
+      const watched = kube.watch<T>(kind, { ...selectors, resourceVersion: rv, allowBookmarks: true, timeoutSeconds, transform: project }, onEvent).pipe(
         Effect.result,
         Effect.flatMap((r) =>
           Clock.currentTimeMillis.pipe(
@@ -181,7 +183,7 @@ export const makeInformer = <T extends KubeObject>(options: InformerOptions<T>):
         delay = Math.min(delay * 2, maxMs)
       })
       for (;;) {
-        const listed = yield* Effect.result(kube.list<T>(kind, selectors))
+        const listed = yield* Effect.result(kube.list<T>(kind, { ...selectors, transform: project }))
         if (Result.isFailure(listed)) {
           const tolerated = options.tolerate?.(listed.failure) === true
           if (!failing) yield* (tolerated ? Effect.logInfo : Effect.logWarning)("Listing failed, retrying with backoff", { err: listed.failure.message })

@@ -6,13 +6,24 @@
 import type { KubeObject, ObjectKey, ResourceKind, Room } from "@aicr/api"
 import { Context, type Effect, type Option } from "effect"
 import type { KubeError } from "./errors"
-import type { ApplyOptions, ApplyStatusResult, DeleteOptions, KubeList, ListOptions, Patch, StatusWrite, WatchEvent, WatchOptions, WriteOptions } from "./types"
+import type {
+  ApplyOptions,
+  ApplyStatusResult,
+  DeleteOptions,
+  KubeList,
+  ListRequestOptions,
+  Patch,
+  StatusWrite,
+  WatchEvent,
+  WatchOptions,
+  WriteOptions,
+} from "./types"
 
 export interface KubeShape {
   /** GET one object; `Option.none()` when it does not exist (404 is not an error here). */
   readonly get: <T extends KubeObject = KubeObject>(kind: ResourceKind, key: ObjectKey) => Effect.Effect<Option.Option<T>, KubeError>
   /** LIST with label/field selectors; items carry `apiVersion` and `kind` even for core kinds. */
-  readonly list: <T extends KubeObject = KubeObject>(kind: ResourceKind, options?: ListOptions) => Effect.Effect<KubeList<T>, KubeError>
+  readonly list: <T extends KubeObject = KubeObject>(kind: ResourceKind, options?: ListRequestOptions) => Effect.Effect<KubeList<T>, KubeError>
   /**
    * WATCH from `options.resourceVersion`, calling `onEvent` for each event in order. Succeeds when the server ends the
    * stream cleanly (re-watch from the last resourceVersion); fails with `Gone` when that resourceVersion is too old

@@ -42,7 +42,8 @@ export const makeKubeFromTransport = (t: Transport): KubeShape => {
             continue: cont,
           }),
         })) as { items?: Array<unknown>; metadata?: { resourceVersion?: string; continue?: string } }
-        for (const i of page.items ?? []) items.push(withTypeMeta<T>(kind, i))
+        const transform = options.transform
+        for (const i of page.items ?? []) items.push(transform === undefined ? withTypeMeta<T>(kind, i) : (transform(withTypeMeta<KubeObject>(kind, i)) as T))
         resourceVersion = page.metadata?.resourceVersion ?? resourceVersion
         cont = page.metadata?.continue || undefined
       } while (cont !== undefined)
@@ -62,25 +63,40 @@ export const makeKubeFromTransport = (t: Transport): KubeShape => {
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
     })
-    return t.stream(path, (line) => {
-      const ev = line as { type?: string; object?: Record<string, unknown> }
-      switch (ev.type) {
-        case "ADDED":
-        case "MODIFIED":
-        case "DELETED":
-          return onEvent({ type: ev.type, object: withTypeMeta<T>(kind, ev.object) })
-        case "BOOKMARK": {
-          const rv = (ev.object?.["metadata"] as { resourceVersion?: string } | undefined)?.resourceVersion
-          return rv ? onEvent({ type: "BOOKMARK", resourceVersion: rv }) : Effect.void
+    const transform = options.transform
+    // The projection runs as each line is decoded, so events waiting for their turn hold projections only.
+    const project =
+      transform === undefined
+        ? undefined
+        : (line: unknown) => {
+            const ev = line as { type?: string; object?: Record<string, unknown> }
+            return ev.type === "ADDED" || ev.type === "MODIFIED" || ev.type === "DELETED"
+              ? { ...ev, object: transform(withTypeMeta<KubeObject>(kind, ev.object)) }
+              : ev
+          }
+    return t.stream(
+      path,
+      (line) => {
+        const ev = line as { type?: string; object?: Record<string, unknown> }
+        switch (ev.type) {
+          case "ADDED":
+          case "MODIFIED":
+          case "DELETED":
+            return onEvent({ type: ev.type, object: withTypeMeta<T>(kind, ev.object) })
+          case "BOOKMARK": {
+            const rv = (ev.object?.["metadata"] as { resourceVersion?: string } | undefined)?.resourceVersion
+            return rv ? onEvent({ type: "BOOKMARK", resourceVersion: rv }) : Effect.void
+          }
+          case "ERROR": {
+            const status = ev.object ?? {}
+            return Effect.fail(new KubeError({ reason: reasonFromStatus(typeof status["code"] === "number" ? status["code"] : 0, status), verb: "GET", path }))
+          }
+          default:
+            return Effect.void
         }
-        case "ERROR": {
-          const status = ev.object ?? {}
-          return Effect.fail(new KubeError({ reason: reasonFromStatus(typeof status["code"] === "number" ? status["code"] : 0, status), verb: "GET", path }))
-        }
-        default:
-          return Effect.void
-      }
-    })
+      },
+      project,
+    )
   }
 
   const writeQuery = (o?: { fieldManager?: string | undefined; dryRun?: boolean | undefined }) => ({

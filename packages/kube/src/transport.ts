@@ -41,7 +41,12 @@ export type Open = (method: string, path: string, headers: Record<string, string
 export interface Transport {
   readonly request: (spec: RequestSpec) => Effect.Effect<unknown, KubeError>
   /** A streaming GET; `onLine` gets each parsed JSON line in order. Succeeds on a clean end of stream. */
-  readonly stream: (path: string, onLine: (line: unknown) => Effect.Effect<void, KubeError>) => Effect.Effect<void, KubeError>
+  readonly stream: (
+    path: string,
+    onLine: (line: unknown) => Effect.Effect<void, KubeError>,
+    /** Applied to each decoded line as it arrives, before it is queued for `onLine` (e.g. a projection). */
+    project?: (line: unknown) => unknown,
+  ) => Effect.Effect<void, KubeError>
 }
 
 const readAll = async (body: AsyncIterable<Uint8Array | string>): Promise<string> => {
@@ -83,7 +88,11 @@ export const makeTransport = (open: Open, options: TransportOptions = {}): Trans
       }),
     )
 
-  const stream = (path: string, onLine: (line: unknown) => Effect.Effect<void, KubeError>): Effect.Effect<void, KubeError> =>
+  const stream = (
+    path: string,
+    onLine: (line: unknown) => Effect.Effect<void, KubeError>,
+    project?: (line: unknown) => unknown,
+  ): Effect.Effect<void, KubeError> =>
     Effect.andThen(
       throttle,
       Effect.gen(function* () {
@@ -108,7 +117,10 @@ export const makeTransport = (open: Open, options: TransportOptions = {}): Trans
               while ((nl = buf.indexOf("\n")) >= 0) {
                 const line = buf.slice(0, nl).trim()
                 buf = buf.slice(nl + 1)
-                if (line !== "") push({ _tag: "line", value: JSON.parse(line) })
+                if (line !== "") {
+                  const value: unknown = JSON.parse(line)
+                  push({ _tag: "line", value: project === undefined ? value : project(value) })
+                }
               }
             }
             push({ _tag: "end" })

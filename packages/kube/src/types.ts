@@ -8,13 +8,23 @@ export interface ListOptions {
   readonly fieldSelector?: string | undefined
 }
 
+/** A list's options: its scope, and what to keep of each item. */
+export interface ListRequestOptions extends ListOptions {
+  /**
+   * Applied to every item as it is read, before the next is: a list's items page by page, a watch's objects as each
+   * line is decoded (before it waits for its turn). With an informer's projection here, a list of 5,000 Nodes holds
+   * one page of whole objects at a time, and a burst of watch events queues projections, never whole objects.
+   */
+  readonly transform?: ((obj: KubeObject) => KubeObject) | undefined
+}
+
 export interface KubeList<T> {
   readonly items: ReadonlyArray<T>
   /** The list's `metadata.resourceVersion`: where a watch continues from. */
   readonly resourceVersion: string
 }
 
-export interface WatchOptions extends ListOptions {
+export interface WatchOptions extends ListRequestOptions {
   /** Start after this resourceVersion (normally the one a list returned). */
   readonly resourceVersion: string
   /** Ask for BOOKMARK events (default true): they advance the resourceVersion and prove the stream is alive. */

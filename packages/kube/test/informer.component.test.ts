@@ -38,6 +38,22 @@ describe("informer", () => {
     }),
   )
 
+  it.effect("asks its list to project the items (page by page) and projects each item once", () =>
+    Effect.gen(function* () {
+      const fake = makeFakeKube()
+      fake.seed(WidgetKind, widget("a"), widget("b"))
+      const projected: Array<string> = []
+      const transform = (o: KubeObject) => {
+        projected.push(o.metadata.name)
+        return { apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, resourceVersion: o.metadata.resourceVersion } } as KubeObject
+      }
+      const informer = yield* makeInformer<KubeObject>({ kind: WidgetKind, transform }).pipe(Effect.provide(fake.layer))
+      yield* informer.awaitSynced
+      expect(projected).toEqual(["a", "b"])
+      expect(Option.getOrThrow(informer.get("a"))).not.toHaveProperty("spec")
+    }),
+  )
+
   it.effect("delivers add, update and delete from the watch, and skips updates that do not change resourceVersion", () =>
     Effect.gen(function* () {
       const { fake, events, informer, record } = yield* setup()
