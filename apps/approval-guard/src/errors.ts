@@ -1,6 +1,7 @@
 /**
  * How a failed pass ends (design/style.md §B.5): the one table that classes every failure of the approval-guard's API
- * calls, and the defect path. A new `KubeError` reason does not compile until it has a row here.
+ * calls (the defect path, `InternalError` and the Warning Event are `failedPass` of @aicr/runtime). A new `KubeError`
+ * reason does not compile until it has a row here.
  *
  * - transient: the API server is busy or unreachable, or the cache was stale (`Conflict`, `NotFound`, `Gone`): the
  *   pass fails and the driver retries with backoff; nothing is reported (the next pass decides from fresh state).
@@ -8,9 +9,7 @@
  *   controller's fields, RBAC the chart grants missing): `Approved=Unknown/InternalError` on the rollout (its
  *   `status.approval` kept), one Warning Event per transition, the detail in the log, and the driver's backoff.
  */
-import type { KubeError, KubeErrorTag } from "@aicr/kube"
-import type { FailureClass } from "@aicr/runtime"
-import { Cause, Data, Option } from "effect"
+import { kubeClassOf, type KubeErrorClasses } from "@aicr/runtime"
 
 /** Every `KubeError` reason, classed. */
 export const kubeErrorClass = {
@@ -27,20 +26,6 @@ export const kubeErrorClass = {
   Invalid: "defect",
   Forbidden: "defect",
   Unauthorized: "defect",
-} as const satisfies { readonly [K in KubeErrorTag]: Exclude<FailureClass, "terminal"> }
+} as const satisfies KubeErrorClasses
 
-/** The pass failed on a defect; `Approved=Unknown/InternalError` is written. The driver backs off and logs it. */
-export class InternalError extends Data.TaggedError("InternalError")<{ readonly message: string }> {}
-
-export type Failure =
-  { readonly class: "transient"; readonly error: KubeError } | { readonly class: "defect"; readonly message: string; readonly cause: Cause.Cause<unknown> }
-
-/** Classes the cause of a failed pass. */
-export const classify = (cause: Cause.Cause<KubeError>): Failure => {
-  const error = Cause.findErrorOption(cause)
-  if (Option.isSome(error) && !Cause.hasDies(cause) && kubeErrorClass[error.value.reason._tag] === "transient")
-    return { class: "transient", error: error.value }
-  const squashed = Cause.squash(cause)
-  const message = Option.isSome(error) ? error.value.message : squashed instanceof Error ? squashed.message : String(squashed)
-  return { class: "defect", message, cause }
-}
+export const classOf = kubeClassOf(kubeErrorClass)

@@ -14,14 +14,14 @@
  */
 import type { ObjectKey, RuntimeRollout } from "@aicr/api"
 import type { EventRecorder, Kube, KubeError } from "@aicr/kube"
-import { Expectations, fromCache, type Requeue, rooted, warnOnTransition } from "@aicr/runtime"
-import { Cause, Clock, Effect } from "effect"
+import { Expectations, failedPass, fromCache, type InternalError, type Requeue, rooted } from "@aicr/runtime"
+import { type Cause, Clock, Effect } from "effect"
 import type { Access } from "./access"
 import { act, room, writeRoom } from "./act"
 import { Caches } from "./caches"
 import type { GuardConfig } from "./config"
 import { decide } from "./decide"
-import { classify, InternalError } from "./errors"
+import { classOf } from "./errors"
 import { gather } from "./gather"
 import { report, reportInternalError, requeueOf } from "./status"
 
@@ -43,22 +43,13 @@ const pass = (rollout: RuntimeRollout): Effect.Effect<Requeue, KubeError, Servic
  * `Approved=Unknown/InternalError`, emits one Warning Event when that is a transition, and fails with `InternalError`.
  */
 const failed = (rollout: RuntimeRollout, cause: Cause.Cause<KubeError>): Effect.Effect<never, KubeError | InternalError, Services> =>
-  Effect.gen(function* () {
-    if (Cause.hasInterruptsOnly(cause)) return yield* Effect.failCause(cause)
-    const failure = classify(cause)
-    if (failure.class === "transient") return yield* Effect.fail(failure.error)
-    yield* Effect.logError("Deciding the approval failed unexpectedly", failure.cause)
-    const now = yield* Clock.currentTimeMillis
-    const reported = Effect.gen(function* () {
-      const applied = yield* writeRoom(rollout, reportInternalError({ rollout, generation: rollout.metadata.generation, now }))
-      yield* warnOnTransition(rollout, applied, {
-        reason: "InternalError",
-        action: "Approve",
-        note: `The approval-guard failed unexpectedly: ${failure.message}`,
-      })
-    })
-    yield* reported.pipe(Effect.catchCause((c) => Effect.logError("Reporting InternalError failed", c)))
-    return yield* Effect.fail(new InternalError({ message: failure.message }))
+  failedPass(cause, {
+    classOf,
+    log: "Deciding the approval failed unexpectedly",
+    report: Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      writeRoom(rollout, reportInternalError({ rollout, generation: rollout.metadata.generation, now })),
+    ),
+    warning: { object: rollout, action: "Approve", note: "The approval-guard failed unexpectedly" },
   })
 
 export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | InternalError, Services> =>

@@ -5,7 +5,7 @@
  */
 import { RegistryCredentialsReady } from "@aicr/api"
 import { type ConditionIntent, INTERNAL_ERROR_MESSAGE } from "@aicr/conditions"
-import { Requeue } from "@aicr/runtime"
+import { type ErrorTable, type FailedOutcome, failedOutcome, outcomeOf, Requeue } from "@aicr/runtime"
 import { Data } from "effect"
 
 /** The SDK's credential chain found no AWS identity (no Pod Identity, no IRSA token, no keys). */
@@ -62,14 +62,7 @@ export type RefreshError =
 export type MintError = NoAwsIdentityError | AccessDeniedError | CredentialsRejectedError | ThrottledError | AwsUnavailableError | TokenInvalidError
 
 /** How a failed pass ends: the condition to report and what happens next. */
-export interface FailureOutcome {
-  readonly _tag: "Failed"
-  readonly class: "transient" | "terminal" | "defect"
-  readonly condition: ConditionIntent<"RegistryCredentialsReady">
-  /** Terminal: when to look again. Transient and defect: the driver's backoff decides (the reconcile fails). */
-  readonly requeue: Requeue
-  readonly error: RefreshError | unknown
-}
+export type FailureOutcome = FailedOutcome<ConditionIntent<"RegistryCredentialsReady">, RefreshError>
 
 /** Terminal AWS failures are fixed outside the cluster (IAM, Pod Identity associations): look again this often. */
 export const RECHECK_AFTER_MS = 5 * 60_000
@@ -79,20 +72,8 @@ const terminal = (
   e: RefreshError,
   condition: ConditionIntent<"RegistryCredentialsReady">,
   requeue: Requeue = Requeue.after(RECHECK_AFTER_MS),
-): FailureOutcome => ({
-  _tag: "Failed",
-  class: "terminal",
-  condition,
-  requeue,
-  error: e,
-})
-const transient = (e: RefreshError, condition: ConditionIntent<"RegistryCredentialsReady">): FailureOutcome => ({
-  _tag: "Failed",
-  class: "transient",
-  condition,
-  requeue: Requeue.onChange,
-  error: e,
-})
+): FailureOutcome => failedOutcome("terminal", condition, e, requeue)
+const transient = (e: RefreshError, condition: ConditionIntent<"RegistryCredentialsReady">): FailureOutcome => failedOutcome("transient", condition, e)
 
 const R = RegistryCredentialsReady
 export const errorsToOutcome = {
@@ -132,15 +113,9 @@ export const errorsToOutcome = {
         `Secret ${e.secret} cannot be written (${e.cause}): it exists with another type, or another manager owns its fields; delete it and the refresher writes it anew`,
       ),
     ),
-} satisfies { readonly [K in RefreshError["_tag"]]: (e: Extract<RefreshError, { _tag: K }>) => FailureOutcome }
+} satisfies ErrorTable<RefreshError, FailureOutcome>
 
-export const toOutcome = (e: RefreshError): FailureOutcome => (errorsToOutcome as Record<RefreshError["_tag"], (e: RefreshError) => FailureOutcome>)[e._tag](e)
+export const toOutcome = (e: RefreshError): FailureOutcome => outcomeOf<RefreshError, FailureOutcome>(errorsToOutcome, e)
 
 /** A defect (a bug, or anything untyped): `InternalError`, detail to the log, driver backoff. */
-export const defectOutcome = (cause: unknown): FailureOutcome => ({
-  _tag: "Failed",
-  class: "defect",
-  condition: R.unknown("InternalError", INTERNAL_ERROR_MESSAGE),
-  requeue: Requeue.onChange,
-  error: cause,
-})
+export const defectOutcome = (cause: unknown): FailureOutcome => failedOutcome("defect", R.unknown("InternalError", INTERNAL_ERROR_MESSAGE), cause)

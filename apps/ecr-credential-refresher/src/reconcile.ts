@@ -9,9 +9,9 @@
  */
 import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, SINGLETON_NAME } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
-import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
-import { Data, Effect, Option } from "effect"
+import { type EventRecorder, Kube, type KubeError } from "@aicr/kube"
+import { endFailed, Requeue, type RetryAfterTransientFailure } from "@aicr/runtime"
+import { Effect, Option } from "effect"
 import { act, type Ecr, type MintState } from "./act"
 import type { RefresherConfig } from "./config"
 import { contract } from "./contract"
@@ -20,12 +20,6 @@ import { gather } from "./gather"
 import { report, requeueOf } from "./status"
 
 export const room = roomOn(contract, ClusterRuntimeKind)
-
-/** A transient failure after its condition was written: the driver's backoff retries the key. */
-export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{
-  readonly reason: string
-  readonly message: string
-}> {}
 
 /**
  * One pass: gather, decide, act, then, when the runtime `cluster` exists, its status and one Warning per transition
@@ -45,20 +39,9 @@ const pass = (
     if (applied) yield* Effect.logDebug("Applied status")
 
     if (outcome._tag !== "Failed") return requeueOf(observed, outcome)
-    const { condition } = outcome
-    if (outcome.class === "defect")
-      yield* Effect.logError("Refreshing credentials failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
-    // One Warning per transition into a failure; a pass that changes nothing emits nothing.
-    if (runtime !== undefined && applied && outcome.class !== "defect") {
-      yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: condition.reason, action: "RefreshCredentials", note: condition.message })
-    }
-    if (outcome.class === "terminal") {
-      yield* Effect.logInfo("Registry credentials not ready", { reason: condition.reason, message: condition.message })
-      return requeueOf(observed, outcome)
-    }
-    if (outcome.class === "transient")
-      yield* Effect.logWarning("Refreshing credentials failed transiently", { reason: condition.reason, message: condition.message })
-    return yield* Effect.fail(new RetryAfterTransientFailure({ reason: condition.reason, message: condition.message }))
+    // One Warning per transition into a failure; a pass that changes nothing emits nothing. Terminal: look again when
+    // errors.ts says; transient and defect: the driver's backoff.
+    return yield* endFailed(outcome, { object: runtime, applied, action: "RefreshCredentials", what: "Refreshing credentials" })
   })
 
 /**

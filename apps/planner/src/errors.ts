@@ -1,7 +1,7 @@
 /**
  * How a failed pass ends (design/style.md §B.5): the one table that classes every failure of the planner's API calls
- * and its own failures, and the defect path. A new `KubeError` reason or a new planner error does not compile until it
- * has a row here.
+ * and its own failures (the defect path, `InternalError` and the Warning Event are `failedPass` of @aicr/runtime). A
+ * new `KubeError` reason or a new planner error does not compile until it has a row here.
  *
  * - transient: the API server is busy or unreachable, or the pass read a view that moved since (`Conflict`,
  *   `AlreadyExists`, `NotFound`, `Gone`, the finalizer patch's test refused), or a transient failure whose condition
@@ -18,12 +18,9 @@
  */
 import { Planned } from "@aicr/api"
 import { type ConditionIntent, INTERNAL_ERROR_MESSAGE } from "@aicr/conditions"
-import type { KubeError, KubeErrorTag } from "@aicr/kube"
-import type { FailureClass } from "@aicr/runtime"
-import { Cause, Data, Option } from "effect"
-
-/** A transient failure after its condition was written: the driver's backoff retries the key. */
-export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{ readonly message: string }> {}
+import type { KubeError } from "@aicr/kube"
+import { type ErrorTable, type KubeErrorClasses, outcomeOf, type PassFailureClass, type RetryAfterTransientFailure } from "@aicr/runtime"
+import { Data } from "effect"
 
 /**
  * The runtime's finalizers (or, for the first one, its resourceVersion) changed since the pass read it: the JSON
@@ -31,16 +28,11 @@ export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTran
  */
 export class FinalizerMovedError extends Data.TaggedError("FinalizerMovedError")<{ readonly message: string }> {}
 
-/** The planner's own failures. */
+/** The planner's own failures (`RetryAfterTransientFailure`: a transient failure after its condition was written). */
 export type PlannerError = RetryAfterTransientFailure | FinalizerMovedError
 
 /** What a pass can fail with. */
 export type PassError = KubeError | PlannerError
-
-/** The pass failed on a defect; `Planned=Unknown/InternalError` is written. The driver backs off and logs it. */
-export class InternalError extends Data.TaggedError("InternalError")<{ readonly message: string }> {}
-
-type Class = Exclude<FailureClass, "terminal">
 
 /** Every `KubeError` reason, classed. */
 export const kubeErrorClass = {
@@ -59,26 +51,14 @@ export const kubeErrorClass = {
   Invalid: "defect",
   Forbidden: "defect",
   Unauthorized: "defect",
-} as const satisfies { readonly [K in KubeErrorTag]: Class }
+} as const satisfies KubeErrorClasses
 
 /** Every planner error, classed. */
 export const plannerErrorClass = {
-  RetryAfterTransientFailure: "transient",
-  FinalizerMovedError: "transient",
-} as const satisfies { readonly [K in PlannerError["_tag"]]: Class }
+  RetryAfterTransientFailure: () => "transient",
+  FinalizerMovedError: () => "transient",
+} as const satisfies ErrorTable<PlannerError, PassFailureClass>
 
-export const classOf = (e: PassError): Class => (e._tag === "KubeError" ? kubeErrorClass[e.reason._tag] : plannerErrorClass[e._tag])
-
-export type Failure =
-  { readonly class: "transient"; readonly error: PassError } | { readonly class: "defect"; readonly message: string; readonly cause: Cause.Cause<unknown> }
-
-/** Classes the cause of a failed pass. */
-export const classify = (cause: Cause.Cause<PassError>): Failure => {
-  const error = Cause.findErrorOption(cause)
-  if (Option.isSome(error) && !Cause.hasDies(cause) && classOf(error.value) === "transient") return { class: "transient", error: error.value }
-  const squashed = Cause.squash(cause)
-  const message = Option.isSome(error) ? error.value.message : squashed instanceof Error ? squashed.message : String(squashed)
-  return { class: "defect", message, cause }
-}
+export const classOf = (e: PassError): PassFailureClass => (e._tag === "KubeError" ? kubeErrorClass[e.reason._tag] : outcomeOf(plannerErrorClass, e))
 
 export const internalPlanned = (): ConditionIntent<"Planned"> => Planned.unknown("InternalError", INTERNAL_ERROR_MESSAGE)

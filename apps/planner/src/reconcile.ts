@@ -22,14 +22,14 @@ import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, Ready, type Ru
 import { roomOn } from "@aicr/contracts"
 import { current } from "@aicr/conditions"
 import { type EventRecorder, Kube } from "@aicr/kube"
-import { Requeue, singleton, type StatusPacer, warnOnTransition } from "@aicr/runtime"
-import { Cause, Clock, Effect, Option } from "effect"
+import { failedPass, type InternalError, Requeue, RetryAfterTransientFailure, singleton, type StatusPacer } from "@aicr/runtime"
+import { type Cause, Clock, Effect, Option } from "effect"
 import { addFinalizer, closeRollouts, createRollout, removeFinalizer, satisfy, writePlan, writeRuntimeStatus, writeStatus } from "./act"
 import type { ChartRegistry } from "./charts"
 import { PlannerConfig } from "./config"
 import { contract } from "./contract"
 import { decide, type Decision } from "./decide"
-import { classify, InternalError, type PassError, RetryAfterTransientFailure } from "./errors"
+import { classOf, type PassError } from "./errors"
 import { gather, type Observed } from "./gather"
 import { judgeStack, NotReadySince, releasesNotReady, sinceKey, type StackReadiness } from "./readiness"
 import { outcomeOf } from "./rollouts"
@@ -109,19 +109,11 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, PassError, Servic
  * with `InternalError`.
  */
 const failed = (runtime: ClusterRuntime, cause: Cause.Cause<PassError>): Effect.Effect<never, PassError | InternalError, Services> =>
-  Effect.gen(function* () {
-    if (Cause.hasInterruptsOnly(cause)) return yield* Effect.failCause(cause)
-    const failure = classify(cause)
-    if (failure.class === "transient") return yield* Effect.fail(failure.error)
-    yield* Effect.logError("Planner pass failed unexpectedly", cause)
-    const now = yield* Clock.currentTimeMillis
-    const report = Effect.gen(function* () {
-      const applied = yield* writeStatus(runtimeRoom, runtime, runtimeInternalError(runtime, now))
-      // One Warning per transition into InternalError; a pass that fails the same way again emits nothing.
-      yield* warnOnTransition(runtime, applied, { reason: "InternalError", action: "Plan", note: `The planner failed unexpectedly: ${failure.message}` })
-    })
-    yield* report.pipe(Effect.catchCause((c) => Effect.logError("Reporting InternalError failed", c)))
-    return yield* Effect.fail(new InternalError({ message: failure.message }))
+  failedPass(cause, {
+    classOf,
+    log: "Planner pass failed unexpectedly",
+    report: Effect.flatMap(Clock.currentTimeMillis, (now) => writeStatus(runtimeRoom, runtime, runtimeInternalError(runtime, now))),
+    warning: { object: runtime, action: "Plan", note: "The planner failed unexpectedly" },
   })
 
 export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, PassError | InternalError, Services> =>

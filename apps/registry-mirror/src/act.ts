@@ -3,7 +3,7 @@
  * through the `Registry` service); every failure becomes an `Outcome` via `errorsToOutcome`, defects included.
  */
 import { shortDigest } from "@aicr/conditions"
-import { openOnFirstUse } from "@aicr/runtime"
+import { openOnFirstUse, outcomeOf } from "@aicr/runtime"
 import { Context, Effect, type Scope } from "effect"
 import type { MirrorSettings } from "./config"
 import type { Decision } from "./decide"
@@ -36,10 +36,7 @@ export const lazyRegistry = (settings: MirrorSettings, userAgent: string): Effec
     }
   })
 
-const toOutcome = (e: MirrorError, what: string): FailureOutcome => {
-  const table = errorsToOutcome(what) as Record<MirrorError["_tag"], (e: MirrorError) => FailureOutcome>
-  return table[e._tag](e)
-}
+const toOutcome = (e: MirrorError, what: string): FailureOutcome => outcomeOf<MirrorError, FailureOutcome>(errorsToOutcome(what), e)
 
 export const act = (decision: Decision): Effect.Effect<Outcome, never, Registry> => {
   switch (decision._tag) {

@@ -5,7 +5,7 @@
  */
 import { type ConditionIntent, INTERNAL_ERROR_MESSAGE } from "@aicr/conditions"
 import { Mirrored } from "@aicr/api"
-import { Requeue } from "@aicr/runtime"
+import { type ErrorTable, type FailedOutcome, failedOutcome, Requeue } from "@aicr/runtime"
 import { Data } from "effect"
 
 /** The runtime registry or an upstream answered 5xx/429 or could not be reached, after the client's retries. */
@@ -86,35 +86,21 @@ export const isMirrorError = (u: unknown): u is MirrorError =>
   u instanceof ContentInvalidError
 
 /** How a failed pass ends: the `Mirrored` intent to report and what happens next. */
-export interface FailureOutcome {
-  readonly _tag: "Failed"
-  readonly class: "transient" | "terminal" | "defect"
-  readonly condition: ConditionIntent<"Mirrored">
-  /** Terminal: when to look again. Transient and defect: the driver's backoff decides (the reconcile fails). */
-  readonly requeue: Requeue
-  readonly error: MirrorError | unknown
-}
+export type FailureOutcome = FailedOutcome<ConditionIntent<"Mirrored">, MirrorError>
 
 /** Terminal errors whose cause may go away outside the cluster (credentials fixed, a tag removed): look again. */
 export const RECHECK_AFTER = "10 minutes"
 
-const transient = (e: MirrorError, what: string): FailureOutcome => ({
-  _tag: "Failed",
-  class: "transient",
-  condition: Mirrored.false(
-    "Mirroring",
-    `${what}: retrying after a transient failure: ${e._tag === "RegistryUnavailableError" ? `${e.registry} is unavailable (${e.cause})` : e.message}`,
-  ),
-  requeue: Requeue.onChange,
-  error: e,
-})
-const terminal = (e: MirrorError, condition: ConditionIntent<"Mirrored">, requeue: Requeue): FailureOutcome => ({
-  _tag: "Failed",
-  class: "terminal",
-  condition,
-  requeue,
-  error: e,
-})
+const transient = (e: MirrorError, what: string): FailureOutcome =>
+  failedOutcome(
+    "transient",
+    Mirrored.false(
+      "Mirroring",
+      `${what}: retrying after a transient failure: ${e._tag === "RegistryUnavailableError" ? `${e.registry} is unavailable (${e.cause})` : e.message}`,
+    ),
+    e,
+  )
+const terminal = (e: MirrorError, condition: ConditionIntent<"Mirrored">, requeue: Requeue): FailureOutcome => failedOutcome("terminal", condition, e, requeue)
 
 /**
  * The mapping table. `what` names the work in progress (e.g. "Mirroring input 3f2a9c1d0e4b") for transient
@@ -131,21 +117,8 @@ export const errorsToOutcome = (what: string) =>
       terminal(e, Mirrored.false("ChartSourceUnsupported", e.message), Requeue.after(RECHECK_AFTER)),
     ContentTooLargeError: (e: ContentTooLargeError) => terminal(e, Mirrored.false("ContentTooLarge", e.message), Requeue.onChange),
     ResolutionMissingError: (e: ResolutionMissingError) => terminal(e, Mirrored.false("AwaitingResolution", e.message), Requeue.onChange),
-    ContentInvalidError: (e: ContentInvalidError) =>
-      ({
-        _tag: "Failed",
-        class: "terminal",
-        condition: Mirrored.unknown("InternalError", INTERNAL_ERROR_MESSAGE),
-        requeue: Requeue.onChange,
-        error: e,
-      }) satisfies FailureOutcome,
-  }) satisfies { readonly [K in MirrorError["_tag"]]: (e: Extract<MirrorError, { _tag: K }>) => FailureOutcome }
+    ContentInvalidError: (e: ContentInvalidError) => terminal(e, Mirrored.unknown("InternalError", INTERNAL_ERROR_MESSAGE), Requeue.onChange),
+  }) satisfies ErrorTable<MirrorError, FailureOutcome>
 
 /** A defect (a bug, or anything untyped): `InternalError`, detail to the log, driver backoff. */
-export const defectOutcome = (cause: unknown): FailureOutcome => ({
-  _tag: "Failed",
-  class: "defect",
-  condition: Mirrored.unknown("InternalError", INTERNAL_ERROR_MESSAGE),
-  requeue: Requeue.onChange,
-  error: cause,
-})
+export const defectOutcome = (cause: unknown): FailureOutcome => failedOutcome("defect", Mirrored.unknown("InternalError", INTERNAL_ERROR_MESSAGE), cause)

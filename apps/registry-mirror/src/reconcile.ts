@@ -9,9 +9,9 @@
  */
 import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
-import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue, singleton } from "@aicr/runtime"
-import { Data, Effect } from "effect"
+import { type EventRecorder, Kube, type KubeError } from "@aicr/kube"
+import { endFailed, Requeue, type RetryAfterTransientFailure, singleton } from "@aicr/runtime"
+import { Effect } from "effect"
 import { act, type Registry } from "./act"
 import type { MirrorConfig } from "./config"
 import { contract } from "./contract"
@@ -21,12 +21,6 @@ import { report } from "./status"
 import { type LastVerification, remember } from "./verify"
 
 export const room = roomOn(contract, ClusterRuntimeKind)
-
-/** A transient failure after its condition was written: the driver's backoff retries the key. */
-export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{
-  readonly reason: string
-  readonly message: string
-}> {}
 
 /** One pass over the runtime `cluster` (the frame, `singleton`, reads it and guards the name). */
 const pass = (
@@ -45,22 +39,14 @@ const pass = (
     if (outcome._tag === "Mirrored") yield* remember(outcome.result.inputDigest, observed.now, true)
     if (outcome._tag === "Mirrored" || outcome._tag === "UpToDate") return Requeue.after(observed.verifyIntervalMs)
     if (outcome._tag !== "Failed") return Requeue.onChange
-    if (outcome.class === "defect")
-      yield* Effect.logError("Mirroring failed unexpectedly", { err: String(outcome.error), stack: (outcome.error as Error | undefined)?.stack })
-    if (outcome.class === "terminal") {
-      yield* Effect.logInfo("Mirroring stopped", { reason: outcome.condition.reason, message: outcome.condition.message })
-      // One Warning per transition into a failure (a pass that changes nothing emits nothing); waiting is no failure.
-      if (applied && outcome.condition.status === "False" && outcome.condition.reason !== "AwaitingResolution") {
-        yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: outcome.condition.reason, action: "Mirror", note: outcome.condition.message })
-      }
-      return outcome.requeue
-    }
-    return yield* Effect.fail(
-      new RetryAfterTransientFailure({
-        reason: outcome.condition.reason,
-        message: (outcome.error as { message?: string }).message ?? outcome.condition.message,
-      }),
-    )
+    // One Warning per transition into a terminal failure (errors.ts); waiting for a resolution is no failure.
+    return yield* endFailed(outcome, {
+      object: runtime,
+      applied,
+      action: "Mirror",
+      what: "Mirroring",
+      warns: (o) => o.class === "terminal" && o.condition.status === "False" && o.condition.reason !== "AwaitingResolution",
+    })
   })
 
 export const reconcile = (

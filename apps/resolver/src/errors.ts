@@ -10,6 +10,7 @@
 import type { AicrJobReason } from "@aicr/aicr"
 import { Discovered, Resolved } from "@aicr/api"
 import { type ConditionIntent, INTERNAL_ERROR_MESSAGE } from "@aicr/conditions"
+import { type ErrorTable, type FailureClass, outcomeOf } from "@aicr/runtime"
 import { Data } from "effect"
 
 type ResolvedReason = Parameters<typeof Resolved.false>[0]
@@ -76,7 +77,7 @@ export type ResolverError =
 /** How a failed pass ends: the conditions to report, and whether the driver retries. */
 export interface FailureOutcome {
   readonly _tag: "Failed"
-  readonly class: "transient" | "terminal" | "defect"
+  readonly class: FailureClass
   /** Set when the failure is discovery's (the same reason on both conditions); absent, `Discovered` stays True. */
   readonly discovered?: ConditionIntent<"Discovered"> | undefined
   readonly resolved: ConditionIntent<"Resolved">
@@ -131,12 +132,9 @@ export const errorsToOutcome = (what: string) =>
       e.kind === "transient"
         ? resolving(what, `[SERVICE_UNAVAILABLE] ${e.message}`, e.message, e)
         : terminal(e.kind === "unauthorized" ? "Unauthorized" : "AICRArtifactUnsupported", `The bundle ${e.digest} cannot be read back: ${e.message}`, e),
-  }) satisfies { readonly [K in ResolverError["_tag"]]: (e: Extract<ResolverError, { _tag: K }>) => FailureOutcome }
+  }) satisfies ErrorTable<ResolverError, FailureOutcome>
 
-export const toOutcome = (e: ResolverError, what: string): FailureOutcome => {
-  const table = errorsToOutcome(what) as Record<ResolverError["_tag"], (e: ResolverError) => FailureOutcome>
-  return table[e._tag](e)
-}
+export const toOutcome = (e: ResolverError, what: string): FailureOutcome => outcomeOf<ResolverError, FailureOutcome>(errorsToOutcome(what), e)
 
 /** A defect (a bug, or anything untyped): `InternalError` on both conditions, the rooms kept, the detail in the log. */
 export const defectOutcome = (cause: unknown): FailureOutcome => ({

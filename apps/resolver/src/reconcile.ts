@@ -12,9 +12,9 @@
  */
 import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
-import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue, singleton } from "@aicr/runtime"
-import { Clock, Data, Effect } from "effect"
+import { type EventRecorder, Kube, type KubeError } from "@aicr/kube"
+import { logDefect, Requeue, RetryAfterTransientFailure, singleton, warnOnTransition } from "@aicr/runtime"
+import { Clock, Effect } from "effect"
 import { act } from "./act"
 import type { ResolverConfig } from "./config"
 import { contract } from "./contract"
@@ -24,9 +24,6 @@ import type { BundleStore, Nodes } from "./services"
 import { report, reportInternalError, resolvedCondition } from "./status"
 
 export const room = roomOn(contract, ClusterRuntimeKind)
-
-/** A transient failure after its condition was written: the driver's backoff retries the key. */
-export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{ readonly message: string }> {}
 
 /** Reasons that are waiting, not failing: no Warning event. */
 const QUIET = new Set(["Resolving", "Discovering", "InputsResolved", "NodeGroupsDiscovered"])
@@ -46,7 +43,7 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     if ("defect" in done) {
       // A bug or anything untyped: InternalError on both conditions, the detail in the log; API server errors are
       // not caught here (no status write, the driver backs off; a Conflict requeues silently).
-      yield* Effect.logError("Resolution failed unexpectedly", { cause: String(done.defect), stack: (done.defect as Error | undefined)?.stack })
+      yield* logDefect("Resolution failed unexpectedly", done.defect)
       yield* kube.applyStatus(room, runtime, reportInternalError(runtime, yield* Clock.currentTimeMillis))
       return Requeue.after("1 minute")
     }
@@ -55,11 +52,10 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError | Retry
     const resolved = resolvedCondition(observed, outcome)
     if (applied) yield* Effect.logInfo("Status", { outcome: outcome._tag, resolved: resolved.reason, message: resolved.message })
     // One Warning per transition into a failure (a pass that changes nothing emits nothing); waiting is no failure.
-    if (applied && resolved.status === "False" && !QUIET.has(resolved.reason)) {
-      yield* (yield* EventRecorder).event(runtime, { type: "Warning", reason: resolved.reason, action: "Resolve", note: resolved.message })
-    }
+    if (resolved.status === "False" && !QUIET.has(resolved.reason))
+      yield* warnOnTransition(runtime, applied, { reason: resolved.reason, action: "Resolve", note: resolved.message })
     if (outcome._tag === "Failed" && outcome.class === "transient")
-      return yield* Effect.fail(new RetryAfterTransientFailure({ message: outcome.retry ?? resolved.message }))
+      return yield* Effect.fail(new RetryAfterTransientFailure({ reason: resolved.reason, message: outcome.retry ?? resolved.message }))
     return Requeue.onChange
   })
 

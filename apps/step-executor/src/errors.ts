@@ -1,6 +1,7 @@
 /**
  * How a failed pass ends (design/style.md §B.5): the one table that classes every failure of the step-executor's API
- * calls, and the defect path. A new `KubeError` reason does not compile until it has a row here.
+ * calls, and the conditions of the defect path (`InternalError` and the Warning Event are `failedPass` of
+ * @aicr/runtime). A new `KubeError` reason does not compile until it has a row here.
  *
  * - transient: the API server is busy or unreachable, or the cache was stale (`Conflict`, `AlreadyExists`, `NotFound`, `Gone`): the
  *   pass fails and the driver retries with backoff; nothing is reported (the next pass decides from fresh state).
@@ -14,10 +15,7 @@
  */
 import { EngineAvailable, Progressing } from "@aicr/api"
 import { type ConditionIntent, INTERNAL_ERROR_MESSAGE } from "@aicr/conditions"
-import type { KubeError, KubeErrorTag } from "@aicr/kube"
-import { Cause, Data, Option } from "effect"
-
-export type FailureClass = "transient" | "defect"
+import { kubeClassOf, type KubeErrorClasses } from "@aicr/runtime"
 
 /** Every `KubeError` reason, classed. */
 export const kubeErrorClass = {
@@ -35,23 +33,9 @@ export const kubeErrorClass = {
   Invalid: "defect",
   Forbidden: "defect",
   Unauthorized: "defect",
-} as const satisfies { readonly [K in KubeErrorTag]: FailureClass }
+} as const satisfies KubeErrorClasses
 
-/** The pass failed on a defect; its conditions are written. The driver backs off and logs it. */
-export class InternalError extends Data.TaggedError("InternalError")<{ readonly message: string }> {}
-
-export type Failure =
-  { readonly class: "transient"; readonly error: KubeError } | { readonly class: "defect"; readonly message: string; readonly cause: Cause.Cause<unknown> }
-
-/** Classes the cause of a failed pass. */
-export const classify = (cause: Cause.Cause<KubeError>): Failure => {
-  const error = Cause.findErrorOption(cause)
-  if (Option.isSome(error) && !Cause.hasDies(cause) && kubeErrorClass[error.value.reason._tag] === "transient")
-    return { class: "transient", error: error.value }
-  const squashed = Cause.squash(cause)
-  const message = Option.isSome(error) ? error.value.message : squashed instanceof Error ? squashed.message : String(squashed)
-  return { class: "defect", message, cause }
-}
+export const classOf = kubeClassOf(kubeErrorClass)
 
 export const internalProgressing = (): ConditionIntent<"Progressing"> => Progressing.unknown("InternalError", INTERNAL_ERROR_MESSAGE)
 export const internalEngine = (): ConditionIntent<"EngineAvailable"> => EngineAvailable.unknown("InternalError", INTERNAL_ERROR_MESSAGE)

@@ -16,14 +16,14 @@
 import { ClusterRuntimeKind, type ClusterRuntime, type ObjectKey, RuntimeRolloutKind } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import type { EventRecorder, Kube, KubeError } from "@aicr/kube"
-import { Expectations, fromCache, Requeue, singleton, type StatusPacer, warnOnTransition } from "@aicr/runtime"
-import { Cause, Clock, Effect } from "effect"
+import { Expectations, failedPass, fromCache, type InternalError, Requeue, singleton, type StatusPacer } from "@aicr/runtime"
+import { type Cause, Clock, Effect } from "effect"
 import { step, suspend, writePacedStatus, writeStatus } from "./act"
 import { Caches } from "./caches"
 import type { ExecutorConfig } from "./config"
 import { contract } from "./contract"
 import { decide, reported } from "./decide"
-import { classify, InternalError } from "./errors"
+import { classOf } from "./errors"
 import { gather, openRollout, type PlanReads } from "./gather"
 import { rolloutInternalError, rolloutStatus, runtimeInternalError, runtimeStatus } from "./status"
 
@@ -72,26 +72,17 @@ const pass = (runtime: ClusterRuntime): Effect.Effect<Requeue, KubeError, Servic
  * into both rooms, emits one Warning Event when that is a transition, and fails with `InternalError`.
  */
 const failed = (runtime: ClusterRuntime, cause: Cause.Cause<KubeError>): Effect.Effect<never, KubeError | InternalError, Services> =>
-  Effect.gen(function* () {
-    if (Cause.hasInterruptsOnly(cause)) return yield* Effect.failCause(cause)
-    const failure = classify(cause)
-    if (failure.class === "transient") return yield* Effect.fail(failure.error)
-    yield* Effect.logError("Step-executor pass failed unexpectedly", cause)
-    const caches = yield* Caches
-    const now = yield* Clock.currentTimeMillis
-    const report = Effect.gen(function* () {
+  failedPass(cause, {
+    classOf,
+    log: "Step-executor pass failed unexpectedly",
+    report: Effect.gen(function* () {
+      const caches = yield* Caches
+      const now = yield* Clock.currentTimeMillis
       const rollout = openRollout(caches, runtime.metadata.uid)
       if (rollout !== undefined) yield* writeStatus(rolloutRoom, rollout, rolloutInternalError(rollout, now), caches.rollouts)
-      const applied = yield* writeStatus(runtimeRoom, runtime, runtimeInternalError(runtime, now), caches.runtimes)
-      // One Warning per transition into InternalError; a pass that fails the same way again emits nothing.
-      yield* warnOnTransition(runtime, applied, {
-        reason: "InternalError",
-        action: "Reconcile",
-        note: `The step-executor failed unexpectedly: ${failure.message}`,
-      })
-    })
-    yield* report.pipe(Effect.catchCause((c) => Effect.logError("Reporting InternalError failed", c)))
-    return yield* Effect.fail(new InternalError({ message: failure.message }))
+      return yield* writeStatus(runtimeRoom, runtime, runtimeInternalError(runtime, now), caches.runtimes)
+    }),
+    warning: { object: runtime, action: "Reconcile", note: "The step-executor failed unexpectedly" },
   })
 
 export const reconcile = (key: ObjectKey): Effect.Effect<Requeue, KubeError | InternalError, Services> =>

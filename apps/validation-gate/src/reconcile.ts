@@ -12,8 +12,8 @@
 import { type ObjectKey, RuntimeRolloutKind, type RuntimeRollout } from "@aicr/api"
 import { roomOn } from "@aicr/contracts"
 import { EventRecorder, Kube, type KubeError } from "@aicr/kube"
-import { Requeue } from "@aicr/runtime"
-import { Data, Effect, Option } from "effect"
+import { Requeue, RetryAfterTransientFailure, warnOnTransition } from "@aicr/runtime"
+import { Effect, Option } from "effect"
 import { type EvidenceRegistry, runValidation, type Signer } from "./act"
 import type { GateConfig } from "./config"
 import type { Authorizer } from "./installation"
@@ -24,12 +24,6 @@ import { gather } from "./gather"
 import { type Pass, report } from "./status"
 
 export const room = roomOn(contract, RuntimeRolloutKind)
-
-/** A transient failure after its condition was written: the driver's backoff retries the key. */
-export class RetryAfterTransientFailure extends Data.TaggedError("RetryAfterTransientFailure")<{
-  readonly reason: string
-  readonly message: string
-}> {}
 
 /** How often a running validation is looked at besides its Jobs' own events (a Job watch can lag). */
 const RUNNING_RECHECK = "30 seconds"
@@ -51,8 +45,8 @@ export const reconcile = (
     const events = yield* EventRecorder
     if (pass.decision._tag !== "Validate") {
       // One Warning per transition into ValidationUnavailable (a pass that changes nothing emits nothing).
-      if (applied && pass.decision._tag === "Unavailable")
-        yield* events.event(rollout, { type: "Warning", reason: "ValidationUnavailable", action: "CheckValidation", note: pass.decision.message })
+      if (pass.decision._tag === "Unavailable")
+        yield* warnOnTransition(rollout, applied, { reason: "ValidationUnavailable", action: "CheckValidation", note: pass.decision.message })
       return Requeue.onChange
     }
     const run = (pass as Extract<Pass, { run: unknown }>).run

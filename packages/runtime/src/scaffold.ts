@@ -11,13 +11,11 @@
  *   `cluster` only (spec §3.2).
  * - `appSettings(parse)`: an app's settings from its flags (`RuntimeConfig.rest`), a bad flag failing the start.
  * - `lazy(load)`: a service built on first use (a heavy client loaded by the first pass that needs it), once.
- * - `FailureClass` and `warnOnTransition`: failure outcomes are transient (the driver retries), terminal (reported,
- *   the controller waits for a change) or defect (`InternalError`, the detail in the log); one Warning Event per
- *   transition into a failure, none while it persists.
+ * - How a failed pass ends (transient, terminal, defect; one Warning Event per transition) is `failures.ts`.
  */
 import { keyOf, type KubeObject, LABEL_OUTCOME, LABEL_ROLLOUT, type ObjectKey, type ResourceKind, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
 import type { Contract, Watch } from "@aicr/contracts"
-import { EventRecorder, type Informer, type InformerEvent, type Kube, type KubeError, makeInformer } from "@aicr/kube"
+import { type Informer, type InformerEvent, type Kube, type KubeError, makeInformer } from "@aicr/kube"
 import { Effect, Option, type Scope } from "effect"
 import { mapped, self, type Source } from "./controller"
 import type { ExpectationsShape } from "./expectations"
@@ -179,21 +177,3 @@ export const openOnFirstUse = <T extends { readonly close: () => Promise<void> }
     yield* Effect.addFinalizer(() => (opened === undefined ? Effect.void : Effect.promise(() => opened!.then((o) => o.close()).catch(() => undefined))))
     return Effect.promise(get)
   })
-
-/** transient: the driver retries with backoff; terminal: reported, wait for a change; defect: `InternalError`. */
-export type FailureClass = "transient" | "terminal" | "defect"
-
-/**
- * One Warning Event per transition into a failure: only when the pass's status write changed the object (`applied`);
- * a pass that fails the same way again writes nothing and emits nothing.
- */
-export const warnOnTransition = (
-  obj: KubeObject,
-  applied: boolean,
-  warning: { readonly reason: string; readonly action: string; readonly note: string },
-): Effect.Effect<void, never, EventRecorder> =>
-  applied
-    ? Effect.flatMap(EventRecorder, (events) =>
-        events.event(obj, { type: "Warning", reason: warning.reason, action: warning.action, note: warning.note.slice(0, 1024) }),
-      )
-    : Effect.void
