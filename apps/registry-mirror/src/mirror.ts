@@ -281,7 +281,10 @@ const mirrorHelmRepo = async (
   if (entry === undefined || entry.urls.length === 0) {
     throw new ChartSourceUnsupportedError({
       release: item.release,
-      message: `Release ${item.release}: chart ${s.chart} version ${s.version} is not in the Helm repository ${s.original}`,
+      message:
+        s.repoUrl === s.original
+          ? `Release ${item.release}: chart ${s.chart} version ${s.version} is not in the Helm repository ${s.original}: the mirror cannot copy a chart its upstream does not publish`
+          : `Release ${item.release}: chart ${s.chart} version ${s.version} is not in the Helm repository ${s.original}, read at ${s.repoUrl} by an upstream rewrite: add that chart version there, or fix the rewrite (chart registryMirror.upstreamRewrites, --upstream-rewrite)`,
     })
   }
   const ref = `${item.repository}:${item.tag}`

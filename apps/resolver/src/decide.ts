@@ -240,13 +240,10 @@ export const contentOf = (c: {
     "flags.json": JSON.stringify(bundleArgs(c.settings.jobs, c.recipeJob, c.inputs.bundle, c.target)),
     ...(snapshotJson !== undefined ? { "snapshot.json": snapshotJson } : {}),
   }
-  const size = Object.entries(data).reduce((n, [k, v]) => n + k.length + Buffer.byteLength(v, "utf8"), 0)
+  const sizes = Object.entries(data).map(([k, v]) => [k, k.length + Buffer.byteLength(v, "utf8")] as const)
+  const size = sizes.reduce((n, [, b]) => n + b, 0)
   if (size > MAX_CONTENT_BYTES) {
-    return Result.fail(
-      new ContentTooLargeError({
-        message: `The content of input ${shortDigest(c.inputs.inputDigest)} is ${size} bytes, more than a ConfigMap holds (${MAX_CONTENT_BYTES})`,
-      }),
-    )
+    return Result.fail(new ContentTooLargeError({ message: tooLargeMessage(c.inputs, size, sizes) }))
   }
   return Result.succeed({
     apiVersion: "v1",
@@ -260,4 +257,23 @@ export const contentOf = (c: {
     immutable: true,
     data,
   })
+}
+
+/**
+ * ContentTooLarge's message: the size of each key, and what the spec adds. Every override is written twice, JSON-escaped
+ * (into its release's values in values.json and as a `--set` flag in flags.json), so overrides near the CRD's limits
+ * (64 values of 4 KiB) can carry the content past 1 MiB on their own.
+ */
+const tooLargeMessage = (inputs: Inputs, size: number, sizes: ReadonlyArray<readonly [string, number]>): string => {
+  const parts = [...sizes]
+    .sort(([, a], [, b]) => b - a)
+    .map(([k, b]) => `${k} ${b}`)
+    .join(", ")
+  const set = inputs.bundle.set ?? []
+  const valueBytes = set.reduce((n, o) => n + Buffer.byteLength(o.value, "utf8"), 0)
+  const cause =
+    set.length > 0
+      ? `spec.overrides (${set.length}, ${valueBytes} bytes of values) are written twice, JSON-escaped, into values.json and flags.json: shorten or remove overrides`
+      : "spec.overrides is empty: the rendered recipe and bundle alone pass the limit"
+  return `The content of input ${shortDigest(inputs.inputDigest)} is ${size} bytes, more than a ConfigMap holds (${MAX_CONTENT_BYTES}): ${parts} bytes; ${cause}`
 }

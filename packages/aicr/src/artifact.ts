@@ -58,7 +58,7 @@ export const checkArtifact = (
     return new ArtifactError({
       reason: "AICRArtifactUnsupported",
       artifact,
-      message: `${artifact} apiVersion ${JSON.stringify(apiVersion)} is not one AICR ${caps.version} writes (${accepted.join(", ")})`,
+      message: `${artifact} apiVersion ${JSON.stringify(apiVersion)} is not one AICR ${caps.version} writes (${accepted.join(", ")}): the AICR image is not AICR ${caps.version}'s; pin the image of that version (chart aicr.image, resolver --aicr-image) or the version of that image (chart aicr.version)`,
     })
   }
   if (normalizeVersion(version) !== caps.version) {

@@ -72,14 +72,13 @@ describe("ClusterRuntime condition catalog", () => {
  * the test below fails when a reason here becomes asserted (remove it) or one not here is asserted by no test.
  */
 const NOT_REACHED_YET: Readonly<Record<string, string>> = {
-  // The registry-mirror's refusals of a rendered bundle: reached on FakeKube (registry-mirror reconcile.component);
-  // the real aicr v0.11.1 renders neither a release without a chart source nor a plan past 1 MiB.
-  ChartSourceUnsupported: "registry-mirror reconcile.component only",
-  ContentTooLarge: "resolver and registry-mirror reconcile.component only",
-  // AICR's exit codes the local aicr builds are not driven to on the plane (a missing recipe-data file, an artifact of
-  // another schema): resolver reconcile.component maps each exit code and artifact.
-  AICRNotFound: "resolver reconcile.component only",
-  AICRArtifactUnsupported: "resolver reconcile.component only",
+  // AICR's NOT_FOUND (exit 3, or an inner [NOT_FOUND]) is not reached by the argv the resolver gives the real aicr
+  // v0.10.16 and v0.11.1: `recipe` gets criteria flags only (every service × accelerator × intent × os × platform
+  // combination these builds list exits 0), no --data, --snapshot or --criteria file; the snapshot agent no
+  // --runtime-class or --require-gpu; `bundle` no --attest. Its one NOT_FOUND left, the recipe ConfigMap gone before
+  // the bundle Job reads it, is met first by the resolver's own read of that ConfigMap. The mapping of an error line in
+  // AICR's format ([INTERNAL] wrapping [NOT_FOUND], exit 8) is tested in resolver reconcile.component and packages/aicr.
+  AICRNotFound: "resolver reconcile.component only: no input the resolver passes makes aicr v0.10.16/v0.11.1 answer NOT_FOUND",
   // A blocked verdict comes only from `aicr upgrade-check` (AICR 1.x); the plane's aicr v0.10.16 and v0.11.1 have no
   // upgrade-check, so a blocked rating there would be a hard-coded report. Reached on FakeKube (planner
   // reconcile.component, from a fixture report).

@@ -33,7 +33,8 @@ const renderReasons = {
   InvalidOverride: "an override AICR cannot express: it refused the --set, or the path runs through a value that is not a map; the message names each",
   InvalidPlacement: "a placement AICR cannot express",
   NamespaceNotAllowed: "the plan renders releases outside the chart's namespaces.components; the message names each",
-  ChartSourceUnsupported: "a rendered release holds neither an upstream chart reference nor a local chart",
+  ChartSourceUnsupported:
+    "a rendered release holds no chart source the mirror can copy: neither an upstream chart reference nor a local chart, or an upstream that lacks the chart",
   ContentTooLarge: "a plan or content ConfigMap would pass 1 MiB",
   Conflict: "a registry tag or object name already holds different content",
 } as const

@@ -26,6 +26,8 @@ import { KubeObjectMeta } from "./meta"
 /** One encoded override value is at most 4 KiB (`MaxOverrideValueBytes` [C]). */
 export const MAX_OVERRIDE_VALUE_BYTES = 4096
 export const MAX_OVERRIDES = 64
+/** An override path, `component:dot.path`, is at most this long. */
+export const MAX_OVERRIDE_PATH_LENGTH = 256
 
 // ---- spec -----------------------------------------------------------------------------------------------------
 
@@ -70,7 +72,7 @@ export const Pin = Schema.Struct({
 /** `component:dot.path`, as `aicr bundle --set` takes it (aicr-cli.md §3.5). */
 export const OVERRIDE_PATH_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?:[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/u
 export const Override = Schema.Struct({
-  path: Schema.String.check(Schema.isPattern(OVERRIDE_PATH_PATTERN), Schema.isMaxLength(256)).annotate({
+  path: Schema.String.check(Schema.isPattern(OVERRIDE_PATH_PATTERN), Schema.isMaxLength(MAX_OVERRIDE_PATH_LENGTH)).annotate({
     description: "component:dot.path of the value to set, as aicr bundle --set takes it.",
   }),
   value: text(MAX_OVERRIDE_VALUE_BYTES).annotate({

@@ -1,6 +1,8 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { canonicalJson, digestOf, sha256 } from "./digest"
+import { MAX_OVERRIDE_PATH_LENGTH, MAX_OVERRIDE_VALUE_BYTES, MAX_OVERRIDES } from "./clusterruntime"
+import { MAX_NODE_SELECTOR_ENTRIES, MAX_TOLERATIONS } from "./common"
 import { desiredStateDigest, encodePlan, inputDigest, readPlan, type ResolutionInputs } from "./plan"
 import { eksClusterRuntime, samplePlan } from "./samples"
 
@@ -92,6 +94,27 @@ describe("readPlan", () => {
   const plan = samplePlan()
   it("reads back what encodePlan wrote", () => {
     expect(readPlan(encodePlan(plan))).toEqual(Result.succeed(plan))
+  })
+
+  it("reads back a plan whose flags are the largest bundle argv the ClusterRuntime CRD admits", () => {
+    // 64 overrides of 4 KiB with the longest path, 16 selector entries and 16 tolerations per group (the CRD's limits).
+    const pair = (flag: string, value: string) => [flag, value]
+    // A label key at its limit: a 251-character DNS prefix and a 63-character name.
+    const longKey = (i: number) => `${["a", "b", "c"].map((c) => c.repeat(63)).join(".")}.${"d".repeat(59)}/${"k".repeat(61)}${`${i}`.padStart(2, "0")}`
+    const path = `gpu-operator:${"p".repeat(MAX_OVERRIDE_PATH_LENGTH - "gpu-operator:".length)}`
+    const flags = [
+      ...["bundle", "--recipe", `cm://aicr-system/aicr-recipe-${"a".repeat(12)}`, "--deployer", "helm"],
+      ...(["--system-node-selector", "--accelerated-node-selector"] as const).flatMap((f) =>
+        Array.from({ length: MAX_NODE_SELECTOR_ENTRIES }, (_, i) => pair(f, `${longKey(i)}=${"v".repeat(63)}`)).flat(),
+      ),
+      ...(["--system-node-toleration", "--accelerated-node-toleration"] as const).flatMap((f) =>
+        Array.from({ length: MAX_TOLERATIONS }, (_, i) => pair(f, `${longKey(i)}=${"v".repeat(63)}:NoSchedule`)).flat(),
+      ),
+      ...Array.from({ length: MAX_OVERRIDES }, () => pair("--set", `${path}=${"x".repeat(MAX_OVERRIDE_VALUE_BYTES)}`)).flat(),
+      ...["--output", `oci://registry.example/aicr/bundles/cluster:aicr-${"b".repeat(32)}`, "--plain-http", "--image-refs", "/dev/termination-log"],
+    ]
+    const big = { ...plan, flags }
+    expect(readPlan(encodePlan(big))).toEqual(Result.succeed(big))
   })
 
   it.each([

@@ -4,12 +4,31 @@
  * ADR 20261202-plan-document. A plan is always referenced by its desiredStateDigest, never by ConfigMap name.
  */
 import { Result, Schema } from "effect"
-import { AicrRef, Criteria, Override, Placement } from "./clusterruntime"
-import { AicrToken, Digest, Dns1123Label, NonNegativeInt, ObjectName, OciReference, text, Time, Uid } from "./common"
+import { AicrRef, Criteria, MAX_OVERRIDE_PATH_LENGTH, MAX_OVERRIDE_VALUE_BYTES, MAX_OVERRIDES, Override, Placement } from "./clusterruntime"
+import {
+  AicrToken,
+  Digest,
+  Dns1123Label,
+  MAX_NODE_SELECTOR_ENTRIES,
+  MAX_TOLERATIONS,
+  NonNegativeInt,
+  ObjectName,
+  OciReference,
+  text,
+  Time,
+  Uid,
+} from "./common"
 import { canonicalJson, digestOf } from "./digest"
 import { CONTENT_KEYS, MAX_CONFIGMAP_BYTES, PLAN_DATA_KEY } from "./names"
 
 export const MAX_RELEASES = 256
+/** The longest `aicr bundle` argument a plan records: `component:dot.path=value` of an override at the CRD's limits. */
+export const MAX_PLAN_FLAG_LENGTH = MAX_OVERRIDE_PATH_LENGTH + 1 + MAX_OVERRIDE_VALUE_BYTES
+/**
+ * The most arguments a bundle argv holds: a flag and its value per override, selector entry and toleration of both
+ * node groups (the ClusterRuntime CRD's limits), plus the fixed ones (recipe, deployer, output, image refs).
+ */
+export const MAX_PLAN_FLAGS = 2 * (MAX_OVERRIDES + 2 * MAX_NODE_SELECTOR_ENTRIES + 2 * MAX_TOLERATIONS) + 16
 const names = (max: number) => Schema.Array(Dns1123Label).check(Schema.isMaxLength(max))
 const texts = (len: number, max: number) => Schema.Array(text(len)).check(Schema.isMaxLength(max))
 
@@ -62,7 +81,7 @@ export const Plan = Schema.Struct({
   inputDigest: Schema.optionalKey(Digest),
   aicr: Schema.optionalKey(AicrRef),
   /** The exact `aicr bundle` argv, for `kubectl aicr reproduce`. */
-  flags: texts(1024, 128),
+  flags: texts(MAX_PLAN_FLAG_LENGTH, MAX_PLAN_FLAGS),
   bundle: Schema.optionalKey(Schema.Struct({ ref: OciReference })),
   engine: PlanEngine,
   releases: Schema.Array(PlanRelease).check(Schema.isMaxLength(MAX_RELEASES)),
@@ -71,6 +90,9 @@ export const Plan = Schema.Struct({
   ),
 })
 export type Plan = typeof Plan.Type
+
+/** The recipe a plan recorded among its content (`recipe.json`: its ConfigMap and digest), if any: what deployment validation and upgrade-check read. */
+export const recipeContentOf = (p: Plan) => p.content.find((c) => c.key === "recipe.json")
 
 /** What desiredStateDigest covers: exactly what is written into the engine, nothing that varies without changing it. */
 export const desiredStateOf = (plan: Pick<Plan, "engine" | "releases">) => ({
