@@ -15,7 +15,7 @@ import {
 import { type Application, releaseApplication } from "@aicr/argocd"
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { adoptionOf, type AdoptionInput, rebuildPlan } from "./adopt"
+import { adoptionOf, type AdoptionInput, rebuildPlan, withResolution } from "./adopt"
 import { decide } from "./decide"
 import type { Observed, PlanRead } from "./gather"
 import { readyCondition, stalledCondition } from "./status"
@@ -367,5 +367,127 @@ describe("re-adoption: decide", () => {
     )
     expect(d.plan).toMatchObject({ _tag: "Blocked", reason: "PlanUnreadable" })
     expect(d.plan.message).toContain("rebuilt from live Applications")
+  })
+})
+
+// The runtime's current resolution, as the resolver and the registry-mirror publish it, of the releases RELEASES runs;
+// `values` changes what it renders for some of them.
+const INPUT = sha256("inputs as the team had them")
+const AICR = { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" }
+const BUNDLE_REF = `${REG}/bundles/cluster:input-1@${sha256("bundle")}`
+const contentOf = (values: Record<string, string> = {}) => ({
+  "recipe.json": JSON.stringify({
+    componentRefs: RELEASES.map((r) => ({
+      name: r.name,
+      namespace: r.namespace,
+      chart: r.name,
+      version: r.upstream!.version,
+      source: "https://charts.example",
+      dependencyRefs: r.dependsOn,
+    })),
+    deploymentOrder: RELEASES.map((r) => r.name),
+  }),
+  "values.json": JSON.stringify({
+    kind: "Bundle",
+    files: Object.fromEntries(RELEASES.map((r) => [`${r.name}/values.yaml`, values[r.name] ?? `${r.name} values`])),
+  }),
+})
+const resolvedAs = (values: Record<string, string> = {}): Partial<Observed> => ({
+  runtime: runtime({ adoption: { fromRuntimeUID: OLD }, validation: { deployment: "Required" } }),
+  resolved: { ...cond("Resolved", "True", "InputsResolved"), observedGeneration: 2, current: true } as never,
+  mirrored: { ...cond("Mirrored", "True", "ContentMirrored"), observedGeneration: 2, current: true } as never,
+  resolution: { inputDigest: INPUT, contentConfigMap: "aicr-content-in", aicr: AICR },
+  mirror: {
+    inputDigest: INPUT,
+    bundle: BUNDLE_REF,
+    charts: RELEASES.map((r) => ({ release: r.name, ref: `${r.chart.ref}@${r.chart.digest}` })),
+  },
+  content: { _tag: "Found", data: contentOf(values) },
+})
+const RECIPE_DIGEST = sha256(contentOf()["recipe.json"])
+
+describe("re-adoption: what an adopted plan is validated with", () => {
+  const rebuilt = Result.getOrThrow(rebuildPlan(stack(), input(stack())))
+  const composed = (over: Partial<Plan>): Plan => ({ ...PLAN, source: "Resolution", inputDigest: INPUT, aicr: AICR, bundle: { ref: BUNDLE_REF }, ...over })
+
+  it("a resolution that renders exactly what runs lends the rebuilt plan its AICR, inputs, flags, bundle and content; the releases stay the rebuilt ones", () => {
+    const content = [{ key: "recipe.json" as const, configMap: "aicr-content-in", digest: RECIPE_DIGEST }]
+    // Another order and no upstream versions in the resolution's plan: not covered by the digest, so what runs stays.
+    const resolution = composed({ flags: ["bundle", "--recipe", "recipe.yaml"], content, releases: [...RELEASES].reverse().map(({ upstream: _, ...r }) => r) })
+    expect(Result.getOrThrow(withResolution(rebuilt, resolution))).toEqual({
+      ...rebuilt,
+      inputDigest: INPUT,
+      aicr: AICR,
+      flags: ["bundle", "--recipe", "recipe.yaml"],
+      bundle: { ref: BUNDLE_REF },
+      content,
+    })
+  })
+
+  it("a resolution that renders something else is refused, naming each release that differs and how", () => {
+    const releases = [
+      { ...RELEASES[0]!, values: { digest: sha256("other values") } },
+      { ...RELEASES[2]!, chart: { ...RELEASES[2]!.chart, digest: sha256("another build") } },
+      { ...RELEASES[2]!, name: "nvsentinel", namespace: "nvsentinel", order: 3 },
+    ]
+    const other = composed({ releases, desiredStateDigest: desiredStateDigest({ engine, releases }) })
+    const why = withResolution(rebuilt, other)
+    expect(Result.isFailure(why) && why.failure).toBe(
+      `the running stack rebuilds into plan ${PLAN.desiredStateDigest.slice(7, 19)}, but the runtime's current resolution (input ${INPUT.slice(7, 19)}) renders plan ${other.desiredStateDigest.slice(7, 19)}: ` +
+        `cert-manager (values ${sha256("cert-manager values").slice(7, 19)} run, the resolution renders ${sha256("other values").slice(7, 19)}), ` +
+        "gpu-operator (runs, the resolution does not render it), " +
+        `kai-scheduler (chart digest ${RELEASES[2]!.chart.digest.slice(7, 19)} runs, the resolution renders ${sha256("another build").slice(7, 19)}), ` +
+        "nvsentinel (the resolution renders it, it does not run). " +
+        "The Adopt rollout is validated with the AICR and the recipe of a resolution that renders what runs: apply the runtime spec that produced the stack (its overrides, platform and criteria); change it afterwards with an ordinary rollout",
+    )
+  })
+
+  it("validation Required and no resolution yet: the adoption waits for it (AwaitingResolution), writing no plan and no rollout", () => {
+    const o = observed({ runtime: runtime({ adoption: { fromRuntimeUID: OLD }, validation: { deployment: "Required" } }) })
+    const d = decide(o)
+    expect(d.plan).toEqual({
+      _tag: "AwaitingResolution",
+      message: `The running stack rebuilds into plan ${PLAN.desiredStateDigest.slice(7, 19)}; its Adopt rollout is validated with the AICR and the recipe of the runtime's resolution, once that renders what runs. Waiting for Resolved=True at generation 2: Resolved is Unknown/NotYetReported`,
+    })
+    expect([d.writePlan, d.create]).toEqual([undefined, undefined])
+    expect(stalledCondition(o, d).status).toBe("False")
+  })
+
+  it("validation Required and the resolution renders what runs: the Adopt rollout's plan records the resolution's AICR and recipe", () => {
+    const d = decide(observed(resolvedAs()))
+    expect(d.writePlan).toMatchObject({
+      source: "Adoption",
+      runtimeUID: NEW,
+      desiredStateDigest: PLAN.desiredStateDigest,
+      inputDigest: INPUT,
+      aicr: AICR,
+      bundle: { ref: BUNDLE_REF },
+      releases: RELEASES,
+    })
+    expect(d.writePlan!.content).toContainEqual({ key: "recipe.json", configMap: "aicr-content-in", digest: RECIPE_DIGEST })
+    expect(d.create!.rollout.spec).toMatchObject({ kind: "Adopt", fromDigest: PLAN.desiredStateDigest, toDigest: PLAN.desiredStateDigest })
+  })
+
+  it("validation Required and the resolution renders other values: AdoptionBlocked names the release, Stalled says so, nothing is written", () => {
+    const o = observed(resolvedAs({ "gpu-operator": "replicas: 2" }))
+    const d = decide(o)
+    expect(d.plan).toMatchObject({ _tag: "Blocked", reason: "AdoptionBlocked" })
+    expect(d.plan.message).toContain(
+      `gpu-operator (values ${RELEASES[1]!.values.digest.slice(7, 19)} run, the resolution renders ${sha256("replicas: 2").slice(7, 19)})`,
+    )
+    expect([d.writePlan, d.create]).toEqual([undefined, undefined])
+    expect(stalledCondition(o, d)).toMatchObject({ status: "True", reason: "AdoptionBlocked" })
+  })
+
+  it("validation Required, but the rebuilt plan is already active (the same runtime lost only its plans): rewritten at once, nothing to validate", () => {
+    const done: RuntimeRollout = {
+      apiVersion: "operator.aicr.run/v1alpha1",
+      kind: "RuntimeRollout",
+      metadata: { name: "cluster-aaaa-1", creationTimestamp: "2026-12-01T09:00:00Z", labels: { [LABEL_OUTCOME]: "Succeeded" } },
+      spec: { runtimeUID: NEW, toDigest: PLAN.desiredStateDigest, kind: "Install", deadline: "2026-12-02T09:00:00Z", requiresApproval: true },
+    }
+    const d = decide(observed({ runtime: runtime({ validation: { deployment: "Required" } }), applications: stack(NEW), rollouts: [done] }))
+    expect(d.writePlan).toMatchObject({ source: "Adoption", desiredStateDigest: PLAN.desiredStateDigest })
+    expect(d.create).toBeUndefined()
   })
 })

@@ -8,8 +8,12 @@
  *   `OrphanedObjectsPresent`: nothing rolls out until spec.adoption names that UID (or they are deleted).
  * - The candidates (the adopted runtime's Applications, and this runtime's own whose plan ConfigMap is gone) must
  *   rebuild into exactly the plan they name, unedited: any difference is named in `AdoptionBlocked`.
+ * - An Adopt rollout is validated like any other (ADR 20261203-adopted-plan-validation): the rebuilt plan takes the
+ *   AICR, the recipe and the bundle of the runtime's current resolution when that resolution renders exactly the
+ *   releases that run (`withResolution`: the same desiredStateDigest, so the same charts, chart digests, values
+ *   digests, namespaces and comparison exceptions); otherwise `AdoptionBlocked` names the releases that differ.
  */
-import { desiredStateDigest, encodePlan, LABEL_RELEASE, LABEL_RUNTIME_UID, type Plan, type PlanRelease, readPlan } from "@aicr/api"
+import { canonicalJson, desiredStateDigest, encodePlan, LABEL_RELEASE, LABEL_RUNTIME_UID, type Plan, type PlanRelease, readPlan } from "@aicr/api"
 import { ANNOTATION_PLAN_DIGEST, type Application, chartSourceOf, unchangedSinceWritten } from "@aicr/argocd"
 import { shortDigest } from "@aicr/conditions"
 import { Result } from "effect"
@@ -163,4 +167,50 @@ export const adoptionOf = (i: AdoptionInput): Adoption => {
     }
   }
   return { _tag: "Adopt", plan: rebuilt.success, from }
+}
+
+/** A release as the desiredStateDigest sees it (packages/api desiredStateOf), for naming what differs. */
+const differenceOf = (live: PlanRelease, rendered: PlanRelease): string | undefined => {
+  if (live.chart.ref !== rendered.chart.ref) return `${live.name} (chart ${live.chart.ref} runs, the resolution renders ${rendered.chart.ref})`
+  if (live.chart.digest !== rendered.chart.digest)
+    return `${live.name} (chart digest ${shortDigest(live.chart.digest)} runs, the resolution renders ${shortDigest(rendered.chart.digest)})`
+  if (live.values.digest !== rendered.values.digest)
+    return `${live.name} (values ${shortDigest(live.values.digest)} run, the resolution renders ${shortDigest(rendered.values.digest)})`
+  if (live.namespace !== rendered.namespace) return `${live.name} (namespace ${live.namespace} runs, the resolution renders ${rendered.namespace})`
+  if (canonicalJson(live.ignoreDifferences ?? []) !== canonicalJson(rendered.ignoreDifferences ?? [])) return `${live.name} (comparison exceptions differ)`
+  return undefined
+}
+
+/**
+ * The rebuilt plan with what deployment validation needs, taken from the plan the runtime's current resolution
+ * composes — its AICR (version and image), inputDigest, `aicr bundle` flags, bundle and content (recipe.json among
+ * them) — when that resolution renders exactly the releases that run: the same desiredStateDigest, which covers each
+ * release's name, namespace, chart reference and digest, values digest and comparison exceptions, and the engine
+ * project. The releases stay the rebuilt ones (what runs), and so does `source: Adoption` (only Adopt steps use it).
+ * Otherwise the message names every release that differs, for `AdoptionBlocked`.
+ */
+export const withResolution = (rebuilt: Plan, resolved: Plan): Result.Result<Plan, string> => {
+  if (resolved.desiredStateDigest === rebuilt.desiredStateDigest) {
+    return Result.succeed({
+      ...rebuilt,
+      ...(resolved.inputDigest !== undefined ? { inputDigest: resolved.inputDigest } : {}),
+      ...(resolved.aicr !== undefined ? { aicr: resolved.aicr } : {}),
+      flags: [...resolved.flags],
+      ...(resolved.bundle !== undefined ? { bundle: resolved.bundle } : {}),
+      content: [...resolved.content],
+    })
+  }
+  const rendered = new Map(resolved.releases.map((r) => [r.name, r]))
+  const running = new Set(rebuilt.releases.map((r) => r.name))
+  const differ = rebuilt.releases.flatMap((r) => {
+    const other = rendered.get(r.name)
+    const d = other === undefined ? `${r.name} (runs, the resolution does not render it)` : differenceOf(r, other)
+    return d === undefined ? [] : [d]
+  })
+  const more = resolved.releases.filter((r) => !running.has(r.name)).map((r) => `${r.name} (the resolution renders it, it does not run)`)
+  const all = [...differ, ...more]
+  const named = all.length === 0 ? `the engine project differs (${rebuilt.engine.project}, the resolution ${resolved.engine.project})` : list(all)
+  return Result.fail(
+    `the running stack rebuilds into plan ${shortDigest(rebuilt.desiredStateDigest)}, but the runtime's current resolution${resolved.inputDigest !== undefined ? ` (input ${shortDigest(resolved.inputDigest)})` : ""} renders plan ${shortDigest(resolved.desiredStateDigest)}: ${named}. The Adopt rollout is validated with the AICR and the recipe of a resolution that renders what runs: apply the runtime spec that produced the stack (its overrides, platform and criteria); change it afterwards with an ordinary rollout`,
+  )
 }

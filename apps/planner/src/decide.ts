@@ -18,13 +18,15 @@ import {
   type Outcome,
   type Plan,
   planKey,
+  recipeContentOf,
   rolloutName,
   type RuntimeRollout,
   type RuntimeRolloutSpec,
 } from "@aicr/api"
 import { type AicrJobReason, capabilitiesOf, parseUpgradeCheck } from "@aicr/aicr"
 import { listOf, shortDigest, toMillisTime } from "@aicr/conditions"
-import { adoptionOf } from "./adopt"
+import { Result } from "effect"
+import { adoptionOf, withResolution } from "./adopt"
 import { type Assessment, assessmentOfReport, assessWithoutUpgradeCheck, blockedBy, withUnratedChanges } from "./assess"
 import type { ChartCheck } from "./charts"
 import { composePlan, readContent } from "./compose"
@@ -107,6 +109,11 @@ const targetOf = (o: Observed): { plan: Plan; pinned: boolean } | PlanState => {
       }
     return { plan: found.plan, pinned: true }
   }
+  return resolutionTarget(o)
+}
+
+/** The plan the current resolution composes (an existing plan of that digest stands for it), or why there is none yet. */
+const resolutionTarget = (o: Observed): { plan: Plan; pinned: false } | PlanState => {
   if (o.resolved.status !== "True")
     return {
       _tag: "AwaitingResolution",
@@ -192,7 +199,7 @@ const assessTransition = (
   aicrVersion: string,
 ): { assessment: Assessment } | { plan: PlanState; needs?: Need } => {
   if (from === undefined || capabilitiesOf(aicrVersion)?.upgradeCheck !== true) return { assessment: assessWithoutUpgradeCheck(from, to, aicrVersion) }
-  if (from.source === "Adoption") {
+  if (from.source === "Adoption" && recipeContentOf(from) === undefined) {
     const why = `AICR ${aicrVersion} has upgrade-check, but the active plan ${shortDigest(from.desiredStateDigest)} was rebuilt from live Applications at an adoption and records no recipe to compare from, so this transition is not rated; an approver must judge it`
     return { assessment: assessWithoutUpgradeCheck(from, to, aicrVersion, why) }
   }
@@ -223,6 +230,25 @@ const assessTransition = (
     }
   const rated = assessmentOfReport(report.value, { aicrVersion, fromDigest: from.desiredStateDigest, toDigest: to.desiredStateDigest })
   return { assessment: withUnratedChanges(rated, assessWithoutUpgradeCheck(from, to, aicrVersion)) }
+}
+
+/**
+ * The plan an adoption rolls out: the rebuilt plan, with the AICR and recipe deployment validation needs taken from
+ * the current resolution when it renders exactly what runs (adopt.ts `withResolution`; ADR
+ * 20261203-adopted-plan-validation). Not needed when validation is Disabled, when the rebuilt plan is already active
+ * (only its ConfigMap is written back, nothing rolls out), or when a plan ConfigMap of that digest that records both
+ * exists (a runtime lost without its namespace).
+ */
+const validatableAdoption = (o: Observed, rebuilt: Plan, active: string | undefined, validationDisabled: boolean): { plan: Plan } | PlanState => {
+  const digest = rebuilt.desiredStateDigest
+  const existing = o.plans.get(digest)
+  const recorded = existing?.ok === true && existing.plan.aicr !== undefined && recipeContentOf(existing.plan) !== undefined
+  if (validationDisabled || digest === active || recorded) return { plan: rebuilt }
+  const resolved = resolutionTarget(o)
+  const stack = `The running stack rebuilds into plan ${shortDigest(digest)}; its Adopt rollout is validated with the AICR and the recipe of the runtime's resolution, once that renders what runs`
+  if ("_tag" in resolved) return { ...resolved, message: `${stack}. ${resolved.message}` }
+  const v = withResolution(rebuilt, resolved.plan)
+  return Result.isSuccess(v) ? { plan: v.success } : { _tag: "Blocked", reason: "AdoptionBlocked", message: v.failure }
 }
 
 export const decide = (o: Observed): Decision => {
@@ -273,7 +299,9 @@ export const decide = (o: Observed): Decision => {
     return { ...base, plan: { _tag: "Blocked", reason, message: adoption.message }, target: o.status?.target, targetSince: undefined, open: view.open }
   }
   const adopt = adoption._tag === "Adopt"
-  const t = adopt ? { plan: adoption.plan, pinned: false } : targetOf(o)
+  const adopted = adopt ? validatableAdoption(o, adoption.plan, view.active, validationDisabled) : undefined
+  if (adopted !== undefined && "_tag" in adopted) return { ...base, plan: adopted, target: o.status?.target, targetSince: undefined, open: view.open }
+  const t = adopted !== undefined ? { plan: adopted.plan, pinned: false } : targetOf(o)
   if ("_tag" in t) return { ...base, plan: t, target: o.status?.target, targetSince: undefined, open: view.open }
   const target = t.plan.desiredStateDigest
   const writePlan = o.plans.has(target) ? undefined : t.plan

@@ -21,7 +21,10 @@ export const attempt = (r: RuntimeRollout): number => Number(/-(\d+)$/u.exec(r.m
 /**
  * The outcome a not-yet-closed rollout has reached, if any:
  * - Failed: the executor reports `Progressing=False/RolloutFailed`;
- * - Revoked / Expired: the guard reports `Approved=False/RolloutRevoked|RolloutExpired` and no step is in flight;
+ * - Revoked / Expired: the guard reports `Approved=False/RolloutRevoked|RolloutExpired` and the step-executor's
+ *   current `Progressing` says no step is in flight (False: nothing may start; or True/StepsCompleted). A revocation
+ *   is a spec edit: it bumps the rollout's generation, so until the executor's next pass its `Progressing` is stale
+ *   (Unknown), which says nothing about the step in flight — the rollout stays open until the executor reports again;
  * - Succeeded: every step is ready (`Progressing=True/StepsCompleted`) and validation passed, or is Disabled; a
  *   `Remove` rollout (nothing left to validate) once it was approved and every step is done;
  * - Failed too: the validation gate reports a terminal not-validated reason (a failed or incomplete check, no check
@@ -34,8 +37,8 @@ export const reachedOutcome = (r: RuntimeRollout, validationDisabled: boolean): 
   const progressing = current(r, Progressing)
   const approved = current(r, Approved)
   if (progressing.status === "False" && progressing.reason === "RolloutFailed") return "Failed"
-  const inFlight = progressing.status === "True" && progressing.reason === "StepInProgress"
-  if (approved.status === "False" && !inFlight) {
+  const idle = progressing.status === "False" || (progressing.status === "True" && progressing.reason === "StepsCompleted")
+  if (approved.status === "False" && idle) {
     if (approved.reason === "RolloutRevoked") return "Revoked"
     if (approved.reason === "RolloutExpired") return "Expired"
   }

@@ -7,7 +7,7 @@
  * created owned by it, resumed; then how it ended, with the report from its output ConfigMap.
  */
 import { digestOf, type JobState } from "@aicr/aicr"
-import type { Plan } from "@aicr/api"
+import { type Plan, recipeContentOf } from "@aicr/api"
 import { shortDigest } from "@aicr/conditions"
 
 export interface RecipeRef {
@@ -29,7 +29,7 @@ export type UpgradeCheckRun =
   | { readonly _tag: "InputUnreadable"; readonly key: string; readonly message: string }
 
 const recipeOf = (p: Plan): RecipeRef | undefined => {
-  const c = p.content?.find((x) => x.key === "recipe.json")
+  const c = recipeContentOf(p)
   return c === undefined ? undefined : { configMap: c.configMap, digest: c.digest }
 }
 

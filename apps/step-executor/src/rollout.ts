@@ -2,9 +2,10 @@
  * rollout: pure. The rollout's one next action and what to report: each step's view (`steps.ts`); a step before the
  * last written one is done (the executor advanced past it, which it does only at readiness); the first step not done
  * is the current one. Written: wait. Not written: write it (for Remove, delete its Application) only when no gate
- * holds it back (`gates.ts`). Our own terminal verdict (`RolloutFailed`) is kept as it is.
+ * holds it back (`gates.ts`). Our own terminal verdict (`RolloutFailed`) is kept as it is. A revoked or expired
+ * rollout's steps record it: the step in flight then finished, the later ones never started (`recordStop`).
  */
-import { LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, planKey, Progressing, type RuntimeRollout } from "@aicr/api"
+import { Approved, LABEL_PLAN, LABEL_RELEASE, LABEL_RUNTIME_UID, planKey, Progressing, type RuntimeRollout } from "@aicr/api"
 import { notReadyAt, releaseApplication } from "@aicr/argocd"
 import type { Seen } from "@aicr/kube"
 import { current } from "@aicr/conditions"
@@ -45,6 +46,36 @@ export const namespaceMissing = (o: Observed, namespace: string): string => {
       ? ` (<level>: privileged, baseline or restricted, as the chart's namespaces.components should say for ${namespace})`
       : ` (its level in the chart's namespaces.components), or set create: true for it there and upgrade the chart`
   return `namespace ${namespace} does not exist (or is being deleted) and Argo CD does not create namespaces, so no Application is written into it; create it with its Pod Security labels: ${command}${where}`
+}
+
+/** When and how a revoked or expired rollout stopped: the revocation's time and author, or when `Approved` turned RolloutExpired. */
+interface Stop {
+  readonly at: string
+  readonly what: string
+}
+const stoppedBy = (rollout: RuntimeRollout, reason: "RolloutRevoked" | "RolloutExpired"): Stop | undefined => {
+  const revocation = rollout.spec.revocation
+  if (reason === "RolloutRevoked" && revocation !== undefined)
+    return { at: revocation.revokedAt, what: `the rollout was revoked by ${revocation.revokedBy} at ${revocation.revokedAt}` }
+  const since = current(rollout, Approved).lastTransitionTime
+  return since === undefined ? undefined : { at: since, what: `the rollout expired at ${since}` }
+}
+
+/**
+ * The steps of a rollout that stopped on a revocation or an expiry, as status.steps records them: every step not
+ * written says it never started and why; the last step written, when this executor first saw it ready at or after
+ * the stop (or sees it so now), says it was in flight then and finished. Only spec and recorded times: the same
+ * text on every pass.
+ */
+const recordStop = (rollout: RuntimeRollout, views: ReadonlyArray<StepView>, lastWritten: number, stop: Stop): StepView[] => {
+  const recorded = rollout.status?.steps?.items?.find((x) => x.index === lastWritten + 1)
+  const finishedBefore = recorded?.state === "Ready" && recorded.completedAt !== undefined && Date.parse(recorded.completedAt) < Date.parse(stop.at)
+  return views.map((v, i) => {
+    if (i > lastWritten && v.state === "Pending") return { ...v, message: `Not started: ${stop.what}` }
+    if (i === lastWritten && v.state === "Ready" && !finishedBefore)
+      return { ...v, message: `In flight when ${stop.what}; it finished${v.readyAtRevision !== undefined ? `: ready at ${v.readyAtRevision}` : ""}` }
+    return v
+  })
 }
 
 export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDecision => {
@@ -104,7 +135,11 @@ export const decideRollout = (o: Observed, rollout: RuntimeRollout): RolloutDeci
       break
   }
   const why = startBlockedBy(o, rollout)
-  if (why !== undefined) return blocked(why.reason, `step ${label} not started: ${why.message}`)
+  if (why !== undefined) {
+    const stop = why.reason === "RolloutRevoked" || why.reason === "RolloutExpired" ? stoppedBy(rollout, why.reason) : undefined
+    const shown = stop === undefined ? views : recordStop(rollout, views, lastWritten, stop)
+    return { ...base, steps: shown, current: j, progress: { _tag: "Blocked", reason: why.reason, message: `step ${label} not started: ${why.message}` } }
+  }
   if (step.action === "Remove") {
     const app = apps.get(step.release)!
     const started = {

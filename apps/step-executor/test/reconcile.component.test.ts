@@ -37,6 +37,7 @@ import {
   appProject,
   aRollout,
   aRuntime,
+  at,
   digestOf,
   failedStatus,
   gateStatus,
@@ -419,45 +420,93 @@ describe("step-executor reconcile", () => {
     ),
   )
 
+  /** `kubectl aicr revoke` (spec.revocation: a new generation) and the approval-guard's answer for that generation. */
+  const revoke = (t: ReturnType<typeof setup>, revokedAt: string) =>
+    Effect.gen(function* () {
+      yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, {
+        type: "merge",
+        body: { spec: { revocation: { revokedBy: "bob", reason: "stop", revokedAt } } },
+      })
+      const g = t.rollout().metadata.generation
+      yield* t.fake.kube.patch(
+        RuntimeRolloutKind,
+        ROLLOUT,
+        {
+          type: "merge",
+          body: {
+            status: {
+              conditions: [
+                {
+                  type: "Approved",
+                  status: "False",
+                  reason: "RolloutRevoked",
+                  message: "Revoked by bob",
+                  observedGeneration: g,
+                  lastTransitionTime: revokedAt,
+                },
+              ],
+            },
+          },
+        },
+        { subresource: "status" },
+      )
+      return g
+    })
+
   it.effect("revocation: the step in flight finishes, then Progressing=False/RolloutRevoked and nothing new starts", () =>
     at0(
       Effect.gen(function* () {
         const t = setup()
         yield* t.run
-        yield* t.fake.kube.patch(RuntimeRolloutKind, ROLLOUT, {
-          type: "merge",
-          body: { spec: { revocation: { revokedBy: "bob", reason: "stop", revokedAt: "2026-12-02T10:00:01Z" } } },
-        })
-        const g = t.rollout().metadata.generation
-        yield* t.fake.kube.patch(
-          RuntimeRolloutKind,
-          ROLLOUT,
-          {
-            type: "merge",
-            body: {
-              status: {
-                conditions: [
-                  {
-                    type: "Approved",
-                    status: "False",
-                    reason: "RolloutRevoked",
-                    message: "Revoked by bob",
-                    observedGeneration: g,
-                    lastTransitionTime: "2026-12-02T10:00:01Z",
-                  },
-                ],
-              },
-            },
-          },
-          { subresource: "status" },
-        )
+        const g = yield* revoke(t, at(1))
         yield* t.run
-        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress" })
+        // Reported again for the revocation's generation: the planner ends a revoked rollout only on this word.
+        expect(t.progressing()).toMatchObject({ status: "True", reason: "StepInProgress", observedGeneration: g })
+        yield* TestClock.adjust("5 seconds")
         yield* t.argo("a", readyStatus)
         yield* t.run
         expect(t.app("b")).toBeUndefined()
-        expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutRevoked" })
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutRevoked", observedGeneration: g })
         expect(t.progressing()!.message).toContain("step 2/3 b (Install) not started")
+        // status.steps records it: the step in flight then finished, the later ones never started.
+        const items = t.rollout().status!.steps!.items!
+        const revoked = `the rollout was revoked by bob at ${at(1)}`
+        expect(items.map((x) => [x.release, x.state, x.completedAt, x.message])).toEqual([
+          ["a", "Ready", at(5), `In flight when ${revoked}; it finished: ready at ${items[0]!.readyAtRevision}`],
+          ["b", "Pending", undefined, `Not started: ${revoked}`],
+          ["c", "Pending", undefined, `Not started: ${revoked}`],
+        ])
+        expect(items[0]!.readyAtRevision).toBe(items[0]!.writtenRevision)
+        // The same record on the next pass: nothing written.
+        t.fake.clearWrites()
+        yield* TestClock.adjust("1 minute")
+        yield* t.run
+        expect(t.fake.writes).toEqual([])
+      }),
+    ),
+  )
+
+  it.effect("revocation with no step in flight (the rollout was paused after its first step): every later step never started, none finished after it", () =>
+    at0(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { paused: true } } })
+        yield* t.argo("a", readyStatus)
+        yield* t.run
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "Paused" })
+        yield* TestClock.adjust("1 minute")
+        yield* revoke(t, at(60))
+        yield* t.fake.kube.patch(ClusterRuntimeKind, "cluster", { type: "merge", body: { spec: { paused: null } } })
+        yield* t.run
+        expect(t.app("b")).toBeUndefined()
+        expect(t.progressing()).toMatchObject({ status: "False", reason: "RolloutRevoked" })
+        const revoked = `the rollout was revoked by bob at ${at(60)}`
+        expect(t.rollout().status!.steps!.items!.map((x) => [x.release, x.state, x.completedAt, x.message])).toEqual([
+          ["a", "Ready", at(0), undefined],
+          ["b", "Pending", undefined, `Not started: ${revoked}`],
+          ["c", "Pending", undefined, `Not started: ${revoked}`],
+        ])
       }),
     ),
   )

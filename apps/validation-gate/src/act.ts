@@ -8,7 +8,7 @@
  *    with the plan's recipe (checked against the plan's sha256) and that snapshot in a Job-owned input ConfigMap, its
  *    own deadline, the CTRF report through AICR's `cm://` writer (`validateJob`);
  * 3. the verdict from the report (`verdictOf`: exit 0 is not a pass);
- * 4. the evidence, pushed to `<prefix>/evidence/<runtime>:<rollout>` (and signed when a key is configured).
+ * 4. the evidence, pushed to `<prefix>/evidence/<runtime>:<rollout>-<uid, 8 hex>` (and signed when a key is configured).
  *
  * Jobs are named by the rollout's uid and target digest, so a pass after a crash finds the same Jobs; the evidence
  * bytes are deterministic, so a repeated push changes nothing.
@@ -26,7 +26,7 @@ import {
   validateJobName,
   verdictOf,
 } from "@aicr/aicr"
-import { Core, digestOf, type KubeObject, planConfigMapName, readPlan, sha256 } from "@aicr/api"
+import { Core, digestOf, type KubeObject, planConfigMapName, readPlan, recipeContentOf, sha256 } from "@aicr/api"
 import { shortDigest } from "@aicr/conditions"
 import { Kube, type KubeError } from "@aicr/kube"
 import { openOnFirstUse } from "@aicr/runtime"
@@ -127,9 +127,15 @@ const readInputs = (o: Observed): Effect.Effect<Result.Result<Inputs, string>, K
     const plan = readPlan(text)
     if (Result.isFailure(plan)) return Result.fail(`the target plan ${shortDigest(to)} is unreadable: ${plan.failure}`)
     const p = plan.success
-    if (p.aicr === undefined) return Result.fail(`the target plan ${shortDigest(to)} records no AICR image to validate with`)
-    const content = p.content.find((c) => c.key === "recipe.json")
-    if (content === undefined) return Result.fail(`the target plan ${shortDigest(to)} records no recipe to validate against`)
+    // A plan rebuilt from live Applications records AICR and the recipe only when a resolution rendered what runs
+    // (ADR 20261203-adopted-plan-validation); one without them says where they should have come from.
+    const adopted =
+      p.source === "Adoption"
+        ? ", as it was rebuilt from live Applications without a resolution that renders them (the planner adopts with validation Required only once one does)"
+        : ""
+    if (p.aicr === undefined) return Result.fail(`the target plan ${shortDigest(to)} records no AICR image to validate with${adopted}`)
+    const content = recipeContentOf(p)
+    if (content === undefined) return Result.fail(`the target plan ${shortDigest(to)} records no recipe to validate against${adopted}`)
     const cm = yield* kube.get<ConfigMap>(Core.ConfigMap, `${ns}/${content.configMap}`)
     const recipe = Option.isSome(cm) ? cm.value.data?.["recipe.json"] : undefined
     if (recipe === undefined) return Result.fail(`the recipe of plan ${shortDigest(to)} (ConfigMap ${ns}/${content.configMap}) is gone`)
@@ -268,7 +274,9 @@ export const runValidation = (o: Observed): Effect.Effect<RunOutcome, KubeError,
     const pushed = yield* registry
       .push({
         repository: evidenceRepository(s.prefix.registry, s.prefix.prefix, o.runtime?.metadata.name ?? "cluster"),
-        tag: name,
+        // The rollout's name and uid: a name recurs once the rollouts were lost (a reinstall numbers its attempts
+        // from 1 again, and an Adopt rollout targets the plan an earlier rollout of that name rolled out).
+        tag: `${name}-${(o.rollout.metadata.uid ?? "").slice(0, 8)}`,
         subject: bundle === undefined ? undefined : `${bundle.ref.replace(/[:@][^/]*$/u, "")}@${bundle.digest}`,
         files,
         annotations: {

@@ -3,7 +3,7 @@
  * to the deployed plan and its approval, and the OCI artifact's layout. The report is stored byte for byte as AICR
  * wrote it; the binding names its sha256, so the binding (and its signature, when a key is configured) covers both.
  *
- * Artifact: `<prefix>/evidence/<runtime>:<rollout>`, artifactType `application/vnd.aicr.evidence.v1`, layers
+ * Artifact: `<prefix>/evidence/<runtime>:<rollout>-<uid8>`, artifactType `application/vnd.aicr.evidence.v1`, layers
  * `binding.json` and `ctrf.json` (titles, so `oras pull` writes those files), `subject` = the bundle manifest, which
  * is first copied by digest into the evidence repository so referrers of the bundle there list every evidence of it.
  */

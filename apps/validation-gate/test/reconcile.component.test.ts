@@ -98,7 +98,9 @@ const setup = (
     validator?: boolean
     allow?: (sa: string, a: ResourceAttributes) => boolean
     stepsDone?: boolean
-    kind?: "Install" | "Remove"
+    kind?: "Install" | "Remove" | "Adopt"
+    /** The target plan (default: a plan composed from a resolution). */
+    target?: Plan
     signer?: SignerShape
     signingKey?: string
     registryFails?: EvidenceError
@@ -121,7 +123,7 @@ const setup = (
       runtimeUID: uid,
       toDigest: DIGEST,
       kind: o.kind ?? "Install",
-      ...(o.kind === "Remove" ? { fromDigest: DIGEST } : {}),
+      ...(o.kind === "Remove" || o.kind === "Adopt" ? { fromDigest: DIGEST } : {}),
       deadline: "2026-12-04T00:00:00Z",
       requiresApproval: true,
       approval: {
@@ -151,7 +153,7 @@ const setup = (
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name: planConfigMapName(DIGEST), namespace: NS },
-    data: { "plan.json": encodePlan(plan) },
+    data: { "plan.json": encodePlan(o.target ?? plan) },
   } as KubeObject)
   fake.seed(Core.ConfigMap, {
     apiVersion: "v1",
@@ -347,7 +349,8 @@ describe("validation-gate reconcile", () => {
         const push = t.pushes[0]!
         expect(push).toMatchObject({
           repository: "registry.example/aicr/cluster/evidence/cluster",
-          tag: "cluster-aaaaaaaaaaaa-1",
+          // The rollout's name and its uid's first 8 characters: a name recurs once rollouts were lost (re-adoption).
+          tag: `cluster-aaaaaaaaaaaa-1-${t.rollout().metadata.uid!.slice(0, 8)}`,
           subject: `registry.example/aicr/cluster/bundles/cluster@${sha256("bundle manifest")}`,
         })
         expect(push.files.map((f) => f.name)).toEqual(["binding.json", "ctrf.json"])
@@ -372,6 +375,47 @@ describe("validation-gate reconcile", () => {
         yield* t.run
         expect(t.jobs()).toHaveLength(2)
         expect(t.pushes).toHaveLength(1)
+      }),
+    ),
+  )
+
+  it.effect(
+    "an Adopt rollout of a plan rebuilt from live Applications that records its resolution's AICR and recipe: validated like any other, the evidence bound to that plan and its approver",
+    () =>
+      at(
+        Effect.gen(function* () {
+          const t = setup({ stepsDone: true, kind: "Adopt", target: { ...plan, source: "Adoption", createdAt: "2026-12-03T06:55:00Z" } })
+          const { validate } = yield* throughTheRun(t, { output: PASSED })
+          expect(t.condition("Validated")).toMatchObject({ status: "True", reason: "ValidationPassed" })
+          const binding = JSON.parse(Buffer.from(t.pushes[0]!.files[0]!.bytes).toString("utf8"))
+          expect(binding).toMatchObject({
+            plan: { desiredStateDigest: DIGEST, inputDigest: sha256("in") },
+            approval: { approvedBy: "bob", reason: "first install" },
+            aicr: { version: "v0.11.1", image: "ghcr.io/nvidia/aicr:v0.11.1" },
+            run: { id: validate, result: "Passed" },
+          })
+        }),
+      ),
+  )
+
+  it.effect("a plan rebuilt from live Applications that records no AICR or no recipe: ValidationIncomplete saying why, no Job, no evidence", () =>
+    at(
+      Effect.gen(function* () {
+        const { aicr: _, ...bare } = plan
+        const t = setup({ stepsDone: true, kind: "Adopt", target: { ...bare, source: "Adoption", content: [] } })
+        yield* t.run
+        expect(t.condition("Validated")).toMatchObject({
+          status: "False",
+          reason: "ValidationIncomplete",
+          message: `Deployment validation cannot run: the target plan ${DIGEST.slice(7, 19)} records no AICR image to validate with, as it was rebuilt from live Applications without a resolution that renders them (the planner adopts with validation Required only once one does)`,
+        })
+        const r = setup({ stepsDone: true, kind: "Adopt", target: { ...plan, source: "Adoption", content: [] } })
+        yield* r.run
+        expect(r.condition("Validated")?.message).toBe(
+          `Deployment validation cannot run: the target plan ${DIGEST.slice(7, 19)} records no recipe to validate against, as it was rebuilt from live Applications without a resolution that renders them (the planner adopts with validation Required only once one does)`,
+        )
+        expect([...t.jobs(), ...r.jobs()]).toEqual([])
+        expect([...t.pushes, ...r.pushes]).toEqual([])
       }),
     ),
   )
