@@ -15,18 +15,19 @@ import {
   addNode,
   applyManifests,
   createNamespace,
+  deleteClusterScoped,
   eventually,
+  expectCondition,
   expectOk,
   gpuNode,
-  type HarnessInfo,
   h100Host,
+  type HarnessInfo,
   kubeRequest,
   readVersions,
   type Registry,
   removeNode,
   setHostProfile,
   startRegistry,
-  expectCondition,
   untilCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
@@ -34,6 +35,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { resolverApp } from "../src/app"
 
 const info: HarnessInfo = inject("harness")
+/** The AICR Jobs' RBAC this file applies; its cluster-scoped part (the fixed-name `aicr-node-reader`) is deleted after it. */
+let rbac: ReadonlyArray<Record<string, unknown>> = []
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const { aicr: CURRENT } = readVersions()
 const NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
@@ -138,7 +141,7 @@ beforeAll(async () => {
   ns = await createNamespace(info, "aicr-fail")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
-  await applyManifests(info, [...jobRbac({ namespace: ns, discoveryNamespace: ns, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
+  await applyManifests(info, [...(rbac = jobRbac({ namespace: ns, discoveryNamespace: ns, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" }))])
   const n = gpuNode(80)
   await addNode(info, { ...n, name: NODE, labels: { ...n.labels, "kubernetes.io/hostname": NODE, "eks.amazonaws.com/nodegroup": GROUP } }, { wait: true })
   await newSnapshot()
@@ -153,6 +156,7 @@ afterAll(async () => {
   await removeNode(info, NODE).catch(() => undefined)
   await registry?.stop()
   rmSync(work, { recursive: true, force: true })
+  await deleteClusterScoped(info, rbac)
 })
 
 describe("AICR Job failures from real causes", () => {

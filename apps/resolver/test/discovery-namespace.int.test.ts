@@ -15,6 +15,7 @@ import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   createNamespace,
+  deleteClusterScoped,
   eventually,
   expectOk,
   type HarnessInfo,
@@ -28,6 +29,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { resolverApp } from "../src/app"
 
 const info: HarnessInfo = inject("harness")
+/** The AICR Jobs' RBAC this file applies; its cluster-scoped part (the fixed-name `aicr-node-reader`) is deleted after it. */
+let rbac: ReadonlyArray<Record<string, unknown>> = []
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const { aicr: CURRENT } = readVersions()
 const NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
@@ -85,7 +88,7 @@ beforeAll(async () => {
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
   await applyManifests(info, [
-    ...jobRbac({ namespace: operatorNs, discoveryNamespace: discoveryNs, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" }),
+    ...(rbac = jobRbac({ namespace: operatorNs, discoveryNamespace: discoveryNs, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })),
   ])
   await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SPEC }])
   const config = parseConfig(
@@ -119,6 +122,7 @@ afterAll(async () => {
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await registry?.stop()
   rmSync(work, { recursive: true, force: true })
+  await deleteClusterScoped(info, rbac)
 })
 
 describe("the privileged snapshot agent and the restricted operator namespace", () => {

@@ -12,24 +12,27 @@ import {
   aicrBinary,
   applyManifests,
   createNamespace,
+  deleteClusterScoped,
   eventually,
+  expectCondition,
   expectOk,
   gpuNode,
-  type HarnessInfo,
   h100Host,
+  type HarnessInfo,
   kubeRequest,
   readVersions,
   type Registry,
   removeNode,
   setHostProfile,
   startRegistry,
-  expectCondition,
 } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { resolverApp } from "../src/app"
 
 const info: HarnessInfo = inject("harness")
+/** The AICR Jobs' RBAC this file applies; its cluster-scoped part (the fixed-name `aicr-node-reader`) is deleted after it. */
+let rbac: ReadonlyArray<Record<string, unknown>> = []
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const { aicr: CURRENT, aicrPrevious: PREVIOUS } = readVersions()
 const NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
@@ -187,7 +190,7 @@ beforeAll(async () => {
   ns = await createNamespace(info, "aicr-res")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no leftover runtime" })
-  await applyManifests(info, [...jobRbac({ namespace: ns, discoveryNamespace: ns, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })])
+  await applyManifests(info, [...(rbac = jobRbac({ namespace: ns, discoveryNamespace: ns, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" }))])
   await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SAMPLE }])
   start(CURRENT)
 })
@@ -198,6 +201,7 @@ afterAll(async () => {
   for (const i of [0, 1, 2]) await removeNode(info, `res-gpu-${i}`).catch(() => undefined)
   await registry?.stop()
   rmSync(work, { recursive: true, force: true })
+  await deleteClusterScoped(info, rbac)
 })
 
 describe("resolver on the local control plane", () => {

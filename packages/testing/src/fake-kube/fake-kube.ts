@@ -200,7 +200,9 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
       requests.list++
       const failure = injectedFailure("list", kind, "GET", collectionPath(kind, opts.namespace))
       if (failure) return Effect.fail(failure)
-      return Effect.succeed(store.list(kind, opts) as unknown as { items: ReadonlyArray<T>; resourceVersion: string })
+      const listed = store.list(kind, opts) as unknown as { items: ReadonlyArray<T>; resourceVersion: string }
+      const transform = opts.transform
+      return Effect.succeed(transform === undefined ? listed : { ...listed, items: listed.items.map((i) => transform(i) as T) })
     })
 
   const watch: KubeShape["watch"] = <T extends KubeObject>(
@@ -221,7 +223,9 @@ export const makeFakeKube = (options: FakeKubeOptions = {}) => {
           const item = yield* Queue.take(items)
           if (item._tag === "end") return
           if (item._tag === "error") return yield* Effect.fail(statusError("GET", path, item.tag, `watch ${item.tag}`))
-          yield* onEvent(item.event as WatchEvent<T>)
+          const event = item.event as WatchEvent<T>
+          const transform = opts.transform
+          yield* onEvent(transform === undefined || event.type === "BOOKMARK" ? event : { ...event, object: transform(event.object) as T })
         }
       })
       return yield* loop.pipe(Effect.ensuring(Effect.sync(close)))

@@ -171,6 +171,21 @@ export interface ApplyOptions {
 
 const isCrd = (o: ObjectRef) => o.kind === "CustomResourceDefinition" && o.apiVersion.startsWith("apiextensions.k8s.io/")
 
+/**
+ * Deletes the cluster-scoped objects among `objects` (a namespaced one goes with its namespace) and waits until each
+ * is gone: what a file applied on the tier's shared plane must not outlive it, since a later file's `helm install`
+ * may own the same names (the chart's ClusterRoleBinding `aicr-node-reader` is AICR's fixed name).
+ */
+export const deleteClusterScoped = async (info: KubeTarget, objects: readonly unknown[]): Promise<void> => {
+  for (const o of objects as ObjectRef[]) {
+    if (o.metadata?.namespace !== undefined || o.kind === "Namespace" || !o.metadata?.name) continue
+    const path = await objectPath(info, o)
+    const res = await kubeRequest(info, { method: "DELETE", path })
+    if (res.status !== 404) expectOk(res, `delete ${o.kind} ${o.metadata.name}`)
+    await eventually(async () => (await kubeRequest(info, { method: "GET", path })).status === 404, { what: `${o.kind} ${o.metadata.name} gone` })
+  }
+}
+
 /** Server-side applies raw objects (or a YAML file / directory of *.yaml|*.yml) with force; waits for CRDs. */
 export const applyManifests = async (info: KubeTarget, objects: readonly unknown[] | string, opts: ApplyOptions = {}): Promise<void> => {
   const all = (typeof objects === "string" ? loadManifests(objects) : [...objects]) as ObjectRef[]

@@ -39,6 +39,7 @@ import {
   runtimeRepositories,
   runtimeSourceRepos,
 } from "./index"
+import { type AppSpec, parseConfig, runApp } from "@aicr/runtime"
 import { Effect, Fiber } from "effect"
 import { request } from "undici"
 
@@ -54,6 +55,20 @@ export const removeRuntime = async (info: HarnessInfo): Promise<void> => {
   await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no runtime left" })
+}
+
+/**
+ * A whole controller run in this process against the plane, as the int tests run one: no leader election, metrics
+ * and health servers off, warnings only; `args` are the app's own flags. `stop` interrupts it.
+ */
+export const startController = <E>(info: HarnessInfo, app: AppSpec<E>, args: ReadonlyArray<string>): { readonly stop: () => Promise<void> } => {
+  const config = parseConfig(
+    app.name,
+    ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", ...args],
+    {},
+  )
+  const fiber = Effect.runFork(runApp(app, config))
+  return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
