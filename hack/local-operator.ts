@@ -28,6 +28,7 @@ import {
   startAws,
   writeKubeconfig,
 } from "@aicr/testing/harness"
+import { parse } from "yaml"
 
 export const OPERATOR_NAMESPACE = "aicr-system"
 /** `up` waits this long for a new target to hold still (the chart default is 10m). */
@@ -171,6 +172,19 @@ const startNode = (name: string, args: string[], dir: string, attached: boolean,
 /** A TypeScript entry point, run with the tsx loader in one process. */
 const startTs = (name: string, script: string, args: string[], dir: string, attached: boolean): Promise<Proc> =>
   startNode(name, ["--import", tsxLoader, join(root, script), ...args], dir, attached)
+
+/**
+ * The step-executor's environment as the chart sets it from its values.yaml (`stepExecutor.nodeOptions` as
+ * NODE_OPTIONS, `stepExecutor.mallocArenaMax` as MALLOC_ARENA_MAX), so a local process runs with the same memory
+ * settings as the pod.
+ */
+export const stepExecutorEnv = (): Record<string, string> => {
+  const values = parse(readFileSync(join(root, "charts", "aicr-operator", "values.yaml"), "utf8")) as {
+    stepExecutor: { nodeOptions?: string; mallocArenaMax?: number }
+  }
+  const { nodeOptions, mallocArenaMax } = values.stepExecutor
+  return { ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...(mallocArenaMax ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}) }
+}
 
 /** A controller as it ships: its esbuild bundle (built by `aicr-dev up` before this runs). */
 const startApp = (name: string, args: string[], dir: string, attached: boolean, env?: Record<string, string | undefined>): Promise<Proc> => {
@@ -418,6 +432,7 @@ export const startLocalOperator = async (
       ],
       opts.dir,
       opts.attached,
+      stepExecutorEnv(),
     )
     procs.push(executor)
     record()

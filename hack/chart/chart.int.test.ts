@@ -28,6 +28,7 @@ import {
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { stringify } from "yaml"
 import { CHART_DIR } from "../generate-chart"
+import { stepExecutorEnv } from "../local-operator"
 import { extractSchemasOf, schemaLocation } from "./openapi-schemas"
 import { type Grant, grantsOf, type NamespaceRef, serviceAccountOf } from "./rbac"
 
@@ -213,6 +214,30 @@ describe("helm lint and template", () => {
       .map((d) => [d.metadata.name, d.spec.template.spec.containers[0]!.args.filter((a) => a.startsWith("--upstream-rewrite"))] as const)
       .filter(([, a]) => a.length > 0)
     expect(rewrites).toEqual([["aicr-registry-mirror", ["--upstream-rewrite=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia"]]])
+  })
+
+  it("gives the step-executor alone its memory settings (NODE_OPTIONS, MALLOC_ARENA_MAX); emptied values drop them", async () => {
+    const memoryEnv = async (...extra: string[]) =>
+      new Map(
+        objectsOf(await template(join(CI, "static-values.yaml"), ...extra))
+          .filter((o) => o.kind === "Deployment")
+          .map(deploymentOf)
+          .map((d) => {
+            const env = (d.spec.template.spec.containers[0]! as unknown as { env: Array<{ name: string; value?: string }> }).env
+            return [d.metadata.name, env.filter((e) => e.name === "NODE_OPTIONS" || e.name === "MALLOC_ARENA_MAX")] as const
+          }),
+      )
+    const shipped = await memoryEnv()
+    expect(shipped.get("aicr-step-executor")).toEqual([
+      { name: "NODE_OPTIONS", value: "--max-semi-space-size=1" },
+      { name: "MALLOC_ARENA_MAX", value: "2" },
+    ])
+    // The same as `aicr-dev`'s local processes run it with (hack/local-operator.ts).
+    expect(Object.fromEntries(shipped.get("aicr-step-executor")!.map((e) => [e.name, e.value]))).toEqual(stepExecutorEnv())
+    expect(shipped.size).toBe(7)
+    for (const [name, env] of shipped) if (name !== "aicr-step-executor") expect(env, name).toEqual([])
+    const off = await memoryEnv("--set", "stepExecutor.nodeOptions=", "--set", "stepExecutor.mallocArenaMax=0")
+    expect(off.get("aicr-step-executor")).toEqual([])
   })
 
   it("with operator.image runs every controller from that one image (the seed's ECR copy)", async () => {

@@ -4,6 +4,12 @@
 //      registry, read back, content) against `aicr recipe` + `aicr bundle -o <dir>` run by hand for the same inputs;
 //   2. with N extra kwok nodes (default 5000): AICR runs per relevant change, AICR runs and resolver CPU per 1,000
 //      node events that change no input, RSS after GC.
+//   3. with BENCH_RESOLVER_COMPARE=<main.mjs of another build>: restarts with every node present, that build and this
+//      one in turn (two rounds each), on the same plane and nodes: before and after side by side in one run.
+// The CPU per 1,000 node events is printed two ways: the resolver's CPU over the window of the 1,000 label patches,
+// and the same CPU per 1,000 Node writes the audit log shows in that window (kwok and the node lifecycle controller
+// write Nodes too; on a loaded machine they are most of the window's events).
+// BENCH_RESOLVER_ENTRY=<main.mjs>: run that build instead of bundling this tree.
 // Needs a running local control plane: npx tsx packages/testing/src/harness/cli.ts up --detach --dir DIR
 // Run: npx tsx apps/resolver/bench/resolver.bench.ts DIR [nodes=5000]
 import { execFileSync, spawn } from "node:child_process"
@@ -13,12 +19,14 @@ import { join } from "node:path"
 import { jobRbac } from "@aicr/aicr"
 import {
   aicrBinary,
+  type AuditEvent,
   applyManifests,
   createNamespace,
   eventually,
   expectOk,
   gpuNode,
   kubeRequest,
+  readAuditEvents,
   readVersions,
   repoRoot,
   runningPlane,
@@ -33,15 +41,18 @@ const info = await eventually(async () => await runningPlane(dir), { timeoutMs: 
 const MiB = 1024 * 1024
 /** This run's value of the ignored label: a node left labelled by an earlier run still changes. */
 const RUN = `run-${Date.now()}`
+/** This run's driver revision for the relevant change: a node left with an earlier run's driver still changes. */
+const DRIVER_REV = String(Date.now() % 1_000_000)
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const { aicr: VERSION } = readVersions()
 const work = mkdtempSync(join(tmpdir(), "resolver-bench-"))
-const built = await buildApp("resolver", join(work, "dist"))
+// BENCH_RESOLVER_ENTRY=<main.mjs>: a bundle built before (e.g. from an earlier commit), to compare on the same plane.
+const entry = process.env["BENCH_RESOLVER_ENTRY"] ?? (await buildApp("resolver", join(work, "dist"))).entry
 const probe = join(work, "rss-probe.mjs")
 writeFileSync(
   probe,
   [
-    "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss} HEAP ${m.heapUsed} ${m.heapTotal}\\n`) })",
+    "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss} HEAP ${m.heapUsed} ${m.heapTotal} EXT ${m.external} AB ${m.arrayBuffers}\\n`) })",
     // BENCH_HEAP_SNAPSHOT=<prefix>: SIGPWR writes a heap snapshot (<prefix>-<n>.heapsnapshot), to see what the heap holds.
     "let snapshots = 0",
     "process.on('SIGPWR', async () => { const p = process.env.BENCH_HEAP_SNAPSHOT; if (p !== undefined) (await import('node:v8')).writeHeapSnapshot(`${p}-${++snapshots}.heapsnapshot`) })",
@@ -73,42 +84,57 @@ const SPEC = {
 }
 await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SPEC }])
 
-const child = spawn(
-  process.execPath,
-  [
-    "--expose-gc",
-    "--import",
-    probe,
-    built.entry,
-    "--kubeconfig",
-    info.kubeconfig,
-    "--leader-elect=false",
-    "--metrics-bind-address=0",
-    "--health-probe-bind-address=0",
-    "--log-level=warn",
-    "--aicr-version",
-    VERSION,
-    "--allow-unsupported-aicr=true",
-    "--registry",
-    `oci://${info.registry}/aicr/bench`,
-    "--operator-namespace",
-    ns,
-    "--component-namespaces",
-    "cert-manager,gpu-operator,kai-scheduler,kube-system,kubeflow,monitoring,nvidia-dra-driver,nvsentinel,skyhook",
-  ],
-  { stdio: ["ignore", "inherit", "pipe"] },
-)
+/** The resolver from a bundle, as its own process with the probe; `child` is the one running. */
+const startResolver = (main: string) => {
+  const c = spawn(
+    process.execPath,
+    [
+      "--expose-gc",
+      "--import",
+      probe,
+      main,
+      "--kubeconfig",
+      info.kubeconfig,
+      "--leader-elect=false",
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-level=warn",
+      "--aicr-version",
+      VERSION,
+      "--allow-unsupported-aicr=true",
+      "--registry",
+      `oci://${info.registry}/aicr/bench`,
+      "--operator-namespace",
+      ns,
+      "--component-namespaces",
+      "cert-manager,gpu-operator,kai-scheduler,kube-system,kubeflow,monitoring,nvidia-dra-driver,nvsentinel,skyhook",
+    ],
+    { stdio: ["ignore", "inherit", "pipe"] },
+  )
+  c.stderr!.on("data", (d: Buffer) => void (stderr += d.toString()))
+  return c
+}
 let stderr = ""
-child.stderr!.on("data", (d: Buffer) => void (stderr += d.toString()))
+let child = startResolver(entry)
 /** RSS as the process holds it (VmRSS, no forced GC), then after a forced GC (the probe's SIGUSR2), in MiB. */
-const rss = async (): Promise<{ noGc: number; afterGc: number; heapUsedAfterGc: number; heapTotalAfterGc: number }> => {
+const rss = async (): Promise<{
+  noGc: number
+  afterGc: number
+  heapUsedAfterGc: number
+  heapTotalAfterGc: number
+  externalAfterGc: number
+  arrayBuffersAfterGc: number
+}> => {
   const vm = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))
   const noGc = +(Number(vm?.[1] ?? 0) / 1024).toFixed(1)
   const before = stderr.length
   child.kill("SIGUSR2")
-  const m = await eventually(async () => /RSS (\d+) HEAP (\d+) (\d+)/.exec(stderr.slice(before)) ?? undefined, { timeoutMs: 10_000, intervalMs: 50 })
+  const m = await eventually(async () => /RSS (\d+) HEAP (\d+) (\d+) EXT (\d+) AB (\d+)/.exec(stderr.slice(before)) ?? undefined, {
+    timeoutMs: 10_000,
+    intervalMs: 50,
+  })
   const mib = (x: string | undefined) => +(Number(x) / MiB).toFixed(1)
-  return { noGc, afterGc: mib(m[1]), heapUsedAfterGc: mib(m[2]), heapTotalAfterGc: mib(m[3]) }
+  return { noGc, afterGc: mib(m[1]), heapUsedAfterGc: mib(m[2]), heapTotalAfterGc: mib(m[3]), externalAfterGc: mib(m[4]), arrayBuffersAfterGc: mib(m[5]) }
 }
 /** utime + stime of the resolver process, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
 const cpuMs = (): number => {
@@ -152,6 +178,82 @@ const setOverride = async (value: string) =>
     }),
     "override",
   )
+
+/**
+ * 1,000 node events that change no input: an irrelevant label (this value) on 1,000 nodes; the resolver's CPU until
+ * 5 s after. Other Node updates land in the same window (kwok's status, the node lifecycle controller's taints and
+ * conditions when kwok's heartbeats lag on a loaded machine), none of which changes an input either: the audit log
+ * counts every write to a Node the API server accepted in the window (each one a watch event for the resolver; a
+ * write that changed nothing sends none, so this may count a few too many and the CPU per event is then lower than
+ * what is printed).
+ */
+const churn = async (value: string): Promise<{ cpuMs: number; seconds: number; nodeEvents: number; cpuMsPer1000NodeEvents: number }> => {
+  const since = new Date().toISOString()
+  const cpu0 = cpuMs()
+  const t0 = performance.now()
+  for (let i = 0; i < 1000; i += 50) {
+    await Promise.all(
+      names.slice(i, i + 50).map((name) =>
+        kubeRequest(info, {
+          method: "PATCH",
+          path: `/api/v1/nodes/${name}`,
+          contentType: "application/merge-patch+json",
+          body: { metadata: { labels: { "bench.aicr.run/touched": value } } },
+        }),
+      ),
+    )
+  }
+  await sleep(5000)
+  const cpu = cpuMs() - cpu0
+  const until = new Date().toISOString()
+  const events = (readAuditEvents(info, { resource: "nodes" }) as Array<AuditEvent & { requestReceivedTimestamp?: string }>).filter(
+    (e) =>
+      e.stage === "ResponseComplete" &&
+      ["create", "update", "patch", "delete"].includes(e.verb) &&
+      (e.responseStatus?.code ?? 0) < 300 &&
+      (e.requestReceivedTimestamp ?? "") >= since &&
+      (e.requestReceivedTimestamp ?? "") <= until,
+  ).length
+  return { cpuMs: cpu, seconds: +((performance.now() - t0) / 1000).toFixed(1), nodeEvents: events, cpuMsPer1000NodeEvents: Math.round((cpu / events) * 1000) }
+}
+/** Every extra node's name; they sort after kwok-gpu-0, so the snapshot agent keeps running on a node with a fake host. */
+const names = Array.from({ length: extraNodes }, (_, i) => `zz-bench-gpu-${i}`)
+/** VmRSS now, no GC, in MiB. */
+const vmRss = () => +(Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0) / 1024).toFixed(1)
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+/**
+ * A restart with every node present, from the bundle at `main`: the first list of 5,006 Nodes, then (once its CPU is
+ * quiet) VmRSS over 20 s, idle CPU over 10 s, 1,000 ignored-label events, VmRSS over 20 s after them; then after a GC.
+ */
+const restartRound = async (label: string, main: string, round: number) => {
+  const exited = new Promise((r) => child.once("exit", r))
+  child.kill("SIGTERM")
+  await exited
+  child = startResolver(main)
+  const t0 = performance.now()
+  await sleep(15_000)
+  for (let last = cpuMs(); performance.now() - t0 < 180_000;) {
+    await sleep(3000)
+    const now = cpuMs()
+    if (now - last < 100) break
+    last = now
+  }
+  const samples = async () => {
+    const xs: number[] = []
+    for (let i = 0; i < 20; i++, await sleep(1000)) xs.push(vmRss())
+    return { median: median(xs), max: Math.max(...xs) }
+  }
+  const settledSeconds = +((performance.now() - t0) / 1000).toFixed(1)
+  const rssIdle = await samples()
+  const idle0 = cpuMs()
+  await sleep(10_000)
+  const idleCpuMsPer10s = cpuMs() - idle0
+  const events = await churn(`${RUN}-${label}-${round}`)
+  const rssAfterEvents = await samples()
+  const gc = await rss()
+  return { bundle: label, round, settledSeconds, idleCpuMsPer10s, churn: events, rssIdle, rssAfterEvents, afterGc: gc }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 try {
   const first = await resolvedAt()
@@ -213,11 +315,8 @@ try {
     )
     cliMs.push(performance.now() - t0)
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
   // 2. Scale: extra GPU nodes of the same profile (kwok), created in parallel.
-  // Named to sort after kwok-gpu-0, so the snapshot agent keeps running on a node with a fake host.
-  const names = Array.from({ length: extraNodes }, (_, i) => `zz-bench-gpu-${i}`)
   const tCreate = performance.now()
   for (let i = 0; i < names.length; i += 50) {
     await Promise.all(
@@ -261,24 +360,7 @@ try {
   await new Promise((r) => setTimeout(r, 10_000))
   const idleCpuMsPer10s = cpuMs() - idle0
   child.kill("SIGURG")
-  // 1,000 node events that change no input: an irrelevant label on 1,000 nodes.
-  const cpu0 = cpuMs()
-  const tEvents = performance.now()
-  for (let i = 0; i < 1000; i += 50) {
-    await Promise.all(
-      names.slice(i, i + 50).map((name) =>
-        kubeRequest(info, {
-          method: "PATCH",
-          path: `/api/v1/nodes/${name}`,
-          contentType: "application/merge-patch+json",
-          body: { metadata: { labels: { "bench.aicr.run/touched": RUN } } },
-        }),
-      ),
-    )
-  }
-  await new Promise((r) => setTimeout(r, 5000))
-  const cpuPer1000Events = cpuMs() - cpu0
-  const eventsSeconds = +((performance.now() - tEvents) / 1000).toFixed(1)
+  const { cpuMs: cpuPer1000Events, seconds: eventsSeconds, nodeEvents, cpuMsPer1000NodeEvents } = await churn(RUN)
   child.kill("SIGURG")
   const jobsAfterChurn = await jobs()
   const scaleRss = await rss()
@@ -290,18 +372,37 @@ try {
     JSON.stringify({
       aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore,
       resolverCpuMsPer1000NodeEvents: cpuPer1000Events,
+      nodeEventsInWindow: nodeEvents,
+      resolverCpuMsPer1000NodeEventsSeen: cpuMsPer1000NodeEvents,
       idleCpuMsPer10s,
       eventsSeconds,
       rssWithAllNodesMiB: scaleRss,
     }),
   )
+  // BENCH_RESOLVER_COMPARE=<main.mjs>: restarts with every node present, alternating that bundle ("before") and this
+  // one ("after"), two rounds each, on the same plane and nodes: before and after side by side in one run.
+  const other = process.env["BENCH_RESOLVER_COMPARE"]
+  if (other !== undefined) {
+    const rounds = []
+    for (let round = 1; round <= 2; round++) {
+      for (const [label, main] of [
+        ["before", other],
+        ["after", entry],
+      ] as const) {
+        const r = await restartRound(label, main, round)
+        console.log(JSON.stringify(r))
+        rounds.push(r)
+      }
+    }
+    console.log(JSON.stringify({ restartsWithAllNodes: rounds }, null, 2))
+  }
   // One relevant change: a new driver on one node (its GPU feature discovery labels).
   const tRelevant = performance.now()
   await kubeRequest(info, {
     method: "PATCH",
     path: "/api/v1/nodes/kwok-gpu-1",
     contentType: "application/merge-patch+json",
-    body: { metadata: { labels: { "nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "95", "nvidia.com/cuda.driver.rev": "05" } } },
+    body: { metadata: { labels: { "nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "95", "nvidia.com/cuda.driver.rev": DRIVER_REV } } },
   })
   await resolvedAt(digest).catch(async (e: unknown) => {
     // What the resolver reports when the change did not resolve in time (to stderr, which the bench runner shows).
@@ -332,6 +433,8 @@ try {
           createSeconds,
           aicrJobsPer1000IrrelevantEvents: jobsAfterChurn - jobsBefore,
           resolverCpuMsPer1000NodeEvents: cpuPer1000Events,
+          nodeEventsInWindow: nodeEvents,
+          resolverCpuMsPer1000NodeEventsSeen: cpuMsPer1000NodeEvents,
           idleCpuMsPer10s,
           eventsSeconds,
           aicrJobsPerRelevantChange: jobsAfterRelevant - jobsAfterChurn,

@@ -17,11 +17,17 @@
 //    default 2 s wave delay, child health assessed by a Lua health check in argocd-cm) and through a loop that polls
 //    readiness every 30 s: the same per-edge overhead, measured from the same kind of watch.
 // Run: npx tsx apps/step-executor/bench/rollout.bench.ts [--idle-only] [--no-chaos] [--no-baselines]
+//   [--flags <set>]… [--rounds N]
 //   (hack/bench.ts runs it as `step-executor`). BENCH_EXECUTOR_BUNDLE=<dir>/main.mjs measures a bundle built before
-//   (e.g. of an older commit) instead of building this tree's.
-import type { ChildProcess } from "node:child_process"
+//   (e.g. of an older commit) instead of building this tree's. The executor runs with the environment the chart gives
+//   it (values.yaml `stepExecutor`: NODE_OPTIONS, MALLOC_ARENA_MAX) and its bundle's own V8 flags; BENCH_NODE_FLAGS
+//   replaces that environment (node flags, and `NAME=value` environment variables, e.g. `AICR_V8_FLAGS=` for none).
+//   Side by side: each `--flags <set>` (a BENCH_NODE_FLAGS value, or `shipped`) runs the whole bench once per round,
+//   one after the other, each on its own fresh control plane, the order reversed every other round; it prints every
+//   run's line, then one line with each set's runs (and the load average around each) and its edges pooled.
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { ANNOTATION_EDITED_BY, type Plan, type RolloutStep } from "@aicr/api"
@@ -45,6 +51,7 @@ import {
   writeKubeconfig,
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
+import { stepExecutorEnv } from "../../../hack/local-operator"
 import { benchNodeFlags, mib, procStatus as readProcStatus, sampleIdle, type Shipped, startShipped } from "@aicr/runtime/bench/idle"
 import {
   APPS,
@@ -87,13 +94,71 @@ const IDLE_MINUTES = Number(process.env["BENCH_IDLE_MINUTES"] ?? 5)
 const AUDITED = "aicr-audited-controller"
 /** `--idle-only`: stop after the idle RSS (the install and its idle RSS only, a few minutes instead of ~10). */
 class Done extends Error {}
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!
+const ms = (x: number) => Math.round(x)
+const load1 = () => +loadavg()[0]!.toFixed(1)
+
+const flagSets = process.argv.flatMap((a, i) => (a === "--flags" ? [process.argv[i + 1] ?? ""] : []))
+if (flagSets.length > 0) {
+  const rounds = process.argv.includes("--rounds") ? Number(process.argv[process.argv.indexOf("--rounds") + 1]) : 1
+  const rest = process.argv.slice(2).filter((a, i, all) => a !== "--flags" && a !== "--rounds" && all[i - 1] !== "--flags" && all[i - 1] !== "--rounds")
+  /** One run of this bench as its own process; its last JSON line. */
+  const runOnce = (set: string) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const env: NodeJS.ProcessEnv = { ...process.env }
+      if (set === "shipped") delete env["BENCH_NODE_FLAGS"]
+      else env["BENCH_NODE_FLAGS"] = set
+      const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...rest], { env, stdio: ["ignore", "pipe", "inherit"] })
+      let out = ""
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString("utf8")
+        process.stdout.write(d)
+      })
+      child.on("exit", (code) => {
+        const line = out
+          .split("\n")
+          .filter((l) => l.startsWith("{"))
+          .at(-1)
+        if (code !== 0 || line === undefined) reject(new Error(`the run with flags "${set}" exited ${code}`))
+        else resolve(JSON.parse(line) as Record<string, unknown>)
+      })
+    })
+  type Run = { round: number; started: string; loadAverage1m: { before: number; after: number }; result: Record<string, unknown> }
+  const runs = new Map<string, Run[]>(flagSets.map((f) => [f, []]))
+  for (let round = 1; round <= rounds; round++)
+    for (const set of round % 2 === 1 ? flagSets : [...flagSets].reverse()) {
+      const before = load1()
+      const started = new Date().toISOString()
+      const result = await runOnce(set)
+      runs.get(set)!.push({ round, started, loadAverage1m: { before, after: load1() }, result })
+    }
+  const summary = [...runs].map(([set, rs]) => {
+    const edges = rs.flatMap((r) => (r.result["install"] as { edgesMs: number[] }).edgesMs)
+    const idle = rs.map((r) => r.result["idleAfterInstall"] as { rssMiB: { median: number; first: number; last: number }; peakMiB: number; where?: unknown })
+    return {
+      flags: set,
+      runs: rs.map((r, i) => ({
+        round: r.round,
+        started: r.started,
+        loadAverage1m: r.loadAverage1m,
+        edgeOverheadMs: (r.result["install"] as { edgeOverheadMs: unknown }).edgeOverheadMs,
+        executorCpuMs: (r.result["install"] as { executorCpuMs?: number }).executorCpuMs,
+        idleRssMiB: idle[i]!.rssMiB,
+        peakMiB: idle[i]!.peakMiB,
+        where: idle[i]!.where,
+      })),
+      pooledEdges: { edges: edges.length, p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) },
+    }
+  })
+  console.log(JSON.stringify({ what: `step-executor side by side: ${flagSets.length} flag sets × ${rounds} rounds`, sideBySide: summary }))
+  process.exit(0)
+}
+
 const work = mkdtempSync(join(tmpdir(), "step-executor-bench-"))
 let keep = false
 const plane = await startControlPlane({ fresh: true })
 const { info } = plane
 const helm = await isolatedHelm("aicr-bench-exec-")
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!
-const ms = (x: number) => Math.round(x)
 
 /**
  * Per-edge overhead: for each release but the last, from the first watch event showing it ready at the revision it targets to the first
@@ -150,9 +215,15 @@ try {
   const log = openSync(join(work, "step-executor.log"), "a")
   let shipped: Shipped | undefined
   const procStatus = (field: "VmRSS" | "VmHWM") => readProcStatus(child!.pid!, field)
-  // As the image runs it: no node flags. BENCH_NODE_FLAGS sets them, to measure alternatives (e.g. `up`'s
-  // --enable-source-maps, a bounded heap).
-  const nodeFlags = benchNodeFlags()
+  /** The executor's CPU time so far (user + system, /proc/<pid>/stat), in ms: what a pass costs, whatever the load. */
+  const cpuMs = () => {
+    const stat = readFileSync(`/proc/${child!.pid!}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  }
+  // As the chart runs it: its environment from values.yaml (NODE_OPTIONS, MALLOC_ARENA_MAX), no node flags, the
+  // bundle's own V8 flags. BENCH_NODE_FLAGS replaces that, to measure alternatives (e.g. `AICR_V8_FLAGS=` for none).
+  const nodeFlags = process.env["BENCH_NODE_FLAGS"] === undefined ? Object.entries(stepExecutorEnv()).map(([k, v]) => `${k}=${v}`) : benchNodeFlags()
   const startExecutor = () => {
     shipped = startShipped(
       built.entry,
@@ -244,10 +315,13 @@ try {
   await sleep(5_000)
   const rssBeforeInstall = procStatus("VmRSS")
   const req0 = requests()
+  const loadAtInstall = load1()
+  const cpu0 = cpuMs()
   const t0 = performance.now()
   await createRollout(info, { name: "bench-1", runtimeUID: uid, to: plans.v1!, steps: steps("Install") })
   await eventually(() => completed("bench-1"), { timeoutMs: 600_000, intervalMs: 200, what: "bench-1 completed" })
   const installSeconds = (performance.now() - t0) / 1000
+  const installCpuMs = cpuMs() - cpu0
   await sleep(1_000) // the last pass's status writes
   const reqInstall = minus(requests(), req0)
   const edges = edgeTimes(
@@ -278,6 +352,9 @@ try {
     perStepSeconds: +(installSeconds / N).toFixed(2),
     edges: edges.length,
     edgeOverheadMs: { p50: ms(pct(edges, 50)), p99: ms(pct(edges, 99)), max: ms(Math.max(...edges)) },
+    edgesMs: edges.map(ms),
+    executorCpuMs: installCpuMs,
+    loadAverage1m: { atInstall: loadAtInstall, afterIdle: load1() },
     executorApiWritesPerStep: +(reqInstall.writes / N).toFixed(1),
     executorApiReadsPerStep: +(reqInstall.reads / N).toFixed(1),
     executorWatchesStarted: reqInstall.watches,

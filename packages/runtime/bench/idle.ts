@@ -71,7 +71,7 @@ export const startShipped = (
 ): Shipped => {
   const probe = writeProbe(o.workDir)
   const given = o.nodeFlags ?? benchNodeFlags()
-  const isEnv = (f: string) => /^[A-Z_]+=/u.test(f)
+  const isEnv = (f: string) => /^[A-Z_][A-Z0-9_]*=/u.test(f)
   const nodeFlags = given.filter((f) => !isEnv(f))
   const flagEnv = Object.fromEntries(given.filter(isEnv).map((f) => [f.slice(0, f.indexOf("=")), f.slice(f.indexOf("=") + 1)]))
   const servers = args.some((a) => a.startsWith("--metrics-bind-address")) ? [] : SHIPPED_SERVER_FLAGS
@@ -106,6 +106,63 @@ export interface IdleFigures {
   /** At the end of the idle minutes, before and after a full GC (the probe's answer), if it answered. */
   readonly v8Before?: V8Figures
   readonly afterGc?: V8Figures
+  /** Where the RSS is at the end of the idle minutes, before the GC (/proc/<pid>/smaps). */
+  readonly where?: RssBreakdown
+}
+
+/** RSS by kind of mapping (/proc/<pid>/smaps), in MiB. */
+export interface RssBreakdown {
+  /** The node executable's pages (code and data read from the file; shared with every node process on the host). */
+  readonly nodeBinary: number
+  /** Other file-backed mappings (shared libraries, ICU data). */
+  readonly otherFiles: number
+  /** glibc's main heap (`[heap]`, brk). */
+  readonly brkHeap: number
+  /** Anonymous mappings: V8's heap and code spaces, malloc's other arenas and large blocks, thread stacks. */
+  readonly anonymous: number
+  /** Of all the RSS, the pages only this process uses (Private_Clean + Private_Dirty). */
+  readonly private: number
+  /** The largest anonymous mappings, in MiB (sizes of the regions V8 and malloc keep). */
+  readonly largestAnonymous: ReadonlyArray<number>
+}
+
+/** The RSS of `pid` by kind of mapping, from /proc/<pid>/smaps. */
+export const rssBreakdown = (pid: number): RssBreakdown => {
+  const kib = { nodeBinary: 0, otherFiles: 0, brkHeap: 0, anonymous: 0, private: 0 }
+  const anon: number[] = []
+  let name = ""
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/u.exec(line)
+    if (header !== null) {
+      name = header[1] ?? ""
+      continue
+    }
+    const field = /^(Rss|Private_Clean|Private_Dirty):\s+(\d+) kB/u.exec(line)
+    if (field === null) continue
+    const n = Number(field[2])
+    if (field[1] !== "Rss") {
+      kib.private += n
+      continue
+    }
+    if (name === "[heap]") kib.brkHeap += n
+    else if (name === "" || name.startsWith("[")) {
+      kib.anonymous += n
+      if (name === "") anon.push(n)
+    } else if (/\/node$/u.test(name)) kib.nodeBinary += n
+    else kib.otherFiles += n
+  }
+  const m = (k: number) => +(k / 1024).toFixed(1)
+  return {
+    nodeBinary: m(kib.nodeBinary),
+    otherFiles: m(kib.otherFiles),
+    brkHeap: m(kib.brkHeap),
+    anonymous: m(kib.anonymous),
+    private: m(kib.private),
+    largestAnonymous: anon
+      .sort((a, b) => b - a)
+      .slice(0, 8)
+      .map(m),
+  }
 }
 
 type ProbeRead = { rss: number; memory: Record<string, number>; spaces: Record<string, { size: number; used: number }> }
@@ -136,6 +193,7 @@ export const sampleIdle = async (
   }
   samples.push(procStatus(pid, "VmRSS"))
   const peak = procStatus(pid, "VmHWM")
+  const where = rssBreakdown(pid)
   rmSync(shipped.probeOut, { force: true })
   shipped.child.kill("SIGUSR2")
   let probed: { before: ProbeRead; after: ProbeRead } | undefined
@@ -161,6 +219,7 @@ export const sampleIdle = async (
       last: mib(samples.at(-1)!),
     },
     peakMiB: mib(peak),
+    where,
     ...(probed !== undefined ? { v8Before: figures(probed.before), afterGc: figures(probed.after) } : {}),
   }
 }

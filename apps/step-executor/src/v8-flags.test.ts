@@ -1,0 +1,80 @@
+// The step-executor's V8 flags take effect in the bundle as it ships: the bundle is built and started as the image
+// starts it (`node main.mjs [flags]`, nothing on node's command line but a probe), and V8 itself says whether it
+// still optimizes. Node documents `v8.setFlagsFromString` after start as undefined behaviour, so this is checked on
+// the Node the tests run on (the image's), not assumed.
+import { spawn } from "node:child_process"
+import { once } from "node:events"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { buildApp } from "../../../hack/build-apps"
+import { DEFAULT_V8_FLAGS, v8FlagsOf } from "./v8-flags"
+
+// %GetOptimizationStatus bits (V8's runtime-test.cc, OptimizationStatus).
+const NEVER_OPTIMIZE = 1 << 1
+const OPTIMIZED = 1 << 4
+const MAGLEVVED = 1 << 5
+const TURBOFANNED = 1 << 6
+
+/**
+ * Loaded with `--import` before the bundle, under `--allow-natives-syntax`. When the process exits (the bundle has
+ * run its top and its main), it asks V8 to optimize two fresh functions on their next call, one with TurboFan and one
+ * with Maglev, and writes their optimization status.
+ */
+const PROBE = `import { writeFileSync } from "node:fs"
+process.on("exit", () => {
+  function turbofan(x) { return x * 3 + 1 }
+  %PrepareFunctionForOptimization(turbofan); turbofan(1); turbofan(2); %OptimizeFunctionOnNextCall(turbofan); turbofan(3)
+  function maglev(x) { return x * 5 + 1 }
+  %PrepareFunctionForOptimization(maglev); maglev(1); maglev(2); %OptimizeMaglevOnNextCall(maglev); maglev(3)
+  writeFileSync(process.env.PROBE_OUT, JSON.stringify({ turbofan: %GetOptimizationStatus(turbofan), maglev: %GetOptimizationStatus(maglev) }))
+})
+`
+
+let work: string
+let entry: string
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "step-executor-v8-flags-"))
+  entry = (await buildApp("step-executor", join(work, "dist"))).entry
+  writeFileSync(join(work, "probe.mjs"), PROBE)
+}, 120_000)
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+/** Runs the shipped bundle until it exits (its kubeconfig does not exist) and returns what the probe read. */
+const statusOf = async (env: Record<string, string>): Promise<{ turbofan: number; maglev: number }> => {
+  const out = join(work, `probe-${Math.random().toString(36).slice(2, 8)}.json`)
+  const child = spawn(process.execPath, ["--allow-natives-syntax", "--import", join(work, "probe.mjs"), entry, "--kubeconfig", join(work, "absent")], {
+    stdio: "ignore",
+    env: { PATH: process.env["PATH"] ?? "", NODE_ENV: "production", PROBE_OUT: out, ...env },
+  })
+  await once(child, "exit")
+  return JSON.parse(readFileSync(out, "utf8")) as { turbofan: number; maglev: number }
+}
+
+describe("the step-executor's V8 flags", () => {
+  it("are no optimizing compilers, and AICR_V8_FLAGS replaces them", () => {
+    expect(DEFAULT_V8_FLAGS).toEqual(["--no-opt", "--no-maglev"])
+    expect(v8FlagsOf(undefined)).toEqual(DEFAULT_V8_FLAGS)
+    expect(v8FlagsOf("")).toEqual([])
+    expect(v8FlagsOf(" --no-opt  --max-lazy ")).toEqual(["--no-opt", "--max-lazy"])
+  })
+
+  it("take effect in the shipped bundle: neither TurboFan nor Maglev optimizes a function asked to", { timeout: 60_000 }, async () => {
+    const s = await statusOf({})
+    expect(s.turbofan & NEVER_OPTIMIZE).toBe(NEVER_OPTIMIZE)
+    expect(s.turbofan & (OPTIMIZED | TURBOFANNED)).toBe(0)
+    expect(s.maglev & (OPTIMIZED | MAGLEVVED)).toBe(0)
+  })
+
+  it("with AICR_V8_FLAGS empty, the same bundle optimizes them (the check above can fail)", { timeout: 60_000 }, async () => {
+    const s = await statusOf({ AICR_V8_FLAGS: "" })
+    expect(s.turbofan & NEVER_OPTIMIZE).toBe(0)
+    expect(s.turbofan & (OPTIMIZED | TURBOFANNED)).toBe(OPTIMIZED | TURBOFANNED)
+    expect(s.maglev & (OPTIMIZED | MAGLEVVED)).toBe(OPTIMIZED | MAGLEVVED)
+  })
+})
