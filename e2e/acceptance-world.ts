@@ -71,7 +71,12 @@ export interface Rollout {
 export interface Pod {
   metadata: { name: string; uid: string }
   spec: { nodeName?: string; containers: Array<{ image: string }> }
-  status: { phase: string; podIP?: string; containerStatuses?: Array<{ restartCount: number; ready: boolean }> }
+  status: {
+    phase: string
+    podIP?: string
+    conditions?: Array<{ type: string; status: string }>
+    containerStatuses?: Array<{ restartCount: number; ready: boolean }>
+  }
 }
 
 export const conditionOf = (o: { status?: { conditions?: Cond[] } }, type: string) => o.status?.conditions?.find((c) => c.type === type)
@@ -122,6 +127,14 @@ export const acceptanceWorld = (opts: { prefix: string; aicrVersion: string; cha
   }
   const json = async <A>(...args: string[]): Promise<A> => JSON.parse(await kubectl(...args, "-o", "json")) as A
 
+  /** The charts the local chart upstream serves, with where each comes from, as its first line lists them. */
+  const servedCharts = (): Array<{ name?: string; origin: string }> => {
+    const line = readFileSync(join(dir, "logs", "chart-upstream.log"), "utf8")
+      .split("\n")
+      .find((l) => l.includes('"httpUrl"'))
+    if (line === undefined) throw new Error(`the chart upstream's first line is not in ${join(dir, "logs", "chart-upstream.log")}`)
+    return (JSON.parse(line) as { charts: Array<{ name?: string; origin: string }> }).charts
+  }
   /** The plane `up` started (its state.json). */
   const plane = (): HarnessInfo => (JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { info: HarnessInfo }).info
   const get = async (path: string) => expectOk(await kubeRequest(plane(), { method: "GET", path }), `GET ${path}`)
@@ -264,6 +277,7 @@ export const acceptanceWorld = (opts: { prefix: string; aicrVersion: string; cha
     helmCmd,
     json,
     plane,
+    servedCharts,
     get,
     rollouts,
     rolloutOf,

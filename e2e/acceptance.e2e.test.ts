@@ -9,16 +9,19 @@
  * process on this machine, from an image on the plane's registry). At the end of every story it must be the same pod
  * (UID), never restarted, still Running, its process alive.
  *
- * Charts: the STAND-IN charts of the local chart upstream (`AICR_UPSTREAM_CHARTS=stand-in`, `CHARTS` below), not the
- * real upstream charts yet; switching is that one constant. AICR is the pinned version (v0.11.1); the stories that
- * start from an install on the previous one (v0.10.16) — 2, 3 and 4 — are in e2e/acceptance-upgrade.e2e.test.ts.
+ * Charts: the REAL upstream charts (third-party/charts, `AICR_UPSTREAM_CHARTS=real`, `CHARTS` below), served by the
+ * local chart upstream at their public repository paths; `up` raises the step timeout for them (45m). The stand-ins
+ * they depend on (docs/local-control-plane.md, "What kwok cannot run"): the webhook stand-in answers the charts'
+ * admission webhooks, their caBundles and prometheus-adapter's aggregated API; kwok completes every hook Job without
+ * running it. AICR is the pinned version (v0.11.1); the stories that start from an install on the previous one
+ * (v0.10.16) — 2, 3 and 4 — are in e2e/acceptance-upgrade.e2e.test.ts.
  *
  * The order, each story starting from the state the one before leaves: 8 (the refusals, on the first rollout while it
  * awaits approval), 1 + 9 (its one approval, watched), 1 (the order of the steps, validation, evidence),
  * 7 (suspendEngine), 10 (removal: drop the Kubeflow platform), 5 (crash and upgrade of the operator mid-rollout),
- * 6 (lose the operator; the reinstall refuses a hand edit: its first part).
- * Each story prints its wall time when it passes, and all of them at the end (stderr). The todos at the end say what
- * is not passing yet, and why.
+ * 6 (lose the operator; the reinstall refuses a hand edit, then one approval takes the stack back, validated with the
+ * AICR and recipe of the runtime's resolution), 9 (rest: a node NotReady and a registry outage in Ready).
+ * Each story prints its wall time when it passes, and all of them at the end (stderr).
  *
  * Checked the user's way: `kubectl`, `kubectl aicr` (the plugin on PATH, contexts of the plane's kubeconfig per user),
  * `helm`, and the API server's audit log.
@@ -26,14 +29,15 @@
 import { spawn } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
-import { ARGOCD_NAMESPACE, eventually, processesOfPod, readAuditEvents } from "@aicr/testing/harness"
+import { planConfigMapName } from "@aicr/api"
+import { adoptProc, ARGOCD_NAMESPACE, eventually, processesOfPod, readAuditEvents, type Registry, startRegistry } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { DEPLOYMENTS, pushControllerRelease } from "../hack/local-chart"
-import { acceptanceWorld, conditionOf, devScript, EXECUTOR, NS, nowIso, OUTCOME, type Pod, root, run, RUNTIME, versions } from "./acceptance-world"
+import { acceptanceWorld, type Cond, conditionOf, devScript, EXECUTOR, NS, nowIso, OUTCOME, type Pod, root, run, RUNTIME, versions } from "./acceptance-world"
 
-/** The charts the local chart upstream serves: `stand-in` for now; `real` (third-party/charts) once they reach Ready. */
-const CHARTS: "stand-in" | "real" = "stand-in"
+/** The charts the local chart upstream serves: the real ones (third-party/charts), named explicitly. */
+const CHARTS = "real" as const
 
 const world = acceptanceWorld({ prefix: "aicr-acceptance-", aicrVersion: versions.aicr, charts: CHARTS })
 const {
@@ -55,7 +59,7 @@ const {
   approve,
   writesSince,
 } = world
-const { startTraining, expectTrainingUntouched } = world
+const { training, startTraining, expectTrainingUntouched } = world
 
 const timings: Array<[string, number]> = []
 let storyStart = 0
@@ -67,6 +71,12 @@ const end = async (story: string) => {
 }
 
 let first = ""
+// Story 6: what the lost operator left (its Applications, its runtime's uid and spec), for the re-adoption.
+let lost: Awaited<ReturnType<typeof applications>> = []
+let oldUid: string | undefined
+let lostSpec: Record<string, unknown> = {}
+// Story 9: the plane's registry, started again after its outage (the plane's own process is stopped by then).
+let restartedRegistry: Registry | undefined
 
 beforeAll(async () => {
   begin()
@@ -81,16 +91,13 @@ beforeAll(async () => {
 afterAll(async () => {
   process.stderr.write(`acceptance story wall times (s):\n${timings.map(([s, t]) => `  ${t.toFixed(1).padStart(7)}  ${s}`).join("\n")}\n`)
   await run(process.execPath, [devScript, "down"], { cwd: root, env }).catch(() => undefined)
+  await restartedRegistry?.stop()
   rmSync(dir, { recursive: true, force: true })
 }, 300_000)
 
 describe("acceptance: the validated scenarios on the installed chart", () => {
-  it("the local chart upstream serves the charts CHARTS names (the stand-ins), as its first line says", () => {
-    const line = readFileSync(join(dir, "logs", "chart-upstream.log"), "utf8")
-      .split("\n")
-      .find((l) => l.includes('"httpUrl"'))
-    expect(line, "the chart upstream's first line").toBeDefined()
-    const served = (JSON.parse(line!) as { charts: Array<{ name?: string; origin: string }> }).charts
+  it("the local chart upstream serves the charts CHARTS names (the real ones), as its first line says", () => {
+    const served = world.servedCharts()
     expect(served.length).toBeGreaterThan(0)
     expect(served.filter((c) => c.origin !== CHARTS)).toEqual([])
   })
@@ -468,7 +475,10 @@ describe("acceptance: the validated scenarios on the installed chart", () => {
     async () => {
       begin()
       const apps = await applications()
-      const oldUid = (await get(RUNTIME)).metadata.uid
+      lost = apps
+      const runtime = await get(RUNTIME)
+      oldUid = runtime.metadata.uid
+      lostSpec = runtime.spec
       const helmOut = await helmCmd("uninstall", "aicr-operator", "--namespace", NS, "--wait")
       expect(helmOut.code, helmOut.stderr).toBe(0)
       expect((await sh(`kubectl delete namespace ${NS} --context admin --wait=true --timeout=300s`)).code).toBe(0)
@@ -513,25 +523,245 @@ describe("acceptance: the validated scenarios on the installed chart", () => {
     },
   )
 
-  // Written in full at commit d46d86c (git show d46d86c:e2e/acceptance.e2e.test.ts): the team's runtime re-applied as
-  // it was, the hand edit undone, the Adopt rollout approved, each Application written once, its spec unchanged, no
-  // change rollout after it. In its one run the planner rebuilt the plan from the live Applications despite story 5's
-  // partial Upgrade (the two plans' markers): the Adopt rollout of all 13 Applications awaited approval 8.7 s after
-  // the undo. Run again with the body as written (18:27 UTC, on the merged tree): the Adopt rollout awaited approval, and
-  // once approved all 13 steps were ready at their revisions, and the rollout ended Failed on validation:
-  // "Validated=False/ValidationIncomplete: Deployment validation cannot run: the target plan … records no AICR image to
-  // validate with". A plan rebuilt from live Applications (apps/planner/src/adopt.ts) records releases only: no AICR
-  // image and no recipe (the lost operator's content ConfigMaps went with aicr-system), which the validation gate needs
-  // (apps/validation-gate/src/act.ts readInputs). Story 9 then waited for Ready=True in vain. Open: which AICR and
-  // recipe an adopted plan is validated with (the runtime's current resolution when it rebuilds to the same releases?).
-  it.todo(
-    "6 (second part). once the hand edit is undone, the plan is rebuilt from what runs and one approval takes the stack back, each Application written once, its spec unchanged — not passing: once approved, the Adopt rollout after story 5's partial Upgrade ended Failed: deployment validation cannot run on a plan rebuilt from live Applications (it records no AICR image and no recipe)",
+  it(
+    "6 (second part). once the hand edit is undone, the plan is rebuilt from what runs and one approval takes the stack back, each Application written once, its spec unchanged (after 6, first part)",
+    { timeout: 1_200_000 },
+    async () => {
+      begin()
+      const newUid = (await get(RUNTIME)).metadata.uid
+      const names = (await rollouts()).map((x) => x.metadata.name)
+      // The reinstall applied the guide's sample runtime; the team applies theirs as it was before the loss (no
+      // Kubeflow platform since story 10, story 5's overrides), so that what runs is what the runtime asks for.
+      const current = (await get(RUNTIME)).spec as Record<string, unknown>
+      await editRuntime({
+        spec: {
+          ...Object.fromEntries(Object.keys(current).map((k) => [k, null])),
+          ...lostSpec,
+          adoption: current["adoption"],
+        },
+      })
+      // The hand edit undone, the way it was made.
+      const t0 = Date.now()
+      expect(
+        (
+          await sh(
+            `kubectl -n ${ARGOCD_NAMESPACE} patch application nvsentinel --context admin --type merge -p '{"spec":{"source":{"helm":{"valuesObject":{"handEdit":null}}}}}'`,
+          )
+        ).code,
+      ).toBe(0)
+      // Rebuilt from the live Applications (story 5's Upgrade wrote six of them under a later plan than the rest): one
+      // Adopt rollout of every Application, awaiting approval.
+      const r = await openRollout(names).catch(async (e: unknown) => {
+        throw new Error(`${String(e)}; Planned: ${JSON.stringify(conditionOf(await get(RUNTIME), "Planned"))}`)
+      })
+      timings.push(["6. (second part) hand edit undone → Adopt rollout AwaitingApproval", (Date.now() - t0) / 1000])
+      expect(r.spec.kind).toBe("Adopt")
+      expect(conditionOf(r, "Approved")).toMatchObject({ status: "False", reason: "AwaitingApproval" })
+      const live = await applications()
+      expect((r.spec.steps ?? []).map((s) => [s.release, s.action]).sort()).toEqual(lost.map((a) => [a.metadata.name, "Adopt"]).sort())
+      // Nothing of the stack changed by the loss and the reinstall: the specs are the ones the lost operator wrote.
+      const spec = new Map(lost.map((a) => [a.metadata.name, a.spec]))
+      for (const a of live) expect(a.spec, a.metadata.name).toEqual(spec.get(a.metadata.name))
+
+      const since = nowIso()
+      const t1 = Date.now()
+      await approve(r.metadata.name, "take the stack back")
+      expect(await waitOutcome(r.metadata.name, 600_000)).toBe("Succeeded")
+      timings.push(["6. (second part) approval → Adopt rollout Succeeded", (Date.now() - t1) / 1000])
+      // Validated like any rollout, with the AICR and recipe of the resolution that renders what runs; the evidence
+      // names the adopted plan and the approver.
+      expect(
+        await kubectl(
+          "get",
+          "runtimerollout",
+          r.metadata.name,
+          "-o",
+          'jsonpath={.status.conditions[?(@.type=="Validated")].status}/{.status.conditions[?(@.type=="Validated")].reason} {.status.validation.result}',
+        ),
+      ).toBe("True/ValidationPassed Passed")
+      const evidence = await sh(`kubectl aicr evidence ${r.metadata.name} --context approver`)
+      expect(evidence.code, evidence.stderr).toBe(0)
+      expect(evidence.stdout).toContain(`Rollout:       ${r.metadata.name} → plan ${r.spec.toDigest}`)
+      expect(evidence.stdout).toMatch(/^Approved by: {3}approver .*: take the stack back$/mu)
+      expect(evidence.stdout).toContain("Report:        ctrf.json is the report the binding names (sha256 matches)")
+      const adopted = JSON.parse(await kubectl("-n", NS, "get", "configmap", planConfigMapName(r.spec.toDigest), "-o", "jsonpath={.data.plan\\.json}")) as {
+        source: string
+        aicr?: { version: string }
+        content: Array<{ key: string }>
+      }
+      expect([adopted.source, adopted.aicr?.version, adopted.content.map((c) => c.key).includes("recipe.json")]).toEqual(["Adoption", versions.aicr, true])
+      // Each Application written once (audit log), now the new runtime's, its spec unchanged, not synced again.
+      const writes = writesSince(since)
+      expect([...writes.keys()].sort()).toEqual(lost.map((a) => a.metadata.name).sort())
+      expect([...writes.entries()].filter(([, n]) => n !== 1)).toEqual([])
+      const synced = new Map(live.map((a) => [a.metadata.name, a.status?.operationState?.finishedAt]))
+      const after = await applications()
+      expect(after.map((a) => a.metadata.name).sort()).toEqual(lost.map((a) => a.metadata.name).sort())
+      for (const a of after) {
+        expect(a.metadata.labels?.["operator.aicr.run/runtime-uid"], a.metadata.name).toBe(newUid)
+        expect(a.spec, a.metadata.name).toEqual(spec.get(a.metadata.name))
+        expect(a.status?.operationState?.finishedAt, a.metadata.name).toBe(synced.get(a.metadata.name))
+      }
+      await eventually(async () => ((await get(RUNTIME)).status?.plans?.active === r.spec.toDigest ? true : undefined), {
+        timeoutMs: 120_000,
+        what: "the adopted plan active",
+      })
+      // The runtime as the team had it resolves to what runs: Ready, and no rollout of a change.
+      await eventually(async () => (conditionOf(await get(RUNTIME), "Ready")?.status === "True" ? true : undefined), {
+        timeoutMs: 600_000,
+        what: "Ready=True after the adoption",
+      }).catch(async (e: unknown) => {
+        const rt = await get(RUNTIME)
+        throw new Error(
+          `${String(e)}; conditions ${JSON.stringify(rt.status?.conditions?.map((c: Cond) => `${c.type}=${c.status}/${c.reason}: ${c.message}`))}`,
+        )
+      })
+      expect((await rollouts()).filter((x) => x.metadata.labels?.[OUTCOME] === undefined).map((x) => x.metadata.name)).toEqual([])
+      expect(oldUid).not.toBe(newUid)
+      await end("6. (second part) re-adoption with one approval")
+    },
   )
-  // Written at commit d46d86c: a kwok GPU node (not the training job's) holding a Deployment replica of the stack goes
-  // silent (its Lease held), then a hard refresh while the plane's registry is stopped; Ready read with kubectl. Not
-  // run: it starts from Ready=True after story 6, which did not get there. A DaemonSet's pod alone would not show (the
-  // DaemonSet controller drops an unreachable node from its desired count; apps/planner/test/watch.int.test.ts).
-  it.todo(
-    "9 (rest). a node going NotReady and a registry outage show in the runtime's Ready with their cause and clear on recovery, read with kubectl — written, not passing yet: it starts from Ready=True after story 6's second part, which its one run did not reach",
+
+  it(
+    "9 (rest). a node going NotReady and a registry outage show in the runtime's Ready with their cause, read with kubectl, and clear on recovery; the training job runs on (after 6)",
+    { timeout: 1_200_000 },
+    async () => {
+      begin()
+      const readyColumns = async () =>
+        (
+          await kubectl(
+            "get",
+            "clusterruntime",
+            "cluster",
+            "-o",
+            'jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}',
+          )
+        ).trim()
+      const readyMessage = () => kubectl("get", "clusterruntime", "cluster", "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].message}')
+      const waitReady = (what: string, want: (columns: string, message: string) => boolean) =>
+        eventually(
+          async () => {
+            const [c, m] = [await readyColumns(), await readyMessage()]
+            return want(c, m) ? m : undefined
+          },
+          { timeoutMs: 300_000, intervalMs: 1_000, what },
+        ).catch(async (e: unknown) => {
+          throw new Error(`${String(e)}; Ready ${await readyColumns()}: ${await readyMessage()}`)
+        })
+      await waitReady("Ready=True before the outages", (c) => c.startsWith("True/"))
+
+      // (a) A node's kubelet goes silent: its Lease taken by a holder that never renews it, so kwok (which plays the
+      // kubelets) stops heartbeating it, and the node lifecycle controller marks it Unknown and its pods not ready.
+      // A DaemonSet's pod there need not show (the DaemonSet controller may drop an unreachable node from its desired
+      // count, and Argo CD then keeps the DaemonSet Healthy): the node taken is one where a Deployment of the stack has
+      // a replica, and not the training job's. The real charts place their Deployments on the system nodes (GPU nodes
+      // run their DaemonSets only), so that is a system node; a GPU node is taken first when one qualifies. Such a node
+      // carries several releases' pods, so Ready names several releases (the first few, "and N more"): each one named
+      // must have a pod on that node.
+      interface StackPod {
+        metadata: { name: string; namespace: string; labels?: Record<string, string>; ownerReferences?: Array<{ kind: string; name: string }> }
+        spec: { nodeName?: string }
+      }
+      // Which release a workload belongs to: the Application whose managed resources list it (kind/namespace/name).
+      const owner = new Map<string, string>()
+      for (const a of await applications())
+        for (const r of (a.status as { resources?: Array<{ kind: string; namespace?: string; name: string }> } | undefined)?.resources ?? [])
+          if (["Deployment", "DaemonSet", "StatefulSet"].includes(r.kind)) owner.set(`${r.kind}/${r.namespace}/${r.name}`, a.metadata.name)
+      const deploymentOf = (p: StackPod) => {
+        const rs = p.metadata.ownerReferences?.find((o) => o.kind === "ReplicaSet")?.name
+        const hash = p.metadata.labels?.["pod-template-hash"]
+        return rs !== undefined && hash !== undefined && rs.endsWith(`-${hash}`)
+          ? `Deployment/${p.metadata.namespace}/${rs.slice(0, -hash.length - 1)}`
+          : undefined
+      }
+      const releaseOf = (p: StackPod) => {
+        const direct = p.metadata.ownerReferences?.find((o) => o.kind === "DaemonSet" || o.kind === "StatefulSet")
+        return owner.get(direct !== undefined ? `${direct.kind}/${p.metadata.namespace}/${direct.name}` : (deploymentOf(p) ?? ""))
+      }
+      /** The releases Ready names, with the health it gives each. */
+      const named = (message: string) => [...message.matchAll(/release (\S+) at \S+: health (\w+)/gu)].map((m) => [m[1]!, m[2]!] as const)
+      const pods = (await json<{ items: StackPod[] }>("get", "pods", "-A")).items
+      const gpuFirst = (p: StackPod) => (p.spec.nodeName?.startsWith("kwok-gpu-") === true ? 0 : 1)
+      const candidates = pods
+        .filter((p) => p.spec.nodeName?.startsWith("kwok-") === true && p.spec.nodeName !== training.node && owner.has(deploymentOf(p) ?? ""))
+        .sort((a, b) => gpuFirst(a) - gpuFirst(b))
+      expect(
+        candidates.length,
+        `a Deployment replica of the stack on a node other than the training job's (${training.node}); pods on kwok nodes: ${pods
+          .filter((p) => p.spec.nodeName?.startsWith("kwok-"))
+          .map((p) => `${p.metadata.namespace}/${p.metadata.name}@${p.spec.nodeName}`)
+          .join(", ")}`,
+      ).toBeGreaterThan(0)
+      const node = candidates[0]!.spec.nodeName!
+      const onNode = new Set(pods.filter((p) => p.spec.nodeName === node).flatMap((p) => releaseOf(p) ?? []))
+      const micro = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/u, ".$1000Z")
+      const lease = (spec: Record<string, unknown>) =>
+        sh(`kubectl -n kube-node-lease patch lease ${node} --context admin --type merge -p '${JSON.stringify({ spec })}'`)
+      const nodeReady = async () => (await kubectl("get", "node", node, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')).trim()
+      const t0 = Date.now()
+      expect((await lease({ holderIdentity: "silent-kubelet", renewTime: micro(Date.now()), leaseDurationSeconds: 3600 })).code).toBe(0)
+      let nodeDown = ""
+      try {
+        await eventually(async () => ((await nodeReady()) === "Unknown" ? true : undefined), { timeoutMs: 180_000, intervalMs: 1_000, what: `${node} Unknown` })
+        nodeDown = await waitReady(
+          `Ready=False/NotReady naming releases with pods on ${node} (${[...onNode].join(", ")})`,
+          (c, m) => c === "False/NotReady" && named(m).length > 0,
+        )
+        timings.push([`9. node ${node} silent → Ready=False/NotReady`, (Date.now() - t0) / 1000])
+        for (const [r, health] of named(nodeDown)) {
+          expect(onNode, `${r}, named in: ${nodeDown}`).toContain(r)
+          expect(health, r).toMatch(/^(Progressing|Degraded)$/u)
+        }
+      } finally {
+        // The kubelet back: its Lease expired, kwok takes the node again and marks it Ready.
+        expect((await lease({ holderIdentity: "silent-kubelet", renewTime: micro(Date.now() - 7_200_000), leaseDurationSeconds: 40 })).code).toBe(0)
+      }
+      await eventually(async () => ((await nodeReady()) === "True" ? true : undefined), { timeoutMs: 180_000, intervalMs: 1_000, what: `${node} Ready again` })
+      // The registry outage below is read on the first release the node's outage named.
+      const release = named(nodeDown)[0]![0]
+      // The returning kubelet reports its pods ready again (kwok's stages only make Pending pods ready): played here.
+      const t1 = Date.now()
+      for (const p of (await json<{ items: StackPod[] }>("get", "pods", "-A", "--field-selector", `spec.nodeName=${node}`)).items) {
+        const at = new Date().toISOString()
+        const conditions = ["Ready", "ContainersReady"].map((type) => ({ type, status: "True", lastTransitionTime: at }))
+        const patched = await sh(
+          `kubectl -n ${p.metadata.namespace} patch pod ${p.metadata.name} --subresource status --context admin --type strategic -p '${JSON.stringify({ status: { conditions } })}'`,
+        )
+        expect(patched.code, patched.stderr).toBe(0)
+      }
+      await waitReady("Ready=True after the node came back", (c) => c.startsWith("True/"))
+      timings.push([`9. node ${node} back → Ready=True`, (Date.now() - t1) / 1000])
+
+      // (b) The registry stops answering while Argo CD must read a chart again (a hard refresh, as
+      // `argocd app get --hard-refresh` asks): Argo CD's ComparisonError shows in Ready, naming the registry.
+      const recorded = (JSON.parse(readFileSync(join(dir, "state.json"), "utf8")) as { procs: Array<{ name: string; pid: number; bin: string; log: string }> })
+        .procs
+      const reg = recorded.find((p) => p.name === "registry")!
+      expect(reg, "the plane's registry process").toBeDefined()
+      const address = plane().registry
+      const refresh = async (name: string) =>
+        expect((await sh(`kubectl -n ${ARGOCD_NAMESPACE} annotate application ${name} argocd.argoproj.io/refresh=hard --overwrite --context admin`)).code).toBe(
+          0,
+        )
+      const t2 = Date.now()
+      await adoptProc(reg.name, reg.pid, reg.bin, reg.log).stop()
+      try {
+        await refresh(release)
+        const down = await waitReady(
+          "Ready=False/NotReady for the registry outage",
+          (c, m) => c === "False/NotReady" && m.includes(`release ${release} at `) && m.includes("ComparisonError: "),
+        )
+        timings.push(["9. registry stopped → Ready=False/NotReady (ComparisonError)", (Date.now() - t2) / 1000])
+        expect(down).toContain(address)
+      } finally {
+        // The registry back on its address and storage, as the plane ran it.
+        restartedRegistry = await startRegistry({ dir: plane().dir, port: Number(address.split(":")[1]) })
+      }
+      const t3 = Date.now()
+      await refresh(release)
+      await waitReady("Ready=True after the registry came back", (c) => c.startsWith("True/"))
+      timings.push(["9. registry back → Ready=True", (Date.now() - t3) / 1000])
+      await end("9. node NotReady and registry outage")
+    },
   )
 })

@@ -223,7 +223,10 @@ describe("ECR tokens from the refresher, used by helm and by Argo CD across a ro
       { timeoutMs: 60_000, what: "the repo-creds Secret" },
     )
     const firstWriteMs = Date.now() - startedAt
-    expect((await ready())?.reason).toBe("TokenRefreshed")
+    // The Secrets are written at start, before the runtime's status (ADR 20261203-credentials-before-runtime): two
+    // writes, so the condition may land a pass after the Secret does.
+    const condition = await eventually(ready, { timeoutMs: 30_000, what: "the runtime's RegistryCredentialsReady condition" })
+    expect(condition.reason).toBe("TokenRefreshed")
     expect(secret.metadata.labels?.["argocd.argoproj.io/secret-type"]).toBe("repo-creds")
     const minted = aws.tokens()
     expect(

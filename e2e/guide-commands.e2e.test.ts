@@ -102,7 +102,7 @@ beforeAll(async () => {
   // The stand-in charts, not the real ones the chart upstream serves by default: this file checks the guide's commands
   // up to the first step's start, on the e2e tier's shared plane and Argo CD; the real charts' steps would go on
   // installing there (their CRDs stay when Applications are deleted) while the tier's other files run.
-  // e2e/real-charts.e2e.test.ts installs the real charts, on a plane of its own.
+  // The acceptance stories (e2e/acceptance*.e2e.test.ts) install the real charts, each on a plane of its own.
   await startLocalOperator(info, { dir: operatorDir, attached: true, aws: true, charts: "stand-in" })
 }, 600_000)
 

@@ -28,7 +28,7 @@ const root = repoRoot()
 const dir = mkdtempSync(join(tmpdir(), "aicr-lifecycle-"))
 // The stand-in charts (AICR_UPSTREAM_CHARTS=stand-in), not the real ones `up` serves by default: the lifecycle's
 // rollouts (install, suspension, upgrade, removal) are about the operator, and the real charts' install alone takes
-// 15 minutes and more here (e2e/real-charts.e2e.test.ts runs it, install and AICR upgrade).
+// 8 minutes and more here (the acceptance stories run it: e2e/acceptance*.e2e.test.ts).
 const env = { ...process.env, AICR_LOCAL_DIR: dir, AICR_UPSTREAM_CHARTS: "stand-in" }
 const devScript = join(root, "hack", "aicr-dev.mjs")
 const kubeconfig = join(dir, "kubeconfig")

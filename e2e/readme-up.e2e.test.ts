@@ -10,7 +10,7 @@
  * Charts: `up`'s default, as the README's command runs it: the real upstream charts (third-party/charts), which the
  * mirror copies into the runtime registry before the rollout is planned; `helm pull` of each from there is the
  * project's own package byte for byte. The file stops at the approval, so it does not run the real charts' install
- * (15 minutes and more here, after the approval): e2e/real-charts.e2e.test.ts runs it, install and AICR upgrade.
+ * (8 minutes and more here, after the approval): the acceptance stories run it (e2e/acceptance.e2e.test.ts, story 1).
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"

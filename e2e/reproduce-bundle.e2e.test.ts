@@ -32,7 +32,7 @@ let env: NodeJS.ProcessEnv = {}
 const up = (aicrVersion?: string) => {
   // The stand-in charts (AICR_UPSTREAM_CHARTS=stand-in), not the real ones `up` serves by default: the bundle
   // reproduced here is AICR's, whatever the charts, and the real charts' install takes 15 minutes and more here
-  // (e2e/real-charts.e2e.test.ts runs it).
+  // (the acceptance stories run it: e2e/acceptance*.e2e.test.ts).
   const e: NodeJS.ProcessEnv = { ...process.env, AICR_LOCAL_DIR: dir, AICR_UPSTREAM_CHARTS: "stand-in" }
   delete e.AICR_IMAGE
   if (aicrVersion === undefined) delete e.AICR_VERSION

@@ -27,7 +27,7 @@ const EXECUTOR_USER = "system:serviceaccount:aicr-system:aicr-step-executor"
 
 const install = async (charts: "stand-in" | "real") => {
   const dir = mkdtempSync(join(tmpdir(), `aicr-bench-${charts}-`))
-  // The step timeout as e2e/real-charts.e2e.test.ts raises it (up passes it to the chart): on a shared 2-core machine
+  // The step timeout as up raises it for the real charts (up passes it to the chart): on a shared 2-core machine
   // kube-prometheus-stack's first sync on the real charts took longer than the default 15 minutes.
   const env = { ...process.env, AICR_LOCAL_DIR: dir, AICR_UPSTREAM_CHARTS: charts, AICR_STEP_TIMEOUT: "45m" }
   try {

@@ -120,7 +120,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client.close()
-})
+  // The approval-guard pods of this file would otherwise keep running on the shared plane for the rest of the tier and
+  // reconcile every RuntimeRollout the later files create (seen: crds.int's rollout "cols" re-marked Approved=False).
+  if (ns === undefined) return
+  await kubectl("delete", "namespace", ns, "--wait=true", "--timeout=240s")
+  await kubectl("delete", "clusterrolebinding,clusterrole", `${ns}-approval-guard`, "--ignore-not-found")
+}, 300_000)
 
 const podsOf = async (app: string) =>
   expectOk(await kubeRequest(info, { method: "GET", path: `/api/v1/namespaces/${ns}/pods?labelSelector=app%3D${app}` }), "list pods").items as {

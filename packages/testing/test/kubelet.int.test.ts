@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { parse, stringify } from "yaml"
-import { createNamespace, eventually, expectOk, h100Host, kubeRequest, readVersions, setHostProfile } from "../src/harness/index"
+import { createNamespace, eventually, expectOk, h100Host, HOLD_LABEL, kubeRequest, readVersions, setHostProfile } from "../src/harness/index"
 import { aicrBinary } from "../src/harness/tools"
 
 const run = promisify(execFile)
@@ -181,6 +181,36 @@ describe("process kubelet: every other pod keeps kwok's fake lifecycle", () => {
     })
     const pods = await get(`/api/v1/namespaces/${ns}/pods`)
     expect(pods.items[0].status.containerStatuses[0].containerID ?? "").not.toMatch(/^harness:/)
+  })
+
+  it(`a pod labelled ${HOLD_LABEL} stays not ready until the label is removed, then kwok readies it`, async () => {
+    const ns = await createNamespace(info, "held")
+    const pod = (name: string, labels: Record<string, string>) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace: ns, labels },
+      spec: { nodeName: "kwok-system-0", containers: [{ name: "c", image: "registry.k8s.io/pause:3.10" }] },
+    })
+    const ready = async (name: string) =>
+      (await get(`/api/v1/namespaces/${ns}/pods/${name}`)).status?.conditions?.find((c: { type: string }) => c.type === "Ready")?.status === "True"
+    for (const p of [pod("held", { [HOLD_LABEL]: "true" }), pod("free", {})])
+      expectOk(await kubeRequest(info, { method: "POST", path: `/api/v1/namespaces/${ns}/pods`, body: p }), `create pod ${p.metadata.name}`)
+    // The unlabelled twin on the same node turning ready shows kwok has seen both pods.
+    await eventually(() => ready("free"), { timeoutMs: 60_000, what: "kwok readies the unlabelled pod" })
+    await new Promise((r) => setTimeout(r, 3_000))
+    const held = await get(`/api/v1/namespaces/${ns}/pods/held`)
+    expect([held.status.phase, await ready("held")]).toEqual(["Pending", false])
+    // Released the way the acceptance stories do it: the label removed from the pod.
+    expectOk(
+      await kubeRequest(info, {
+        method: "PATCH",
+        path: `/api/v1/namespaces/${ns}/pods/held`,
+        body: { metadata: { labels: { [HOLD_LABEL]: null } } },
+        contentType: "application/merge-patch+json",
+      }),
+      "remove the hold label",
+    )
+    await eventually(() => ready("held"), { timeoutMs: 60_000, what: "kwok readies the released pod" })
   })
 })
 

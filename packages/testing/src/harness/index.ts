@@ -26,6 +26,7 @@ export {
 export {
   writesByName,
   applyManifests,
+  deleteClusterScoped,
   type ApplyOptions,
   type AuditEvent,
   createNamespace,
@@ -59,6 +60,7 @@ export { aicrBinary, argoCdCrdsDir, readVersions, repoRoot, toolPath, type ToolV
 export { defaultHostFor, h100Host, HOST_PROFILE_ANNOTATION, HostProfile, hostProfileOf, setHostProfile, systemHost } from "./kubelet/hosts"
 export { AICR_IMAGES, CLAIMED_REPOSITORIES, CUDA_BASE_IMAGE, type ImageRule, type ImageRuntime, KUBELET_IMAGES, lookupImage } from "./kubelet/images"
 export { CONTAINER_ID_PREFIX, KUBELET_FIELD_MANAGER, startKubelet } from "./kubelet/kubelet"
+export { HOLD_LABEL } from "./kubelet/stages"
 export { type IsolatedHelm, isolatedHelm } from "./helm"
 export {
   addRepositoryCredential,

@@ -113,14 +113,18 @@ describe("process kubelet: kwok stages", () => {
     spec: { resourceRef: { kind }, selector: { matchExpressions: [{ key: ".status.phase", operator: "In", values: ["Pending"] }] } },
   })
 
-  it("adds the claimed-image exclusion to every pod stage and to no node stage", () => {
+  it("adds the claimed-image exclusion to every pod stage and to no node stage, and the hold exclusion to the ready stage only", () => {
     const out = patchStages([stage("pod-ready"), stage("node-initialize", "Node"), stage("pod-delete")], "^(a)[:@]")
     expect(out[0].spec.selector.matchExpressions).toEqual([
       { key: ".status.phase", operator: "In", values: ["Pending"] },
       { key: '[.spec.containers.[].image | test("^(a)[:@]")] | any', operator: "NotIn", values: ["true"] },
+      { key: '.metadata.labels.["aicr-e2e-hold"]', operator: "DoesNotExist" },
     ])
     expect(out[1].spec.selector.matchExpressions).toHaveLength(1)
-    expect(out[2].spec.selector.matchExpressions).toHaveLength(2)
+    expect(out[2].spec.selector.matchExpressions).toEqual([
+      { key: ".status.phase", operator: "In", values: ["Pending"] },
+      { key: '[.spec.containers.[].image | test("^(a)[:@]")] | any', operator: "NotIn", values: ["true"] },
+    ])
   })
 
   it("quotes the pattern as a jq string", () => {
