@@ -8,7 +8,6 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { APPROVER_ROLE } from "@aicr/api"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   eventually,
@@ -20,14 +19,14 @@ import {
   removeApprovalPolicies,
   untilCondition,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { approvalGuardApp } from "../src/app"
 import { approval, clusterRoleBinding, createRuntime, deleteRuntime, isoIn, plannedRollout, ROLLOUTS } from "./support/rollouts"
 
 const info: HarnessInfo = inject("harness")
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let guard: { readonly stop: () => Promise<void> } | undefined
 let uid = ""
 let seq = 0
 
@@ -59,16 +58,11 @@ const approveAs = async (name: string, o: Parameters<typeof approval>[1] = {}) =
   )
 
 const start = () => {
-  const config = parseConfig(
-    "approval-guard",
-    ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"],
-    {},
-  )
-  fiber = Effect.runFork(runApp(approvalGuardApp, config))
+  guard = startController(info, approvalGuardApp, [])
 }
 const stop = async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
-  fiber = undefined
+  await guard?.stop()
+  guard = undefined
 }
 const bindApprovers = () => applyManifests(info, [clusterRoleBinding("guard-approvers", APPROVER_ROLE, [{ kind: "Group", name: "aicr-approvers" }])])
 

@@ -7,7 +7,6 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ANNOTATION_EDITED_BY } from "@aicr/api"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   createNamespace,
@@ -22,8 +21,7 @@ import {
   spawnProc,
   untilCondition,
 } from "@aicr/testing/harness"
-import { removeRuntime } from "@aicr/testing/world"
-import { Effect, Fiber } from "effect"
+import { removeRuntime, startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { plannerApp } from "../src/app"
@@ -40,7 +38,7 @@ const ROLES = { operator: `engine-reasons-operator-${suffix}`, engine: `engine-r
 let ns: string
 let work: string
 let bundle: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let planner: { readonly stop: () => Promise<void> } | undefined
 let executor: Proc | undefined
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -107,13 +105,12 @@ beforeAll(async () => {
       spec: { intent: "training", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Disabled" } },
     },
   ])
-  const common = ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn"]
-  fiber = Effect.runFork(runApp(plannerApp, parseConfig("planner", [...common, "--operator-namespace", ns, "--engine-project", "default"], {})))
+  planner = startController(info, plannerApp, ["--operator-namespace", ns, "--engine-project", "default"])
   bundle = (await buildApp("step-executor", join(work, "step-executor"))).entry
 }, 180_000)
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await planner?.stop()
   await executor?.stop()
   await removeRuntime(info)
   for (const role of Object.values(ROLES)) {

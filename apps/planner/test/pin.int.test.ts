@@ -10,7 +10,6 @@ import { join } from "node:path"
 import { ANNOTATION_EDITED_BY, contentConfigMapName, inputDigest as inputDigestOf, LABEL_OUTCOME } from "@aicr/api"
 import { FIXED_CREATED, FIXTURE_CHARTS, packageChart } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   createNamespace,
@@ -22,8 +21,7 @@ import {
   startRegistry,
   expectCondition,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
-import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
+import { applyStatusAs, removeRuntime, startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { plannerApp } from "../src/app"
 
@@ -36,7 +34,7 @@ let registry: Registry
 let registryDir: string
 let port: number
 let client: OciClient
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let planner: { readonly stop: () => Promise<void> } | undefined
 
 interface Cond {
   type: string
@@ -143,27 +141,11 @@ beforeAll(async () => {
       spec: { intent: "training", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" }, validation: { deployment: "Disabled" } },
     },
   ])
-  const config = parseConfig(
-    "planner",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--operator-namespace",
-      ns,
-      "--stabilization-window",
-      "1s",
-    ],
-    {},
-  )
-  fiber = Effect.runFork(runApp(plannerApp, config))
+  planner = startController(info, plannerApp, ["--operator-namespace", ns, "--stabilization-window", "1s"])
 }, 300_000)
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await planner?.stop()
   await removeRuntime(info)
   for (const r of await rollouts()) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
   await client?.close()

@@ -18,7 +18,6 @@ import {
   sha256,
 } from "@aicr/api"
 import { eventRecorderLayer, Kube, makeKube } from "@aicr/kube"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   aicrBinary,
   applyManifests,
@@ -32,8 +31,8 @@ import {
   expectCondition,
   untilCondition,
 } from "@aicr/testing/harness"
-import { Effect, Fiber, Layer } from "effect"
-import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
+import { Effect, Layer } from "effect"
+import { applyStatusAs, removeRuntime, startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { removeFinalizer } from "../src/act"
 import { plannerApp } from "../src/app"
@@ -47,7 +46,7 @@ const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
 const versions = readVersions()
 const work = mkdtempSync(join(tmpdir(), "planner-it-"))
 let ns: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let planner: { readonly stop: () => Promise<void> } | undefined
 
 /** The content ConfigMap data the resolver publishes: the real CLI's recipe (JSON) and helm bundle (file tree). */
 const realResolution = async (version: string) => {
@@ -178,25 +177,7 @@ const approve = async (name: string) => {
 // This file plays the step executor and writes no Application: a grace period longer than the file keeps the stack
 // watch (a release whose Application is missing is NotReady; watch.int.test.ts) out of its Ready assertions.
 const startPlanner = (window: string) => {
-  const config = parseConfig(
-    "planner",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--operator-namespace",
-      ns,
-      "--stabilization-window",
-      window,
-      "--not-ready-grace",
-      "1h",
-    ],
-    {},
-  )
-  fiber = Effect.runFork(runApp(plannerApp, config))
+  planner = startController(info, plannerApp, ["--operator-namespace", ns, "--stabilization-window", window, "--not-ready-grace", "1h"])
 }
 
 beforeAll(async () => {
@@ -222,7 +203,7 @@ beforeAll(async () => {
 }, 300_000)
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await planner?.stop()
   // The planner's cleanup finalizer would hold the runtime with no planner left to remove it.
   await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } } })
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })

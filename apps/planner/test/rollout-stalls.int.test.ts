@@ -12,7 +12,6 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { ANNOTATION_EDITED_BY, contentConfigMapName, inputDigest as inputDigestOf, LABEL_RUNTIME_UID } from "@aicr/api"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   ARGOCD_NAMESPACE,
@@ -31,8 +30,19 @@ import {
   startArgoCd,
   untilCondition,
 } from "@aicr/testing/harness"
-import { APPS, type Chart, get, installProject, pushChart, removeRuntime, ROLLOUTS, RUNTIME, setApproved, applyStatusAs } from "@aicr/testing/world"
-import { Effect, Fiber } from "effect"
+import {
+  APPS,
+  type Chart,
+  get,
+  installProject,
+  pushChart,
+  removeRuntime,
+  ROLLOUTS,
+  RUNTIME,
+  setApproved,
+  applyStatusAs,
+  startController,
+} from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { plannerApp } from "../src/app"
@@ -51,7 +61,7 @@ let ns: string
 let work: string
 let helm: IsolatedHelm | undefined
 let argocd: ArgoCd | undefined
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let planner: { readonly stop: () => Promise<void> } | undefined
 let executor: Proc | undefined
 const charts: Record<string, Chart> = {}
 
@@ -174,7 +184,7 @@ beforeAll(async () => {
     "--operator-namespace",
     ns,
   ]
-  fiber = Effect.runFork(runApp(plannerApp, parseConfig("planner", [...common, "--stabilization-window", "1s"], {})))
+  planner = startController(info, plannerApp, ["--operator-namespace", ns, "--stabilization-window", "1s"])
   const bundle = await buildApp("step-executor", join(work, "step-executor"))
   executor = await spawnProc({
     name: "step-executor",
@@ -185,7 +195,7 @@ beforeAll(async () => {
 }, 300_000)
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await planner?.stop()
   await executor?.stop()
   await removeRuntime(info)
   for (const r of await rollouts()) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })

@@ -12,7 +12,6 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { ANNOTATION_EDITED_BY, contentConfigMapName, inputDigest as inputDigestOf, LABEL_RUNTIME_UID, sha256 } from "@aicr/api"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   ARGOCD_NAMESPACE,
@@ -27,8 +26,7 @@ import {
   expectCondition,
   untilCondition,
 } from "@aicr/testing/harness"
-import { applyStatusAs, removeRuntime, setApproved } from "@aicr/testing/world"
-import { Effect, Fiber } from "effect"
+import { applyStatusAs, removeRuntime, setApproved, startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { plannerApp } from "../src/app"
@@ -46,7 +44,7 @@ const PROJECT = `stall-${suffix}`
 const RELEASE = `stall-demo-${suffix}`
 let ns: string
 let work: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let planner: { readonly stop: () => Promise<void> } | undefined
 let executor: Proc | undefined
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -130,7 +128,7 @@ beforeAll(async () => {
     "--engine-project",
     PROJECT,
   ]
-  fiber = Effect.runFork(runApp(plannerApp, parseConfig("planner", [...common, "--stabilization-window", "1s"], {})))
+  planner = startController(info, plannerApp, ["--operator-namespace", ns, "--engine-project", PROJECT, "--stabilization-window", "1s"])
   const bundle = await buildApp("step-executor", join(work, "step-executor"))
   executor = await spawnProc({
     name: "step-executor",
@@ -141,7 +139,7 @@ beforeAll(async () => {
 }, 180_000)
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await planner?.stop()
   await executor?.stop()
   await removeRuntime(info)
   for (const r of await rollouts()) await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })

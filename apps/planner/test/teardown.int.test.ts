@@ -10,7 +10,6 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ANNOTATION_EDITED_BY, APPROVER_ROLE, contentConfigMapName, FINALIZER_CLEANUP, LABEL_OUTCOME, sha256 } from "@aicr/api"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   ARGOCD_NAMESPACE,
@@ -36,8 +35,7 @@ import {
   writeKubeconfig,
   expectCondition,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
-import { applyStatusAs, removeRuntime } from "@aicr/testing/world"
+import { applyStatusAs, removeRuntime, startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { plannerApp } from "../src/app"
@@ -58,7 +56,7 @@ let ns = ""
 let uid = ""
 let helm: IsolatedHelm | undefined
 let argocd: ArgoCd | undefined
-let planner: Fiber.Fiber<never, unknown> | undefined
+let planner: { readonly stop: () => Promise<void> } | undefined
 const procs: Proc[] = []
 /** info plus the planner's ServiceAccount token, as user `planner`. */
 let asOperator: KubeTarget
@@ -216,7 +214,7 @@ beforeAll(async () => {
   ])
   uid = (await get(RUNTIME)).metadata.uid
   const common = ["--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", "--operator-namespace", ns]
-  planner = Effect.runFork(runApp(plannerApp, parseConfig("planner", ["--kubeconfig", kubeconfig("planner"), ...common, "--stabilization-window", "0s"], {})))
+  planner = startController(info, plannerApp, ["--operator-namespace", ns, "--stabilization-window", "0s"], { kubeconfig: kubeconfig("planner") })
   procs.push(
     await spawnProc({
       name: "step-executor",
@@ -236,7 +234,7 @@ beforeAll(async () => {
 }, 300_000)
 
 afterAll(async () => {
-  if (planner) await Effect.runPromise(Fiber.interrupt(planner))
+  await planner?.stop()
   await Promise.all(procs.map((p) => p.stop()))
   for (const name of RELEASES) await kubeRequest(info, { method: "DELETE", path: `${APPS}/${name}` })
   await argocd?.stop()

@@ -22,7 +22,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { ANNOTATION_EDITED_BY, contentConfigMapName, LABEL_OUTCOME, sha256 } from "@aicr/api"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   addRepositoryCredential,
   applyManifests,
@@ -41,8 +40,7 @@ import {
   startArgoCd,
   startRegistry,
 } from "@aicr/testing/harness"
-import { applyStatusAs, removeRuntime, setApproved } from "@aicr/testing/world"
-import { Effect, Fiber } from "effect"
+import { applyStatusAs, removeRuntime, setApproved, startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { plannerApp } from "../src/app"
@@ -65,7 +63,7 @@ let argocd: ArgoCd | undefined
 let registry: Registry | undefined
 let registryDir = ""
 let port = 0
-let planner: Fiber.Fiber<never, unknown> | undefined
+let planner: { readonly stop: () => Promise<void> } | undefined
 const procs: Proc[] = []
 let chart = { ref: "", digest: "" }
 
@@ -274,7 +272,7 @@ beforeAll(async () => {
     "--operator-namespace",
     ns,
   ]
-  planner = Effect.runFork(runApp(plannerApp, parseConfig("planner", [...common, "--stabilization-window", "0s", "--not-ready-grace", "3s"], {})))
+  planner = startController(info, plannerApp, ["--operator-namespace", ns, "--stabilization-window", "0s", "--not-ready-grace", "3s"])
   procs.push(
     await spawnProc({
       name: "step-executor",
@@ -292,7 +290,7 @@ afterAll(async () => {
     path: `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`,
     body: { spec: { renewTime: micro(Date.now() - 7_200_000), leaseDurationSeconds: 40 } },
   })
-  if (planner) await Effect.runPromise(Fiber.interrupt(planner))
+  await planner?.stop()
   await Promise.all(procs.map((p) => p.stop()))
   await kubeRequest(info, { method: "DELETE", path: `${APPS}/${RELEASE}` })
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: `${APPS}/${RELEASE}` })).status === 404, {

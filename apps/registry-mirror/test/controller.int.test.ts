@@ -8,7 +8,6 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   createNamespace,
@@ -20,7 +19,7 @@ import {
   type Registry,
   startRegistry,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { registryMirrorApp } from "../src/app"
@@ -33,28 +32,17 @@ let upstream: ChartUpstream
 let registry: Registry
 let registryDir: string
 let ns: string
-let fiber: Fiber.Fiber<never, unknown>
+let mirror: { readonly stop: () => Promise<void> }
 
 const start = (registryAddress: string, extra: string[] = []) => {
-  const config = parseConfig(
-    "registry-mirror",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--registry",
-      `oci://${registryAddress}/aicr/it`,
-      "--operator-namespace",
-      ns,
-      ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
-      ...extra,
-    ],
-    {},
-  )
-  fiber = Effect.runFork(runApp(registryMirrorApp, config))
+  mirror = startController(info, registryMirrorApp, [
+    "--registry",
+    `oci://${registryAddress}/aicr/it`,
+    "--operator-namespace",
+    ns,
+    ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+    ...extra,
+  ])
 }
 
 interface Cond {
@@ -95,7 +83,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  if (mirror) await mirror.stop()
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await upstream?.stop()
   await registry?.stop()
@@ -163,7 +151,7 @@ describe("registry-mirror controller on the local control plane", () => {
   })
 
   it("reports refused credentials as Unauthorized, and re-reads the docker config without a restart", async () => {
-    await Effect.runPromise(Fiber.interrupt(fiber))
+    await mirror.stop()
     const secured = await startRegistry({ name: "mirror-ctl-secured", htpasswd: { user: "mirror", password: "right" } })
     const dockerConfig = join(registryDir, "docker-config.json")
     const auth = (password: string) => JSON.stringify({ auths: { [secured.address]: { auth: Buffer.from(`mirror:${password}`).toString("base64") } } })
@@ -190,7 +178,7 @@ describe("registry-mirror controller on the local control plane", () => {
       expect(ok.reason).toBe("ContentMirrored")
       expect((await getRuntime()).status!.mirror!.bundle).toContain(`${secured.address}/aicr/it/bundles/cluster:`)
     } finally {
-      await Effect.runPromise(Fiber.interrupt(fiber))
+      await mirror.stop()
       await secured.stop()
     }
   })

@@ -10,7 +10,6 @@ import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   createNamespace,
@@ -23,7 +22,7 @@ import {
   startRegistry,
   expectCondition,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { registryMirrorApp } from "../src/app"
@@ -38,7 +37,7 @@ let registry: Registry
 let work: string
 let client: OciClient
 let ns: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let mirror: { readonly stop: () => Promise<void> } | undefined
 let planner: Proc | undefined
 
 /** The real kubectl, as a user runs it (the admin's kubeconfig). */
@@ -85,23 +84,15 @@ beforeAll(async () => {
     "--operator-namespace",
     ns,
   ]
-  fiber = Effect.runFork(
-    runApp(
-      registryMirrorApp,
-      parseConfig(
-        "registry-mirror",
-        [
-          ...common,
-          "--registry",
-          `oci://${registry.address}/aicr/moved`,
-          "--verify-interval",
-          "1s",
-          ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
-        ],
-        {},
-      ),
-    ),
-  )
+  mirror = startController(info, registryMirrorApp, [
+    "--operator-namespace",
+    ns,
+    "--registry",
+    `oci://${registry.address}/aicr/moved`,
+    "--verify-interval",
+    "1s",
+    ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+  ])
   const bundle = await buildApp("planner", join(work, "planner"))
   planner = await spawnProc({
     name: "planner",
@@ -112,7 +103,7 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await mirror?.stop()
   await planner?.stop()
   // The planner's cleanup finalizer would hold the runtime: drop it with the runtime.
   await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { metadata: { finalizers: null } }, contentType: "application/merge-patch+json" })

@@ -11,7 +11,6 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   createNamespace,
@@ -27,7 +26,7 @@ import {
   untilCondition,
   expectCondition,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { registryMirrorApp } from "../src/app"
 import { contentConfigMap, contentData, INPUT_DIGEST } from "./support/fixtures"
@@ -42,7 +41,7 @@ let registryDir: string
 let helm: IsolatedHelm
 let client: OciClient
 let ns: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let controller: { readonly stop: () => Promise<void> } | undefined
 
 interface Cond {
   type: string
@@ -84,30 +83,19 @@ beforeAll(async () => {
     },
     { ...contentConfigMap(INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(INPUT_DIGEST).metadata, namespace: ns } },
   ])
-  const config = parseConfig(
-    "registry-mirror",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--registry",
-      `oci://${registry.address}/aicr/moved`,
-      "--operator-namespace",
-      ns,
-      "--verify-interval",
-      "1s",
-      ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
-    ],
-    {},
-  )
-  fiber = Effect.runFork(runApp(registryMirrorApp, config))
+  controller = startController(info, registryMirrorApp, [
+    "--registry",
+    `oci://${registry.address}/aicr/moved`,
+    "--operator-namespace",
+    ns,
+    "--verify-interval",
+    "1s",
+    ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+  ])
 })
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await controller?.stop()
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await client?.close()
   await helm?.cleanup()

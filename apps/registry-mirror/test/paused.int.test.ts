@@ -6,9 +6,8 @@ import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
-import { parseConfig, runApp } from "@aicr/runtime"
 import { applyManifests, createNamespace, eventually, expectOk, type HarnessInfo, kubeRequest, type Registry, startRegistry } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { registryMirrorApp } from "../src/app"
 import { contentConfigMap, contentData, INPUT_DIGEST } from "./support/fixtures"
@@ -20,7 +19,7 @@ const SPEC = { intent: "training", platform: "kubeflow", criteria: { service: "e
 let upstream: ChartUpstream
 let registry: Registry
 let ns: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let mirror: { readonly stop: () => Promise<void> } | undefined
 
 interface Cond {
   type: string
@@ -63,28 +62,17 @@ beforeAll(async () => {
     { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { ...SPEC, paused: true } },
     { ...contentConfigMap(INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(INPUT_DIGEST).metadata, namespace: ns } },
   ])
-  const config = parseConfig(
-    "registry-mirror",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--registry",
-      `oci://${registry.address}/aicr/paused`,
-      "--operator-namespace",
-      ns,
-      ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
-    ],
-    {},
-  )
-  fiber = Effect.runFork(runApp(registryMirrorApp, config))
+  mirror = startController(info, registryMirrorApp, [
+    "--registry",
+    `oci://${registry.address}/aicr/paused`,
+    "--operator-namespace",
+    ns,
+    ...Object.entries(upstream.rewrites).flatMap(([from, to]) => ["--upstream-rewrite", `${from}=${to}`]),
+  ])
 })
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await mirror?.stop()
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await upstream?.stop()
   await registry?.stop()

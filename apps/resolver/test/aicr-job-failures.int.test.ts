@@ -10,7 +10,6 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { jobRbac } from "@aicr/aicr"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   addNode,
   applyManifests,
@@ -30,7 +29,7 @@ import {
   startRegistry,
   untilCondition,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { resolverApp } from "../src/app"
 
@@ -48,36 +47,25 @@ const GROUP = `fail-gpu-${suffix}`
 const POLICY = `aicr-fail-${suffix}`
 let registry: Registry
 let ns: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let resolver: { readonly stop: () => Promise<void> } | undefined
 
 const start = (extra: ReadonlyArray<string> = []) => {
-  const config = parseConfig(
-    "resolver",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--aicr-version",
-      CURRENT,
-      "--registry",
-      `oci://${registry.address}/aicr/fail`,
-      "--operator-namespace",
-      ns,
-      "--component-namespaces",
-      NAMESPACES.join(","),
-      "--allow-unsupported-aicr=true",
-      ...extra,
-    ],
-    {},
-  )
-  fiber = Effect.runFork(runApp(resolverApp, config))
+  resolver = startController(info, resolverApp, [
+    "--aicr-version",
+    CURRENT,
+    "--registry",
+    `oci://${registry.address}/aicr/fail`,
+    "--operator-namespace",
+    ns,
+    "--component-namespaces",
+    NAMESPACES.join(","),
+    "--allow-unsupported-aicr=true",
+    ...extra,
+  ])
 }
 const stop = async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
-  fiber = undefined
+  await resolver?.stop()
+  resolver = undefined
 }
 
 interface Cond {

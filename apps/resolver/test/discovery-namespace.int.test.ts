@@ -11,7 +11,6 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { promisify } from "node:util"
 import { jobRbac } from "@aicr/aicr"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   applyManifests,
   createNamespace,
@@ -24,7 +23,7 @@ import {
   type Registry,
   startRegistry,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { resolverApp } from "../src/app"
 
@@ -41,7 +40,7 @@ let registry: Registry
 let operatorNs: string
 /** The chart's `namespaces.discovery`: privileged, only the snapshot agent runs there. */
 let discoveryNs: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let resolver: { readonly stop: () => Promise<void> } | undefined
 
 const SPEC = {
   intent: "training",
@@ -91,34 +90,23 @@ beforeAll(async () => {
     ...(rbac = jobRbac({ namespace: operatorNs, discoveryNamespace: discoveryNs, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })),
   ])
   await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SPEC }])
-  const config = parseConfig(
-    "resolver",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--aicr-version",
-      CURRENT,
-      "--registry",
-      `oci://${registry.address}/aicr/psa`,
-      "--operator-namespace",
-      operatorNs,
-      "--discovery-namespace",
-      discoveryNs,
-      "--component-namespaces",
-      NAMESPACES.join(","),
-      "--allow-unsupported-aicr=true",
-    ],
-    {},
-  )
-  fiber = Effect.runFork(runApp(resolverApp, config))
+  resolver = startController(info, resolverApp, [
+    "--aicr-version",
+    CURRENT,
+    "--registry",
+    `oci://${registry.address}/aicr/psa`,
+    "--operator-namespace",
+    operatorNs,
+    "--discovery-namespace",
+    discoveryNs,
+    "--component-namespaces",
+    NAMESPACES.join(","),
+    "--allow-unsupported-aicr=true",
+  ])
 }, 120_000)
 
 afterAll(async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
+  await resolver?.stop()
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await registry?.stop()
   rmSync(work, { recursive: true, force: true })

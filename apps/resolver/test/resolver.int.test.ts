@@ -6,7 +6,6 @@ import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { promisify } from "node:util"
 import { jobRbac } from "@aicr/aicr"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   addNode,
   aicrBinary,
@@ -26,7 +25,7 @@ import {
   setHostProfile,
   startRegistry,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { resolverApp } from "../src/app"
 
@@ -39,37 +38,26 @@ const NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-syste
 const work = mkdtempSync(join(tmpdir(), "resolver-int-"))
 let registry: Registry
 let ns: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let resolver: { readonly stop: () => Promise<void> } | undefined
 
 /** The AICR built here is 0.x: the resolver runs with the development allowance unless a test says otherwise. */
 const start = (version: string, namespaces: readonly string[] = NAMESPACES, opts: { allowUnsupported?: boolean; image?: string } = {}) => {
-  const config = parseConfig(
-    "resolver",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--aicr-version",
-      version,
-      "--registry",
-      `oci://${registry.address}/aicr/it`,
-      "--operator-namespace",
-      ns,
-      "--component-namespaces",
-      namespaces.join(","),
-      `--allow-unsupported-aicr=${opts.allowUnsupported ?? true}`,
-      ...(opts.image !== undefined ? ["--aicr-image", opts.image] : []),
-    ],
-    {},
-  )
-  fiber = Effect.runFork(runApp(resolverApp, config))
+  resolver = startController(info, resolverApp, [
+    "--aicr-version",
+    version,
+    "--registry",
+    `oci://${registry.address}/aicr/it`,
+    "--operator-namespace",
+    ns,
+    "--component-namespaces",
+    namespaces.join(","),
+    `--allow-unsupported-aicr=${opts.allowUnsupported ?? true}`,
+    ...(opts.image !== undefined ? ["--aicr-image", opts.image] : []),
+  ])
 }
 const stop = async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
-  fiber = undefined
+  await resolver?.stop()
+  resolver = undefined
 }
 
 interface Cond {

@@ -14,7 +14,7 @@ import { dirname, join } from "node:path"
 import { ANNOTATION_EDITED_BY, type Plan, type RolloutStep } from "@aicr/api"
 import { ANNOTATION_CHART_DIGEST, type Application, isReadyAt } from "@aicr/argocd"
 import type { KubeShape } from "@aicr/kube"
-import { parseConfig, runApp, type RunOptions } from "@aicr/runtime"
+import type { RunOptions } from "@aicr/runtime"
 import {
   applyManifests,
   ARGOCD_NAMESPACE,
@@ -31,7 +31,8 @@ import {
   expectCondition,
   untilCondition,
 } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { startController } from "@aicr/testing/world"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { stepExecutorApp } from "../src/app"
 import {
@@ -55,7 +56,7 @@ let ns: string
 let uid: string
 let helm: IsolatedHelm
 let argocd: ArgoCd | undefined
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let executor: { readonly stop: () => Promise<void> } | undefined
 let recorder: ReturnType<typeof startRecorder>
 const charts: Record<string, Chart> = {}
 const suffix = Math.random().toString(36).slice(2, 6)
@@ -76,31 +77,16 @@ const FREEZE = `exec-freeze-${suffix}`
 let plans: Record<string, Plan> = {}
 
 const startExecutor = (options: RunOptions = {}) => {
-  const config = parseConfig(
-    "step-executor",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--operator-namespace",
-      ns,
-      "--step-timeout",
-      "90s",
-      "--sync-retries",
-      "1",
-      "--component-pod-security",
-      `${target(UNCREATED)}=${UNCREATED_LEVEL}`,
-    ],
-    {},
+  executor = startController(
+    info,
+    stepExecutorApp,
+    ["--operator-namespace", ns, "--step-timeout", "90s", "--sync-retries", "1", "--component-pod-security", `${target(UNCREATED)}=${UNCREATED_LEVEL}`],
+    options,
   )
-  fiber = Effect.runFork(runApp(stepExecutorApp, config, options))
 }
 const stopExecutor = async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
-  fiber = undefined
+  await executor?.stop()
+  executor = undefined
 }
 
 interface Cond {

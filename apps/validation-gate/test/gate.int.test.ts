@@ -13,7 +13,6 @@ import { ANNOTATION_EDITED_BY, contentConfigMapName, desiredStateDigest, type Pl
 import { digestOf, EMPTY_JSON, MediaType, OciClient } from "@aicr/oras"
 import { CreateAliasCommand, CreateKeyCommand, GetPublicKeyCommand, KMSClient } from "@aws-sdk/client-kms"
 import { createPublicKey } from "node:crypto"
-import { parseConfig, runApp } from "@aicr/runtime"
 import {
   aicrBinary,
   applyManifests,
@@ -27,8 +26,7 @@ import {
   startAws,
   expectCondition,
 } from "@aicr/testing/harness"
-import { applyPlan, applyStatusAs, closeRollout, get, ROLLOUTS, RUNTIME, setApproved } from "@aicr/testing/world"
-import { Effect, Fiber } from "effect"
+import { applyPlan, applyStatusAs, closeRollout, get, ROLLOUTS, RUNTIME, setApproved, startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { validationGateApp } from "../src/app"
 
@@ -45,7 +43,7 @@ let vns: string
 let uid: string
 let bundleRef: string
 let bundleDigest: string
-let fiber: Fiber.Fiber<never, unknown> | undefined
+let gate: { readonly stop: () => Promise<void> } | undefined
 let recipeText: string
 
 /** A tool hack/build-tools.sh builds by name (oras, cosign), from its cache; throws how to build it when missing. */
@@ -62,32 +60,21 @@ const toolBinary = (tool: "oras" | "cosign"): string => {
 const orasBinary = () => toolBinary("oras")
 
 const startGate = (extra: string[] = []) => {
-  const config = parseConfig(
-    "validation-gate",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--registry",
-      `oci://${info.registry}/${PREFIX}`,
-      "--operator-namespace",
-      ns,
-      "--validation-namespace",
-      vns,
-      "--launcher-service-account",
-      LAUNCHER,
-      ...extra,
-    ],
-    {},
-  )
-  fiber = Effect.runFork(runApp(validationGateApp, config))
+  gate = startController(info, validationGateApp, [
+    "--registry",
+    `oci://${info.registry}/${PREFIX}`,
+    "--operator-namespace",
+    ns,
+    "--validation-namespace",
+    vns,
+    "--launcher-service-account",
+    LAUNCHER,
+    ...extra,
+  ])
 }
 const stopGate = async () => {
-  if (fiber) await Effect.runPromise(Fiber.interrupt(fiber))
-  fiber = undefined
+  await gate?.stop()
+  gate = undefined
 }
 
 interface Cond {

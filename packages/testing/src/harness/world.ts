@@ -39,7 +39,7 @@ import {
   runtimeRepositories,
   runtimeSourceRepos,
 } from "./index"
-import { type AppSpec, parseConfig, runApp } from "@aicr/runtime"
+import { type AppSpec, parseConfig, runApp, type RunOptions } from "@aicr/runtime"
 import { Effect, Fiber } from "effect"
 import { request } from "undici"
 
@@ -57,17 +57,30 @@ export const removeRuntime = async (info: HarnessInfo): Promise<void> => {
   await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "no runtime left" })
 }
 
+/** What `startController` takes besides the app's flags: `runApp`'s test hooks, and the kubeconfig to run on. */
+export interface StartOptions extends RunOptions {
+  /** The kubeconfig the controller runs on, e.g. its ServiceAccount's (default `info.kubeconfig`, the admin's). */
+  readonly kubeconfig?: string | undefined
+}
+
 /**
  * A whole controller run in this process against the plane, as the int tests run one: no leader election, metrics
- * and health servers off, warnings only; `args` are the app's own flags. `stop` interrupts it.
+ * and health servers off, warnings only; `args` are the app's own flags, `options` another kubeconfig and `runApp`'s
+ * test hooks. `stop` interrupts it.
  */
-export const startController = <E>(info: HarnessInfo, app: AppSpec<E>, args: ReadonlyArray<string>): { readonly stop: () => Promise<void> } => {
+export const startController = <E>(
+  info: HarnessInfo,
+  app: AppSpec<E>,
+  args: ReadonlyArray<string>,
+  options: StartOptions = {},
+): { readonly stop: () => Promise<void> } => {
+  const { kubeconfig = info.kubeconfig, ...run } = options
   const config = parseConfig(
     app.name,
-    ["--kubeconfig", info.kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", ...args],
+    ["--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", ...args],
     {},
   )
-  const fiber = Effect.runFork(runApp(app, config))
+  const fiber = Effect.runFork(runApp(app, config, run))
   return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
 }
 
