@@ -294,6 +294,33 @@ describe("resolver reconcile", () => {
     ),
   )
 
+  it.effect("a finished recipe Job whose output ConfigMap is gone: Resolving (output lost, not a bad artifact), the Job run again", () =>
+    at(
+      Effect.gen(function* () {
+        const t = setup()
+        yield* t.run
+        const key = t.jobs()[0]!
+        t.finish(key, 0, "", recipeJson)
+        yield* t.fake.kube.delete(Core.ConfigMap, key)
+        const exit = yield* t.run
+        expect(Exit.isFailure(exit)).toBe(true)
+        expect(t.condition("Resolved")).toMatchObject({
+          status: "False",
+          reason: "Resolving",
+          message: expect.stringContaining(`completed, but its output ConfigMap ${key} is gone; running it again`),
+        })
+        expect(t.fake.peek(Core.Job, key)).toBeUndefined()
+        // The next pass runs the recipe Job again, with a fresh output ConfigMap owned by it.
+        yield* t.run
+        expect(t.jobs()).toEqual([key, key])
+        expect(t.fake.peek(Core.ConfigMap, key)).toMatchObject({ metadata: { ownerReferences: [expect.objectContaining({ kind: "Job" })] } })
+        t.finish(key, 0, "", recipeJson)
+        yield* t.run
+        expect(t.jobs()[2]).toMatch(/\/aicr-bundle-/)
+      }),
+    ),
+  )
+
   it.effect("a release outside the allowed namespaces: NamespaceNotAllowed naming each", () =>
     at(
       Effect.gen(function* () {

@@ -2,7 +2,8 @@
  * Running one AICR Job, level-triggered: each call looks at the Job (and its pod) and moves it one step. Absent →
  * created suspended, its owned objects created with an ownerReference to it, then resumed. Finished → how it ended
  * (`jobOutcome`), with its output ConfigMap's document. A transient failure deletes the Job so the next pass (after
- * the driver's backoff) runs it again; a terminal one stays, recording the failure, until its TTL.
+ * the driver's backoff) runs it again; a terminal one stays, recording the failure, until its TTL. A finished Job whose
+ * output ConfigMap (one it owns, of its own name) is gone counts as a transient failure: its output is lost.
  *
  * The API server comes in as `JobApi`, the part of the `Kube` service (packages/kube) this needs, so the resolver
  * and the planner run their Jobs the same way without this package depending on the kube layer.
@@ -79,12 +80,24 @@ export const runAicrJob = <E extends TaggedKubeError>(
     }
     const pods = yield* kube.list<KubeObject & PodView>(Core.Pod, { namespace: ns, labelSelector: `job-name=${name}` })
     const outcome = jobOutcome(existing, pods.items[0])
+    const deleteJob = kube.delete(Core.Job, key, { propagationPolicy: "Background" }).pipe(Effect.catchIf(ignoring<E>("NotFound"), () => Effect.void))
     if (outcome._tag === "Succeeded") {
       const cm = yield* kube.get<ConfigMap>(Core.ConfigMap, key)
+      // A Job that writes its output into a ConfigMap of its own name, finished, with that ConfigMap gone (deleted by
+      // hand or by a cleanup after the run): the output is lost, not malformed. Run it again, as after a transient failure.
+      if (Option.isNone(cm) && owned(existing).some((o) => o.kind === "ConfigMap" && o.metadata.name === name)) {
+        yield* deleteJob
+        return {
+          _tag: "Failed",
+          reason: "AICRInternal",
+          transient: true,
+          message: `completed, but its output ConfigMap ${key} is gone; running it again`,
+          exitCode: undefined,
+          name,
+        } satisfies JobState
+      }
       return { ...outcome, name, output: Option.isSome(cm) ? outputOf(cm.value.data) : undefined }
     }
-    if (outcome._tag === "Failed" && outcome.transient) {
-      yield* kube.delete(Core.Job, key, { propagationPolicy: "Background" }).pipe(Effect.catchIf(ignoring<E>("NotFound"), () => Effect.void))
-    }
+    if (outcome._tag === "Failed" && outcome.transient) yield* deleteJob
     return { ...outcome, name }
   })
