@@ -17,7 +17,6 @@ import {
   deleteClusterScoped,
   eventually,
   expectCondition,
-  expectOk,
   gpuNode,
   h100Host,
   type HarnessInfo,
@@ -32,6 +31,7 @@ import {
 import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { resolverApp } from "../src/app"
+import { runtimeFixture, specFor } from "./runtime-fixture"
 
 const info: HarnessInfo = inject("harness")
 /** The AICR Jobs' RBAC this file applies; its cluster-scoped part (the fixed-name `aicr-node-reader`) is deleted after it. */
@@ -68,41 +68,8 @@ const stop = async () => {
   resolver = undefined
 }
 
-interface Cond {
-  type: string
-  status: string
-  reason: string
-  message: string
-  observedGeneration?: number
-}
-interface Runtime {
-  metadata: { generation: number }
-  status?: { conditions?: Cond[] }
-}
-const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as Runtime
-const current = (r: Runtime, type: string) => {
-  const c = r.status?.conditions?.find((x) => x.type === type)
-  return c?.observedGeneration === r.metadata.generation ? c : undefined
-}
-const SPEC = {
-  intent: "training",
-  platform: "kubeflow",
-  criteria: { service: "eks", accelerator: "h100", os: "ubuntu" },
-  placement: {
-    system: { nodeSelector: { "eks.amazonaws.com/nodegroup": "system" } },
-    accelerated: { nodeSelector: { "eks.amazonaws.com/nodegroup": GROUP }, tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }] },
-  },
-}
-const setSpec = async (spec: unknown) =>
-  expectOk(
-    await kubeRequest(info, {
-      method: "PATCH",
-      path: RUNTIME,
-      body: [{ op: "replace", path: "/spec", value: spec }],
-      contentType: "application/json-patch+json",
-    }),
-    "replace spec",
-  )
+const SPEC = specFor(GROUP)
+const { getRuntime, current, setSpec } = runtimeFixture(info)
 /** A new driver on our node: a new snapshot key, so the resolver starts a new snapshot Job. */
 let driver = 0
 const newSnapshot = () => setHostProfile(info, NODE, h100Host({ driver: `580.105.${10 + ++driver}`, cuda: "13.0" }))

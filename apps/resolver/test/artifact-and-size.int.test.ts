@@ -34,6 +34,7 @@ import { removeRuntime, RUNTIME, startController } from "@aicr/testing/world"
 import { Result } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { resolverApp } from "../src/app"
+import { runtimeFixture, specFor } from "./runtime-fixture"
 import { MAX_CONTENT_BYTES } from "../src/decide"
 
 const info: HarnessInfo = inject("harness")
@@ -68,41 +69,8 @@ const stop = async () => {
   resolver = undefined
 }
 
-interface Cond {
-  type: string
-  status: string
-  reason: string
-  message: string
-  observedGeneration?: number
-}
-interface Runtime {
-  metadata: { generation: number }
-  status?: { conditions?: Cond[]; resolution?: { contentConfigMap?: string } }
-}
-const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as Runtime
-const current = (r: Runtime, type: string) => {
-  const c = r.status?.conditions?.find((x) => x.type === type)
-  return c?.observedGeneration === r.metadata.generation ? c : undefined
-}
-const SPEC = {
-  intent: "training",
-  platform: "kubeflow",
-  criteria: { service: "eks", accelerator: "h100", os: "ubuntu" },
-  placement: {
-    system: { nodeSelector: { "eks.amazonaws.com/nodegroup": "system" } },
-    accelerated: { nodeSelector: { "eks.amazonaws.com/nodegroup": GROUP }, tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }] },
-  },
-}
-const setSpec = async (spec: unknown) =>
-  expectOk(
-    await kubeRequest(info, {
-      method: "PATCH",
-      path: RUNTIME,
-      body: [{ op: "replace", path: "/spec", value: spec }],
-      contentType: "application/json-patch+json",
-    }),
-    "replace spec",
-  )
+const SPEC = specFor(GROUP)
+const { getRuntime, current, setSpec } = runtimeFixture(info)
 const pad2 = (n: number) => `${n}`.padStart(2, "0")
 
 beforeAll(async () => {
