@@ -129,7 +129,12 @@ export const buildApp = async (app: string, outdir = join(root, "dist", "apps", 
   const main = join(root, "apps", app, "src", "main.ts")
   if (!existsSync(main)) throw new Error(`apps/${app}/src/main.ts does not exist`)
   rmSync(outdir, { recursive: true, force: true })
-  const result = await build({ ...bundleOptions, entryPoints: { main }, outdir })
+  // A second process of the app (`src/<name>-process.ts`, e.g. the validation gate's evidence process) is bundled
+  // next to main.mjs as `<name>-process.mjs`, sharing its chunks.
+  const processes = readdirSync(join(root, "apps", app, "src"))
+    .filter((f) => f.endsWith("-process.ts"))
+    .map((f) => [f.slice(0, -".ts".length), join(root, "apps", app, "src", f)] as const)
+  const result = await build({ ...bundleOptions, entryPoints: { main, ...Object.fromEntries(processes) }, outdir })
   writeFileSync(join(outdir, "meta.json"), JSON.stringify(result.metafile))
   const chunks = describeChunks(result.metafile, outdir)
   const sum = (cs: readonly Chunk[]) => cs.reduce((n, c) => n + c.bytes, 0)

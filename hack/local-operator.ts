@@ -174,17 +174,22 @@ const startTs = (name: string, script: string, args: string[], dir: string, atta
   startNode(name, ["--import", tsxLoader, join(root, script), ...args], dir, attached)
 
 /**
- * The step-executor's environment as the chart sets it from its values.yaml (`stepExecutor.nodeOptions` as
- * NODE_OPTIONS, `stepExecutor.mallocArenaMax` as MALLOC_ARENA_MAX), so a local process runs with the same memory
- * settings as the pod.
+ * A controller's memory settings as the chart sets them from its values.yaml (`stepExecutor` and `validationGate`:
+ * `nodeOptions` as NODE_OPTIONS, `mallocArenaMax` as MALLOC_ARENA_MAX; none for the others), so a local process runs
+ * with the same memory settings as the pod.
  */
-export const stepExecutorEnv = (): Record<string, string> => {
-  const values = parse(readFileSync(join(root, "charts", "aicr-operator", "values.yaml"), "utf8")) as {
-    stepExecutor: { nodeOptions?: string; mallocArenaMax?: number }
-  }
-  const { nodeOptions, mallocArenaMax } = values.stepExecutor
+export const memoryEnvOf = (app: string): Record<string, string> => {
+  const values = parse(readFileSync(join(root, "charts", "aicr-operator", "values.yaml"), "utf8")) as Record<
+    string,
+    { nodeOptions?: string; mallocArenaMax?: number } | undefined
+  >
+  const section = { "step-executor": values["stepExecutor"], "validation-gate": values["validationGate"] }[app]
+  const { nodeOptions, mallocArenaMax } = section ?? {}
   return { ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...(mallocArenaMax ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}) }
 }
+
+/** The step-executor's (`memoryEnvOf`). */
+export const stepExecutorEnv = (): Record<string, string> => memoryEnvOf("step-executor")
 
 /** A controller as it ships: its esbuild bundle (built by `aicr-dev up` before this runs). */
 const startApp = (name: string, args: string[], dir: string, attached: boolean, env?: Record<string, string | undefined>): Promise<Proc> => {
@@ -452,6 +457,7 @@ export const startLocalOperator = async (
       ],
       opts.dir,
       opts.attached,
+      memoryEnvOf("validation-gate"),
     )
     procs.push(gate)
     record()

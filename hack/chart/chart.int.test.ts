@@ -28,7 +28,7 @@ import {
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { stringify } from "yaml"
 import { CHART_DIR } from "../generate-chart"
-import { stepExecutorEnv } from "../local-operator"
+import { memoryEnvOf } from "../local-operator"
 import { extractSchemasOf, schemaLocation } from "./openapi-schemas"
 import { type Grant, grantsOf, type NamespaceRef, serviceAccountOf } from "./rbac"
 
@@ -216,7 +216,7 @@ describe("helm lint and template", () => {
     expect(rewrites).toEqual([["aicr-registry-mirror", ["--upstream-rewrite=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia"]]])
   })
 
-  it("gives the step-executor alone its memory settings (NODE_OPTIONS, MALLOC_ARENA_MAX); emptied values drop them", async () => {
+  it("gives the step-executor and the validation-gate alone their memory settings (NODE_OPTIONS, MALLOC_ARENA_MAX); emptied values drop them", async () => {
     const memoryEnv = async (...extra: string[]) =>
       new Map(
         objectsOf(await template(join(CI, "static-values.yaml"), ...extra))
@@ -228,16 +228,20 @@ describe("helm lint and template", () => {
           }),
       )
     const shipped = await memoryEnv()
-    expect(shipped.get("aicr-step-executor")).toEqual([
-      { name: "NODE_OPTIONS", value: "--max-semi-space-size=1" },
-      { name: "MALLOC_ARENA_MAX", value: "2" },
-    ])
-    // The same as `aicr-dev`'s local processes run it with (hack/local-operator.ts).
-    expect(Object.fromEntries(shipped.get("aicr-step-executor")!.map((e) => [e.name, e.value]))).toEqual(stepExecutorEnv())
+    const tuned = ["step-executor", "validation-gate"]
+    for (const app of tuned) {
+      expect(shipped.get(`aicr-${app}`), app).toEqual([
+        { name: "NODE_OPTIONS", value: "--max-semi-space-size=1" },
+        { name: "MALLOC_ARENA_MAX", value: "2" },
+      ])
+      // The same as `aicr-dev`'s local processes run it with (hack/local-operator.ts).
+      expect(Object.fromEntries(shipped.get(`aicr-${app}`)!.map((e) => [e.name, e.value]))).toEqual(memoryEnvOf(app))
+    }
     expect(shipped.size).toBe(7)
-    for (const [name, env] of shipped) if (name !== "aicr-step-executor") expect(env, name).toEqual([])
-    const off = await memoryEnv("--set", "stepExecutor.nodeOptions=", "--set", "stepExecutor.mallocArenaMax=0")
+    for (const [name, env] of shipped) if (!tuned.includes(name.replace(/^aicr-/u, ""))) expect(env, name).toEqual([])
+    const off = await memoryEnv("--set", "stepExecutor.nodeOptions=", "--set", "stepExecutor.mallocArenaMax=0", "--set", "validationGate.nodeOptions=")
     expect(off.get("aicr-step-executor")).toEqual([])
+    expect(off.get("aicr-validation-gate")).toEqual([{ name: "MALLOC_ARENA_MAX", value: "2" }])
   })
 
   it("with operator.image runs every controller from that one image (the seed's ECR copy)", async () => {

@@ -9,7 +9,10 @@
 // The CPU per 1,000 node events is printed two ways: the resolver's CPU over the window of the 1,000 label patches,
 // and the same CPU per 1,000 Node writes the audit log shows in that window (kwok and the node lifecycle controller
 // write Nodes too; on a loaded machine they are most of the window's events).
-// BENCH_RESOLVER_ENTRY=<main.mjs>: run that build instead of bundling this tree.
+// BENCH_RESOLVER_ENTRY=<main.mjs>: run that build instead of bundling this tree. BENCH_NODE_FLAGS: node flags and
+// `NAME=value` environment variables of the resolver's process (packages/runtime/bench/idle.ts); with
+// BENCH_RESOLVER_FLAG_SETS="<set>;<set>…" (an empty set: none) the restarts of 3. run this tree's bundle once per set
+// instead, two rounds each: flag sets side by side on the same plane and nodes.
 // Needs a running local control plane: npx tsx packages/testing/src/harness/cli.ts up --detach --dir DIR
 // Run: npx tsx apps/resolver/bench/resolver.bench.ts DIR [nodes=5000]
 import { execFileSync, spawn } from "node:child_process"
@@ -32,6 +35,7 @@ import {
   runningPlane,
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
+import { benchNodeFlags, splitNodeFlags } from "@aicr/runtime/bench/idle"
 
 const dir = process.argv[2]
 if (dir === undefined) throw new Error("usage: resolver.bench.ts <harness dir> [nodes]")
@@ -85,10 +89,12 @@ const SPEC = {
 await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SPEC }])
 
 /** The resolver from a bundle, as its own process with the probe; `child` is the one running. */
-const startResolver = (main: string) => {
+const startResolver = (main: string, flags: ReadonlyArray<string> = benchNodeFlags()) => {
+  const { nodeFlags, env } = splitNodeFlags(flags)
   const c = spawn(
     process.execPath,
     [
+      ...nodeFlags,
       "--expose-gc",
       "--import",
       probe,
@@ -109,7 +115,7 @@ const startResolver = (main: string) => {
       "--component-namespaces",
       "cert-manager,gpu-operator,kai-scheduler,kube-system,kubeflow,monitoring,nvidia-dra-driver,nvsentinel,skyhook",
     ],
-    { stdio: ["ignore", "inherit", "pipe"] },
+    { stdio: ["ignore", "inherit", "pipe"], env: { ...process.env, ...env } },
   )
   c.stderr!.on("data", (d: Buffer) => void (stderr += d.toString()))
   return c
@@ -225,11 +231,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
  * A restart with every node present, from the bundle at `main`: the first list of 5,006 Nodes, then (once its CPU is
  * quiet) VmRSS over 20 s, idle CPU over 10 s, 1,000 ignored-label events, VmRSS over 20 s after them; then after a GC.
  */
-const restartRound = async (label: string, main: string, round: number) => {
+const restartRound = async (label: string, main: string, round: number, flags?: ReadonlyArray<string>) => {
   const exited = new Promise((r) => child.once("exit", r))
   child.kill("SIGTERM")
   await exited
-  child = startResolver(main)
+  child = startResolver(main, flags)
   const t0 = performance.now()
   await sleep(15_000)
   for (let last = cpuMs(); performance.now() - t0 < 180_000;) {
@@ -382,7 +388,18 @@ try {
   // BENCH_RESOLVER_COMPARE=<main.mjs>: restarts with every node present, alternating that bundle ("before") and this
   // one ("after"), two rounds each, on the same plane and nodes: before and after side by side in one run.
   const other = process.env["BENCH_RESOLVER_COMPARE"]
-  if (other !== undefined) {
+  const flagSets = process.env["BENCH_RESOLVER_FLAG_SETS"]?.split(";").map((set) => set.split(" ").filter(Boolean))
+  if (flagSets !== undefined) {
+    const rounds = []
+    for (let round = 1; round <= 2; round++) {
+      for (const flags of round % 2 === 1 ? flagSets : [...flagSets].reverse()) {
+        const r = { flags: flags.join(" ") || "none", ...(await restartRound("this tree", entry, round, flags)) }
+        console.log(JSON.stringify(r))
+        rounds.push(r)
+      }
+    }
+    console.log(JSON.stringify({ restartsWithAllNodesByFlags: rounds }, null, 2))
+  } else if (other !== undefined) {
     const rounds = []
     for (let round = 1; round <= 2; round++) {
       for (const [label, main] of [

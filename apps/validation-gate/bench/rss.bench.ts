@@ -1,5 +1,5 @@
 // The validation gate's memory as a user pays for it, after its work: its shipped bundle as its own process, started
-// as the image starts it (packages/runtime/bench/idle.ts: no node flags, NODE_ENV=production, metrics and health on),
+// as the image starts it (packages/runtime/bench/idle.ts: NODE_ENV=production, metrics and health on, the chart's environment),
 // on a fresh local control plane whose process kubelet runs the real AICR v0.11.1 snapshot agent, `aicr validate` and
 // its deployment validator; one validation run of four checks with the evidence signed by a KMS key (moto as the local
 // KMS) and pushed to the local registry; then VmRSS sampled every 5 s over BENCH_IDLE_MINUTES (default 5), no forced
@@ -7,7 +7,9 @@
 // (plan and content ConfigMaps, an approved rollout whose steps are done, the launcher's ServiceAccount and binding,
 // the GPU Operator workload the checks read). Not a test: it prints one JSON line.
 // Run: npx tsx apps/validation-gate/bench/rss.bench.ts. BENCH_GATE_BUNDLE=<dir>/main.mjs measures a bundle built
-// before (e.g. of an older commit) instead of building this tree's; BENCH_NODE_FLAGS sets node flags.
+// before (e.g. of an older commit) instead of building this tree's. The gate runs with the environment the chart gives
+// it (values.yaml `validationGate`: NODE_OPTIONS, MALLOC_ARENA_MAX) and its bundle's own V8 flags; BENCH_NODE_FLAGS
+// replaces that environment (node flags, and `NAME=value` variables, e.g. `AICR_V8_FLAGS=` for none).
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -20,6 +22,7 @@ import { CreateAliasCommand, CreateKeyCommand, KMSClient } from "@aws-sdk/client
 import { aicrBinary, applyManifests, eventually, expectOk, kubeRequest, readVersions, startAws, startControlPlane } from "@aicr/testing/harness"
 import { applyPlan, applyStatusAs, get, ROLLOUTS, RUNTIME, setApproved } from "@aicr/testing/world"
 import { buildApp } from "../../../hack/build-apps"
+import { memoryEnvOf } from "../../../hack/local-operator"
 import { benchNodeFlags, mib, procStatus, sampleIdle, startShipped } from "@aicr/runtime/bench/idle"
 
 const IDLE_MINUTES = Number(process.env["BENCH_IDLE_MINUTES"] ?? 5)
@@ -170,7 +173,9 @@ try {
 
   // The gate, as it ships, with the key; AWS credentials from the environment (the SDK's standard chain).
   const entry = process.env["BENCH_GATE_BUNDLE"] ?? (await buildApp("validation-gate", join(work, "dist"))).entry
-  const nodeFlags = benchNodeFlags()
+  // The environment the chart gives the gate (values.yaml `validationGate`), unless BENCH_NODE_FLAGS replaces it.
+  const nodeFlags =
+    process.env["BENCH_NODE_FLAGS"] === undefined ? Object.entries(memoryEnvOf("validation-gate")).map(([k, v]) => `${k}=${v}`) : benchNodeFlags()
   const gate = startShipped(
     entry,
     [

@@ -1,6 +1,7 @@
 /**
- * validation-gate's composition: settings, the evidence registry (its OCI client is loaded by the first push), the
- * signer (when a key is configured), the authorizer (access reviews), informers (every RuntimeRollout; the `cluster`
+ * validation-gate's composition: settings, the evidence registry and the signer (when a key is configured), either
+ * as calls to the bundle's evidence process (as shipped: evidence-call.ts) or in this process, loaded by their first
+ * use (from sources), the authorizer (access reviews), informers (every RuntimeRollout; the `cluster`
  * runtime, mapped to its rollouts; the validation Jobs, mapped to the rollout named in their label; what makes
  * validation installed — ServiceAccounts and Role bindings of the validation namespace, ClusterRoleBindings) and the controller, as an `AppSpec` the runtime
  * runs. No logic here.
@@ -24,13 +25,22 @@ import { EvidenceRegistry, lazyRegistry, Signer } from "./act"
 import { GateConfig, parseSettings } from "./config"
 import { contract } from "./contract"
 import { Authorizer } from "./installation"
+import { processRegistry, processSigner } from "./evidence-call"
 import { reconcile } from "./reconcile"
 import { lazySigner } from "./signer"
 
 /** A list in the validation namespace refused because validation is not installed (no namespace, no Role there). */
 const validationListError = (e: KubeError) => e.reason._tag === "NotFound" || e.reason._tag === "Forbidden"
 
-export const validationGateApp: AppSpec<Error> = {
+export interface GateAppOptions {
+  /**
+   * The evidence process (`evidence-process.mjs` of the bundle): registry and KMS calls each run in a child process
+   * started from it, so the gate never loads their clients. Undefined: the calls run in the gate (from sources).
+   */
+  readonly evidenceProcess?: string | undefined
+}
+
+export const validationGateApp = (options: GateAppOptions = {}): AppSpec<Error> => ({
   name: contract.controller,
   setup: (ctx) =>
     Effect.gen(function* () {
@@ -41,9 +51,12 @@ export const validationGateApp: AppSpec<Error> = {
         launcher: settings.launcher,
         deadlineSeconds: settings.deadlineSeconds,
         signingKey: settings.signingKey ?? "none",
+        evidenceCalls: options.evidenceProcess ?? "in this process",
       })
-      const registry = yield* lazyRegistry(settings, ctx.fieldManager)
-      const signer = settings.signingKey === undefined ? undefined : lazySigner(settings.signingKey)
+      const entry = options.evidenceProcess
+      const registry = entry !== undefined ? processRegistry(entry, settings, ctx.fieldManager) : yield* lazyRegistry(settings, ctx.fieldManager)
+      const key = settings.signingKey
+      const signer = key === undefined ? undefined : entry !== undefined ? processSigner(entry, key) : lazySigner(key)
       const rollouts = yield* makeInformer<RuntimeRollout>({ kind: RuntimeRolloutKind })
       const runtimes = yield* makeInformer<ClusterRuntime>({ kind: ClusterRuntimeKind, fieldSelector: `metadata.name=${SINGLETON_NAME}` })
       // Without the chart's `validation.enabled` there is no validation namespace and no Role there: the two lists are
@@ -91,4 +104,4 @@ export const validationGateApp: AppSpec<Error> = {
         },
       ]
     }),
-}
+})

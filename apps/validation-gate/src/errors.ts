@@ -8,7 +8,10 @@ import { Data } from "effect"
 
 export class EvidenceError extends Data.TaggedError("EvidenceError")<{
   readonly transient: boolean
-  /** Short and stable: `RegistryUnavailable`, `Unauthorized`, `RegistryCredentialsUnavailable`, `Conflict`, `RegistryRefused`, `SigningFailed`. */
+  /**
+   * Short and stable: `RegistryUnavailable`, `Unauthorized`, `RegistryCredentialsUnavailable`, `Conflict`,
+   * `RegistryRefused`, `SigningFailed`, `EvidenceProcessFailed` (the evidence process ended without an answer).
+   */
   readonly reason: string
   readonly message: string
 }> {}

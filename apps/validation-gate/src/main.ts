@@ -5,8 +5,17 @@
  *   [--docker-config /etc/aicr/registry/config.json] [--operator-namespace aicr-system]
  *   [--validation-namespace aicr-validation] [--launcher-service-account aicr-validation] [--validation-deadline 25m]
  *   [--signing-key awskms:///alias/…] [runtime flags]`.
+ *
+ * As bundled (hack/build-apps.ts), `evidence-process.mjs` sits next to this entry and every registry and KMS call runs
+ * in it; run from sources there is none, and the calls run in this process.
  */
+// First: its V8 flags (no optimizing compilers) before anything else loads. AICR_V8_FLAGS replaces them.
+import "./v8-flags"
+import { existsSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { main } from "@aicr/runtime"
 import { validationGateApp } from "./app"
 
-main(validationGateApp)
+const evidenceProcess = fileURLToPath(new URL("./evidence-process.mjs", import.meta.url))
+
+main(validationGateApp({ evidenceProcess: existsSync(evidenceProcess) ? evidenceProcess : undefined }))

@@ -10,7 +10,7 @@ import { contract } from "../src/contract"
 describe("validation-gate app", () => {
   it.effect("makes one informer per watch of its contract, with the contract's selectors, and no other", () =>
     Effect.gen(function* () {
-      const informers = yield* informersOfApp(validationGateApp, ["--registry", "oci://registry.example/aicr/cluster"])
+      const informers = yield* informersOfApp(validationGateApp(), ["--registry", "oci://registry.example/aicr/cluster"])
       expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
       expect(contractMismatch(contract, informers)).toEqual([])
     }),

@@ -28,6 +28,7 @@ import {
 } from "@aicr/testing/harness"
 import { applyPlan, applyStatusAs, closeRollout, get, ROLLOUTS, RUNTIME, setApproved, startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { buildApp } from "../../../hack/build-apps"
 import { validationGateApp } from "../src/app"
 
 const run = promisify(execFile)
@@ -59,8 +60,8 @@ const toolBinary = (tool: "oras" | "cosign"): string => {
 }
 const orasBinary = () => toolBinary("oras")
 
-const startGate = (extra: string[] = []) => {
-  gate = startController(info, validationGateApp, [
+const startGate = (extra: string[] = [], evidenceProcess?: string) => {
+  gate = startController(info, validationGateApp({ evidenceProcess }), [
     "--registry",
     `oci://${info.registry}/${PREFIX}`,
     "--operator-namespace",
@@ -523,18 +524,29 @@ describe("validation-gate: a validator that hangs", () => {
   }, 280_000)
 })
 
-describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS)", () => {
+// As shipped: the registry and KMS calls run in the bundle's evidence process (a child process per call, with the
+// environment of the moment: the credentials below are set after the gate started).
+describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS), through the bundle's evidence process", () => {
   let aws: AwsEmulator | undefined
+  let evidenceProcess: string
+  const calls = join(work, "evidence-calls.log")
   const saved: Record<string, string | undefined> = {}
   const ALIAS = `alias/aicr-evidence-${suffix}`
   let publicKeyPem: string
 
   beforeAll(async () => {
+    // The bundle's evidence process behind a wrapper that records each call's start, to show where the calls ran.
+    const shipped = join((await buildApp("validation-gate", join(work, "bundle"))).outdir, "evidence-process.mjs")
+    evidenceProcess = join(work, "evidence-process-recorded.mjs")
+    writeFileSync(
+      evidenceProcess,
+      `import { appendFileSync } from "node:fs"\nappendFileSync(${JSON.stringify(calls)}, process.pid + "\\n")\nawait import(${JSON.stringify(shipped)})\n`,
+    )
     aws = await startAws({
       policy: JSON.stringify({ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "kms:*", Resource: "*" }] }),
       enforceIam: false,
     })
-    // The standard credential chain of the in-process gate: environment keys, region and the local endpoint.
+    // The standard credential chain, as the evidence process inherits it at each call: keys, region, the local endpoint.
     const env = { ...aws.env, AWS_ACCESS_KEY_ID: "AKIAVALIDATIONGATE01", AWS_SECRET_ACCESS_KEY: "local-secret", AWS_REGION: "us-east-1" }
     for (const [k, v] of Object.entries(env)) {
       saved[k] = process.env[k]
@@ -570,11 +582,16 @@ describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS)"
     await installLauncher()
     await installGpuOperator()
     await stopGate()
-    startGate(["--signing-key", `awskms:///${ALIAS}`])
+    startGate(["--signing-key", `awskms:///${ALIAS}`], evidenceProcess)
     const plan = await writePlan("signed", ["operator-health", "gpu-operator-version"])
     const name = `val-${suffix}-signed`
     await createRollout(name, plan, { stepsDone: true })
     await waitCondition(name, "Validated", "True", ["ValidationPassed"], 115_000)
+    // The bundle resolved, the binding signed and the evidence pushed: at least three child processes, none of them the gate.
+    const pids = readFileSync(calls, "utf8").trim().split("\n").map(Number)
+    expect(pids.length).toBeGreaterThanOrEqual(3)
+    expect(new Set(pids).size).toBe(pids.length)
+    expect(pids).not.toContain(process.pid)
     const room = (await get(info, `${ROLLOUTS}/${name}`)).status.validation
     const dir = join(work, "signed")
     await run(orasBinary(), ["pull", "--plain-http", "-o", dir, room.evidenceRef])
@@ -592,7 +609,7 @@ describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS)"
 
   it("with a key configured, evidence without a valid signature fails the rollout", async () => {
     await stopGate()
-    startGate(["--signing-key", `awskms:///alias/no-such-key-${suffix}`])
+    startGate(["--signing-key", `awskms:///alias/no-such-key-${suffix}`], evidenceProcess)
     const plan = await writePlan("unsigned", ["operator-health", "gpu-operator-version"])
     const name = `val-${suffix}-unsigned`
     await createRollout(name, plan, { stepsDone: true })

@@ -24,6 +24,15 @@ export const SHIPPED_SERVER_FLAGS: ReadonlyArray<string> = ["--metrics-bind-addr
  */
 export const benchNodeFlags = (): string[] => (process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter(Boolean)
 
+/** A flag set as BENCH_NODE_FLAGS spells it: node flags, and `NAME=value` environment variables among them. */
+export const splitNodeFlags = (given: ReadonlyArray<string>): { readonly nodeFlags: string[]; readonly env: Record<string, string> } => {
+  const isEnv = (f: string) => /^[A-Z_][A-Z0-9_]*=/u.test(f)
+  return {
+    nodeFlags: given.filter((f) => !isEnv(f)),
+    env: Object.fromEntries(given.filter(isEnv).map((f) => [f.slice(0, f.indexOf("=")), f.slice(f.indexOf("=") + 1)])),
+  }
+}
+
 /**
  * Writes the probe into `dir`: on SIGUSR2 it writes what V8 holds (process.memoryUsage(), heap spaces), then makes a
  * full GC (twice, `gc` exposed at that moment only), waits a second and writes the same again with VmRSS, to `out`.
@@ -71,9 +80,7 @@ export const startShipped = (
 ): Shipped => {
   const probe = writeProbe(o.workDir)
   const given = o.nodeFlags ?? benchNodeFlags()
-  const isEnv = (f: string) => /^[A-Z_][A-Z0-9_]*=/u.test(f)
-  const nodeFlags = given.filter((f) => !isEnv(f))
-  const flagEnv = Object.fromEntries(given.filter(isEnv).map((f) => [f.slice(0, f.indexOf("=")), f.slice(f.indexOf("=") + 1)]))
+  const { nodeFlags, env: flagEnv } = splitNodeFlags(given)
   const servers = args.some((a) => a.startsWith("--metrics-bind-address")) ? [] : SHIPPED_SERVER_FLAGS
   const child = spawn(process.execPath, [...nodeFlags, "--import", probe.file, entry, ...args, ...servers], {
     stdio: o.stdio ?? ["ignore", "ignore", "inherit"],

@@ -46,3 +46,4 @@ export {
   RetryAfterTransientFailure,
   warnOnTransition,
 } from "./failures"
+export { callProcess, type CallAnswer, ProcessCallError, serveCall } from "./process-call"

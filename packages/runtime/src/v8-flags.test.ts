@@ -1,5 +1,5 @@
-// The step-executor's V8 flags take effect in the bundle as it ships: the bundle is built and started as the image
-// starts it (`node main.mjs [flags]`, nothing on node's command line but a probe), and V8 itself says whether it
+// The V8 flags of the controllers that set them (the step-executor, the validation gate) take effect in the bundle as
+// it ships: each bundle is built and started as the image starts it (`node main.mjs [flags]`, nothing on node's command line but a probe), and V8 itself says whether it
 // still optimizes. Node documents `v8.setFlagsFromString` after start as undefined behaviour, so this is checked on
 // the Node the tests run on (the image's), not assumed.
 import { spawn } from "node:child_process"
@@ -10,6 +10,9 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { DEFAULT_V8_FLAGS, v8FlagsOf } from "./v8-flags"
+
+/** The controllers whose main.ts imports their v8-flags.ts first. */
+const APPS = ["step-executor", "validation-gate"] as const
 
 // %GetOptimizationStatus bits (V8's runtime-test.cc, OptimizationStatus).
 const NEVER_OPTIMIZE = 1 << 1
@@ -33,11 +36,11 @@ process.on("exit", () => {
 `
 
 let work: string
-let entry: string
+const entries = new Map<string, string>()
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), "step-executor-v8-flags-"))
-  entry = (await buildApp("step-executor", join(work, "dist"))).entry
+  work = mkdtempSync(join(tmpdir(), "v8-flags-"))
+  for (const app of APPS) entries.set(app, (await buildApp(app, join(work, app))).entry)
   writeFileSync(join(work, "probe.mjs"), PROBE)
 }, 120_000)
 
@@ -46,7 +49,8 @@ afterAll(() => {
 })
 
 /** Runs the shipped bundle until it exits (its kubeconfig does not exist) and returns what the probe read. */
-const statusOf = async (env: Record<string, string>): Promise<{ turbofan: number; maglev: number }> => {
+const statusOf = async (app: string, env: Record<string, string>): Promise<{ turbofan: number; maglev: number }> => {
+  const entry = entries.get(app)!
   const out = join(work, `probe-${Math.random().toString(36).slice(2, 8)}.json`)
   const child = spawn(process.execPath, ["--allow-natives-syntax", "--import", join(work, "probe.mjs"), entry, "--kubeconfig", join(work, "absent")], {
     stdio: "ignore",
@@ -56,23 +60,23 @@ const statusOf = async (env: Record<string, string>): Promise<{ turbofan: number
   return JSON.parse(readFileSync(out, "utf8")) as { turbofan: number; maglev: number }
 }
 
-describe("the step-executor's V8 flags", () => {
-  it("are no optimizing compilers, and AICR_V8_FLAGS replaces them", () => {
-    expect(DEFAULT_V8_FLAGS).toEqual(["--no-opt", "--no-maglev"])
-    expect(v8FlagsOf(undefined)).toEqual(DEFAULT_V8_FLAGS)
-    expect(v8FlagsOf("")).toEqual([])
-    expect(v8FlagsOf(" --no-opt  --max-lazy ")).toEqual(["--no-opt", "--max-lazy"])
-  })
+it("the flags are no optimizing compilers, and AICR_V8_FLAGS replaces them", () => {
+  expect(DEFAULT_V8_FLAGS).toEqual(["--no-opt", "--no-maglev"])
+  expect(v8FlagsOf(undefined)).toEqual(DEFAULT_V8_FLAGS)
+  expect(v8FlagsOf("")).toEqual([])
+  expect(v8FlagsOf(" --no-opt  --max-lazy ")).toEqual(["--no-opt", "--max-lazy"])
+})
 
+describe.each(APPS)("the %s's V8 flags", (app) => {
   it("take effect in the shipped bundle: neither TurboFan nor Maglev optimizes a function asked to", { timeout: 60_000 }, async () => {
-    const s = await statusOf({})
+    const s = await statusOf(app, {})
     expect(s.turbofan & NEVER_OPTIMIZE).toBe(NEVER_OPTIMIZE)
     expect(s.turbofan & (OPTIMIZED | TURBOFANNED)).toBe(0)
     expect(s.maglev & (OPTIMIZED | MAGLEVVED)).toBe(0)
   })
 
   it("with AICR_V8_FLAGS empty, the same bundle optimizes them (the check above can fail)", { timeout: 60_000 }, async () => {
-    const s = await statusOf({ AICR_V8_FLAGS: "" })
+    const s = await statusOf(app, { AICR_V8_FLAGS: "" })
     expect(s.turbofan & NEVER_OPTIMIZE).toBe(0)
     expect(s.turbofan & (OPTIMIZED | TURBOFANNED)).toBe(OPTIMIZED | TURBOFANNED)
     expect(s.maglev & (OPTIMIZED | MAGLEVVED)).toBe(OPTIMIZED | MAGLEVVED)

@@ -1,0 +1,21 @@
+/**
+ * V8 flags a controller sets in itself before the rest of it loads (its `main.ts` imports its own `v8-flags.ts` first,
+ * which calls `applyV8Flags`): no optimizing compilers (TurboFan, Maglev). A controller's passes are short (a few
+ * hundred objects from caches), so the interpreter and Sparkplug serve them, and the node binary's optimizing-compiler
+ * code is never paged in ([ADR](../../../docs/adr/20261203-step-executor-node-flags.md)). Node refuses these flags in
+ * NODE_OPTIONS, and the image starts every controller through one entry point, so they are set here. Imports nothing
+ * but `node:v8`, so nothing else is evaluated before the flags are set.
+ *
+ * `AICR_V8_FLAGS` replaces them (space-separated V8 flags; empty: none), e.g. to measure a controller without them.
+ */
+import { setFlagsFromString } from "node:v8"
+
+export const DEFAULT_V8_FLAGS: ReadonlyArray<string> = ["--no-opt", "--no-maglev"]
+
+/** The flags to set for an `AICR_V8_FLAGS` value (undefined: the defaults). */
+export const v8FlagsOf = (env: string | undefined): ReadonlyArray<string> => (env === undefined ? DEFAULT_V8_FLAGS : env.split(/\s+/u).filter(Boolean))
+
+/** Sets the flags `AICR_V8_FLAGS` names, or the defaults. */
+export const applyV8Flags = (): void => {
+  for (const flag of v8FlagsOf(process.env["AICR_V8_FLAGS"])) setFlagsFromString(flag)
+}
