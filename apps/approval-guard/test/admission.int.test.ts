@@ -117,6 +117,20 @@ beforeAll(async () => {
   uid = await createRuntime(info)
   // alice's edit produces the rollouts below (retried while her fresh RoleBinding reaches the authorizer's cache).
   await eventually(async () => (await editRuntime(info, "alice", "inference")).status === 200, { what: "alice's runtime edit" })
+  // The creation policy reads the runtime (its paramRef) from the API server's own cache, which can lag the edit by a
+  // moment: until it has seen alice's edit, a rollout she requested is refused as "must be admin". Wait for that
+  // with a dry-run create, so the first test does not race it.
+  await eventually(
+    async () =>
+      (
+        await kubeRequest(info, {
+          method: "POST",
+          path: `${ROLLOUTS}?dryRun=All`,
+          body: plannedRollout({ name: "adm-probe", runtimeUID: uid, requestedBy: "alice" }),
+        })
+      ).status === 201,
+    { what: "the creation policy seeing alice's edit" },
+  )
 })
 
 afterAll(async () => {
