@@ -1,7 +1,7 @@
 /**
  * The resolver's bundle store as calls to its bundle process (bundle-process.ts): each pull is one child process that
  * pulls, unpacks, answers the file tree and exits, so the resolver holds neither the OCI client nor what a pull
- * allocates ([ADR](../../../docs/adr/20261204-evidence-process.md)). Failures come back as the same `BundlePullError`s;
+ * allocates ([ADR](../../../docs/adr/20261204-resolver-memory.md)). Failures come back as the same `BundlePullError`s;
  * a child that ends without an answer is a transient one (the resolution is retried), a defect it reports is a defect.
  * The per-run credential is the docker config file, read here.
  */

@@ -1,7 +1,7 @@
 /**
  * The resolver's bundle process: each pull of a pushed bundle runs in a child process of its own (`callProcess` in
  * @aicr/runtime), so the OCI client (undici) and the unpacked layer never stay in the resolver
- * ([ADR](../../../docs/adr/20261204-evidence-process.md)). Bundled next to the resolver's `main.mjs` as
+ * ([ADR](../../../docs/adr/20261204-resolver-memory.md)). Bundled next to the resolver's `main.mjs` as
  * `bundle-process.mjs`; the requests are `BundleCall`s (bundle-call.ts).
  */
 import { type CallAnswer, serveCall } from "@aicr/runtime"
