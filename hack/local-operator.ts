@@ -174,7 +174,7 @@ const startTs = (name: string, script: string, args: string[], dir: string, atta
   startNode(name, ["--import", tsxLoader, join(root, script), ...args], dir, attached)
 
 /**
- * A controller's memory settings as the chart sets them from its values.yaml (`stepExecutor` and `validationGate`:
+ * A controller's memory settings as the chart sets them from its values.yaml (`resolver`, `stepExecutor` and `validationGate`:
  * `nodeOptions` as NODE_OPTIONS, `mallocArenaMax` as MALLOC_ARENA_MAX; none for the others), so a local process runs
  * with the same memory settings as the pod.
  */
@@ -183,7 +183,7 @@ export const memoryEnvOf = (app: string): Record<string, string> => {
     string,
     { nodeOptions?: string; mallocArenaMax?: number } | undefined
   >
-  const section = { "step-executor": values["stepExecutor"], "validation-gate": values["validationGate"] }[app]
+  const section = { resolver: values["resolver"], "step-executor": values["stepExecutor"], "validation-gate": values["validationGate"] }[app]
   const { nodeOptions, mallocArenaMax } = section ?? {}
   return { ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...(mallocArenaMax ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}) }
 }
@@ -420,6 +420,7 @@ export const startLocalOperator = async (
       ],
       opts.dir,
       opts.attached,
+      memoryEnvOf("resolver"),
     )
     procs.push(resolver)
     record()

@@ -9,7 +9,8 @@
 // The CPU per 1,000 node events is printed two ways: the resolver's CPU over the window of the 1,000 label patches,
 // and the same CPU per 1,000 Node writes the audit log shows in that window (kwok and the node lifecycle controller
 // write Nodes too; on a loaded machine they are most of the window's events).
-// BENCH_RESOLVER_ENTRY=<main.mjs>: run that build instead of bundling this tree. BENCH_NODE_FLAGS: node flags and
+// BENCH_RESOLVER_ENTRY=<main.mjs>: run that build instead of bundling this tree. The resolver runs with the
+// environment the chart gives it (values.yaml `resolver`); BENCH_NODE_FLAGS replaces it: node flags and
 // `NAME=value` environment variables of the resolver's process (packages/runtime/bench/idle.ts); with
 // BENCH_RESOLVER_FLAG_SETS="<set>;<set>…" (an empty set: none) the restarts of 3. run this tree's bundle once per set
 // instead, two rounds each: flag sets side by side on the same plane and nodes.
@@ -35,6 +36,7 @@ import {
   runningPlane,
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
+import { memoryEnvOf } from "../../../hack/local-operator"
 import { benchNodeFlags, splitNodeFlags } from "@aicr/runtime/bench/idle"
 
 const dir = process.argv[2]
@@ -89,7 +91,10 @@ const SPEC = {
 await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SPEC }])
 
 /** The resolver from a bundle, as its own process with the probe; `child` is the one running. */
-const startResolver = (main: string, flags: ReadonlyArray<string> = benchNodeFlags()) => {
+/** The environment the chart gives the resolver (values.yaml `resolver`), unless BENCH_NODE_FLAGS replaces it. */
+const shippedFlags = (): string[] =>
+  process.env["BENCH_NODE_FLAGS"] === undefined ? Object.entries(memoryEnvOf("resolver")).map(([k, v]) => `${k}=${v}`) : benchNodeFlags()
+const startResolver = (main: string, flags: ReadonlyArray<string> = shippedFlags()) => {
   const { nodeFlags, env } = splitNodeFlags(flags)
   const c = spawn(
     process.execPath,

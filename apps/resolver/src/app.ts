@@ -1,5 +1,6 @@
 /**
- * resolver's composition: settings, the bundle store (its OCI client, loaded on first use), informers (the `cluster` runtime; Nodes,
+ * resolver's composition: settings, the bundle store (as shipped, pulls in the bundle process; from sources, its OCI
+ * client loaded on first use), informers (the `cluster` runtime; Nodes,
  * trimmed to what discovery reads; its AICR Jobs; its Job-output and content ConfigMaps, all mapped to `cluster`)
  * and the controller, as an `AppSpec` the runtime runs. No logic here.
  *
@@ -16,7 +17,8 @@ import { contract } from "./contract"
 import { nodeView, type NodeView, sameUnder } from "./discovery"
 import { makeNodeIndex } from "./node-index"
 import { reconcile } from "./reconcile"
-import { BundleStore, type BundleStoreShape, Nodes, type NodesShape } from "./services"
+import { processBundleStore } from "./bundle-call"
+import { BundleStore, type BundleStoreShape, credentialOf, Nodes, type NodesShape } from "./services"
 
 type CachedNode = KubeObject & NodeView
 
@@ -26,7 +28,15 @@ const trimNode = (n: CachedNode): CachedNode => {
   return { apiVersion: "v1", kind: "Node", ...v, metadata: { ...v.metadata, resourceVersion: n.metadata.resourceVersion } } as CachedNode
 }
 
-export const resolverApp: AppSpec<Error> = {
+export interface ResolverAppOptions {
+  /**
+   * The bundle process (`bundle-process.mjs` of the bundle): each bundle pull runs in a child process started from it,
+   * so the resolver never loads the OCI client. Undefined: pulls run in the resolver (from sources).
+   */
+  readonly bundleProcess?: string | undefined
+}
+
+export const resolverApp = (options: ResolverAppOptions = {}): AppSpec<Error> => ({
   name: contract.controller,
   setup: (ctx) =>
     Effect.gen(function* () {
@@ -36,17 +46,24 @@ export const resolverApp: AppSpec<Error> = {
         image: settings.jobs.image,
         registry: `${settings.registry.host}/${settings.registry.prefix}`,
         namespace: settings.namespace,
+        bundlePulls: options.bundleProcess ?? "in this process",
       })
       if (settings.gate._tag === "Allowed") yield* Effect.logWarning("Development allowance in use", { note: settings.gate.note })
       if (settings.gate._tag === "Refused")
         yield* Effect.logError("The pinned AICR does not pass the version gate: every resolution is AICRVersionMismatch", { message: settings.gate.message })
-      // The bundle store's OCI client (undici) is loaded and opened by the first pull, not at start: an idle resolver
-      // never loads it (as the planner's chart registry and registry-mirror's registry).
-      const opened = yield* openOnFirstUse(() => import("./registry").then((m) => m.openBundleStore(settings, `aicr-${contract.controller}`)))
-      const store: BundleStoreShape = {
-        pull: (reference) => opened.pipe(Effect.flatMap((o) => o.store.pull(reference))),
-        credential: () => opened.pipe(Effect.flatMap((o) => o.store.credential())),
-      }
+      // As shipped, each bundle pull runs in the bundle process (bundle-call.ts): the OCI client (undici) never loads
+      // here. From sources, the client is loaded and opened by the first pull, not at start.
+      const userAgent = `aicr-${contract.controller}`
+      const store: BundleStoreShape =
+        options.bundleProcess !== undefined
+          ? processBundleStore(options.bundleProcess, settings, userAgent)
+          : yield* Effect.map(
+              openOnFirstUse(() => import("./registry").then((m) => m.openBundleStore(settings, userAgent))),
+              (opened): BundleStoreShape => ({
+                pull: (reference) => opened.pipe(Effect.flatMap((o) => o.store.pull(reference))),
+                credential: () => credentialOf(settings.dockerConfig),
+              }),
+            )
       const namespaces = [...new Set([settings.jobs.namespace, settings.jobs.discoveryNamespace, settings.namespace])]
       // The runtime's cache, once made: the Node filter reads the current placement from it.
       const made: { runtimes?: Informer<ClusterRuntime> } = {}
@@ -85,4 +102,4 @@ export const resolverApp: AppSpec<Error> = {
         },
       ]
     }),
-}
+})

@@ -4,8 +4,15 @@
  * Run: `node resolver.js --aicr-version v1.1.2 [--aicr-image REF] [--allow-prerelease-aicr=true]
  *   [--allow-unsupported-aicr=true (development only)] --registry oci://registry.example/aicr/cluster
  *   [--plain-http host:port] [--docker-config PATH] --component-namespaces a,b [runtime flags]`.
+ *
+ * As bundled (hack/build-apps.ts), `bundle-process.mjs` sits next to this entry and every bundle pull runs in it; run
+ * from sources there is none, and pulls run in this process.
  */
+import { existsSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { main } from "@aicr/runtime"
 import { resolverApp } from "./app"
 
-main(resolverApp)
+const bundleProcess = fileURLToPath(new URL("./bundle-process.mjs", import.meta.url))
+
+main(resolverApp({ bundleProcess: existsSync(bundleProcess) ? bundleProcess : undefined }))

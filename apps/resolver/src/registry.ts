@@ -6,9 +6,8 @@
 import { BUNDLE_WORK_DIR, type BundleFiles, bundleFromEntries, fromPushedBundle, MAX_BUNDLE_BYTES } from "@aicr/aicr"
 import { dockerConfigCredentials, isOciError, OciClient, readTgz } from "@aicr/oras"
 import { Effect } from "effect"
-import { readFile } from "node:fs/promises"
 import type { ResolverSettings } from "./config"
-import { BundlePullError, type BundleStoreShape } from "./services"
+import { BundlePullError, type BundleStoreShape, credentialOf, readConfig } from "./services"
 
 const classify = (e: unknown): BundlePullError => {
   if (isOciError(e)) {
@@ -20,14 +19,10 @@ const classify = (e: unknown): BundlePullError => {
   return new BundlePullError({ kind: "invalid", message: e instanceof Error ? e.message : String(e) })
 }
 
-const readConfig = async (path: string | undefined): Promise<string> => {
-  if (path === undefined) return JSON.stringify({ auths: {} })
-  const text = await readFile(path, "utf8")
-  JSON.parse(text)
-  return text
-}
-
-export const openBundleStore = (settings: ResolverSettings, userAgent: string): { readonly store: BundleStoreShape; readonly close: () => Promise<void> } => {
+export const openBundleStore = (
+  settings: Pick<ResolverSettings, "dockerConfig" | "plainHttp">,
+  userAgent: string,
+): { readonly store: BundleStoreShape; readonly close: () => Promise<void> } => {
   const credentials = async (registry: string) => dockerConfigCredentials({ config: JSON.parse(await readConfig(settings.dockerConfig)) })(registry)
   const client = new OciClient({ credentials, plainHttp: [...settings.plainHttp], userAgent })
   return { store: storeOver(client, settings.dockerConfig), close: () => client.close() }
@@ -47,11 +42,7 @@ export const storeOver = (client: OciClient, dockerConfig: string | undefined): 
       },
       catch: classify,
     }),
-  credential: () =>
-    Effect.tryPromise({
-      try: () => readConfig(dockerConfig),
-      catch: (e) => new BundlePullError({ kind: "unauthorized", message: `Registry credentials ${dockerConfig} cannot be read: ${String(e)}` }),
-    }),
+  credential: () => credentialOf(dockerConfig),
 })
 
 export type { BundleFiles }

@@ -3,7 +3,8 @@
  * and the registry the bundle Jobs push to. Tests provide their own.
  */
 import type { BundleFiles } from "@aicr/aicr"
-import { Context, Data, type Effect } from "effect"
+import { readFile } from "node:fs/promises"
+import { Context, Data, Effect } from "effect"
 import { type Discovery, discover, type NodeView, type PlacementView } from "./discovery"
 
 export interface NodesShape {
@@ -30,3 +31,18 @@ export interface BundleStoreShape {
 }
 
 export class BundleStore extends Context.Service<BundleStore, BundleStoreShape>()("@aicr/resolver/BundleStore") {}
+
+/** The docker config file's text (`{"auths":{}}` without one), checked to be JSON. */
+export const readConfig = async (path: string | undefined): Promise<string> => {
+  if (path === undefined) return JSON.stringify({ auths: {} })
+  const text = await readFile(path, "utf8")
+  JSON.parse(text)
+  return text
+}
+
+/** A bundle Job's per-run credential: the docker config, re-read each time (no OCI client needed). */
+export const credentialOf = (dockerConfig: string | undefined): Effect.Effect<string, BundlePullError> =>
+  Effect.tryPromise({
+    try: () => readConfig(dockerConfig),
+    catch: (e) => new BundlePullError({ kind: "unauthorized", message: `Registry credentials ${dockerConfig} cannot be read: ${String(e)}` }),
+  })

@@ -50,7 +50,7 @@ let ns: string
 let resolver: { readonly stop: () => Promise<void> } | undefined
 
 const start = (extra: ReadonlyArray<string> = []) => {
-  resolver = startController(info, resolverApp, [
+  resolver = startController(info, resolverApp(), [
     "--aicr-version",
     CURRENT,
     "--registry",

@@ -10,7 +10,7 @@ import { contract } from "../src/contract"
 describe("resolver app", () => {
   it.effect("makes one informer per watch of its contract, with the contract's selectors, and no other", () =>
     Effect.gen(function* () {
-      const informers = yield* informersOfApp(resolverApp, [
+      const informers = yield* informersOfApp(resolverApp(), [
         "--aicr-version",
         "v0.11.1",
         "--registry",
@@ -25,7 +25,7 @@ describe("resolver app", () => {
 
   it.effect("does not start without --component-namespaces, and says which value is missing", () =>
     Effect.gen(function* () {
-      const error = yield* Effect.flip(informersOfApp(resolverApp, ["--aicr-version", "v0.11.1", "--registry", "oci://registry.example/aicr"]))
+      const error = yield* Effect.flip(informersOfApp(resolverApp(), ["--aicr-version", "v0.11.1", "--registry", "oci://registry.example/aicr"]))
       expect(String(error)).toContain("--component-namespaces (or AICR_COMPONENT_NAMESPACES) is required")
     }),
   )

@@ -51,7 +51,7 @@ let ns: string
 let resolver: { readonly stop: () => Promise<void> } | undefined
 
 const start = (version: string, image?: string) => {
-  resolver = startController(info, resolverApp, [
+  resolver = startController(info, resolverApp(), [
     "--aicr-version",
     version,
     ...(image !== undefined ? ["--aicr-image", image] : []),

@@ -90,7 +90,7 @@ beforeAll(async () => {
     ...(rbac = jobRbac({ namespace: operatorNs, discoveryNamespace: discoveryNs, serviceAccount: "aicr-jobs", agentServiceAccount: "aicr-agent" })),
   ])
   await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: SPEC }])
-  resolver = startController(info, resolverApp, [
+  resolver = startController(info, resolverApp(), [
     "--aicr-version",
     CURRENT,
     "--registry",

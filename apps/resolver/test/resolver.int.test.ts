@@ -27,6 +27,7 @@ import {
 } from "@aicr/testing/harness"
 import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { buildApp } from "../../../hack/build-apps"
 import { resolverApp } from "../src/app"
 
 const info: HarnessInfo = inject("harness")
@@ -41,8 +42,14 @@ let ns: string
 let resolver: { readonly stop: () => Promise<void> } | undefined
 
 /** The AICR built here is 0.x: the resolver runs with the development allowance unless a test says otherwise. */
+/**
+ * As shipped, bundle pulls run in the bundle's own `bundle-process.mjs` (built in beforeAll), here behind a wrapper
+ * that records each child's pid, to show where the pulls ran.
+ */
+let bundleProcess: string
+const pulls = join(work, "bundle-pulls.log")
 const start = (version: string, namespaces: readonly string[] = NAMESPACES, opts: { allowUnsupported?: boolean; image?: string } = {}) => {
-  resolver = startController(info, resolverApp, [
+  resolver = startController(info, resolverApp({ bundleProcess }), [
     "--aicr-version",
     version,
     "--registry",
@@ -174,6 +181,12 @@ const SAMPLE_FLAGS = [
 ]
 
 beforeAll(async () => {
+  const shipped = join((await buildApp("resolver", join(work, "bundle"))).outdir, "bundle-process.mjs")
+  bundleProcess = join(work, "bundle-process-recorded.mjs")
+  writeFileSync(
+    bundleProcess,
+    `import { appendFileSync } from "node:fs"\nappendFileSync(${JSON.stringify(pulls)}, process.pid + "\\n")\nawait import(${JSON.stringify(shipped)})\n`,
+  )
   registry = await startRegistry({ name: "resolver-int", dir: mkdtempSync(join(work, "registry-")) })
   ns = await createNamespace(info, "aicr-res")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
@@ -206,6 +219,10 @@ describe("resolver on the local control plane", () => {
     expect(JSON.parse(cm.data["snapshot.json"]!)).toMatchObject({ kind: "Snapshot", metadata: { "source-node": "kwok-gpu-0" } })
     const bundle = JSON.parse(cm.data["values.json"]!)
     expect(bundle.files).toEqual(await handBundle(CURRENT, cm.data["recipe.json"]!, SAMPLE_FLAGS))
+    // The bundle was pulled back in a child process, not in the test's (the resolver's) process.
+    const pids = readFileSync(pulls, "utf8").trim().split("\n").map(Number)
+    expect(pids.length).toBeGreaterThanOrEqual(1)
+    expect(pids).not.toContain(process.pid)
     expect(await aicrJobs("recipe")).toHaveLength(1)
     expect(await aicrJobs("bundle")).toHaveLength(1)
     expect(await aicrJobs("snapshot")).toHaveLength(1)
