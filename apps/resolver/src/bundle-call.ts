@@ -6,8 +6,7 @@
  * The per-run credential is the docker config file, read here.
  */
 import type { BundleFiles } from "@aicr/aicr"
-import { callProcess, type CallAnswer, ProcessCallError } from "@aicr/runtime"
-import { Effect } from "effect"
+import { callInProcess, type CallDecoder } from "@aicr/runtime"
 import type { ResolverSettings } from "./config"
 import { BundlePullError, type BundleStoreShape, credentialOf } from "./services"
 
@@ -20,32 +19,24 @@ export interface BundleCall {
   readonly reference: string
 }
 
-const isFiles = (v: unknown): v is BundleFiles =>
-  typeof v === "object" && v !== null && typeof (v as BundleFiles).files === "object" && typeof (v as BundleFiles).modes === "object"
-
-const settled = (answer: CallAnswer): Effect.Effect<BundleFiles, BundlePullError> => {
-  if ("ok" in answer && isFiles(answer.ok)) return Effect.succeed(answer.ok)
-  if ("failed" in answer) {
-    const f = answer.failed as { kind?: unknown; message?: unknown }
-    if ((f.kind === "transient" || f.kind === "unauthorized" || f.kind === "invalid") && typeof f.message === "string")
-      return Effect.fail(new BundlePullError({ kind: f.kind, message: f.message }))
-  }
-  return Effect.die(new Error(`the bundle process answered ${"defect" in answer ? answer.defect : JSON.stringify(answer).slice(0, 400)}`))
+const bundle: CallDecoder<BundleFiles, BundlePullError> = {
+  what: "the bundle process",
+  ok: (v): v is BundleFiles =>
+    typeof v === "object" && v !== null && typeof (v as BundleFiles).files === "object" && typeof (v as BundleFiles).modes === "object",
+  failed: (v) => {
+    const f = v as { kind?: unknown; message?: unknown }
+    return (f.kind === "transient" || f.kind === "unauthorized" || f.kind === "invalid") && typeof f.message === "string"
+      ? new BundlePullError({ kind: f.kind, message: f.message })
+      : undefined
+  },
+  lost: (e) => new BundlePullError({ kind: "transient", message: `the bundle process failed: ${e.message}` }),
 }
 
 /** The bundle store, each pull in its own process started from `entry` (the bundle's `bundle-process.mjs`). */
 export const processBundleStore = (entry: string, settings: RegistrySettings, userAgent: string): BundleStoreShape => {
   const s: RegistrySettings = { dockerConfig: settings.dockerConfig, plainHttp: settings.plainHttp }
   return {
-    pull: (reference) =>
-      Effect.tryPromise({ try: (signal) => callProcess(entry, { settings: s, userAgent, reference } satisfies BundleCall, { signal }), catch: (e) => e }).pipe(
-        Effect.catch((e) =>
-          e instanceof ProcessCallError
-            ? Effect.fail(new BundlePullError({ kind: "transient", message: `the bundle process failed: ${e.message}` }))
-            : Effect.die(e),
-        ),
-        Effect.flatMap(settled),
-      ),
+    pull: (reference) => callInProcess(entry, { settings: s, userAgent, reference } satisfies BundleCall, bundle),
     credential: () => credentialOf(s.dockerConfig),
   }
 }

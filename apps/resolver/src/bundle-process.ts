@@ -4,20 +4,14 @@
  * ([ADR](../../../docs/adr/20261204-resolver-memory.md)). Bundled next to the resolver's `main.mjs` as
  * `bundle-process.mjs`; the requests are `BundleCall`s (bundle-call.ts).
  */
-import { type CallAnswer, serveCall } from "@aicr/runtime"
-import { Effect } from "effect"
+import { answerOf, type CallAnswer, serveCall } from "@aicr/runtime"
 import type { BundleCall } from "./bundle-call"
 import { openBundleStore } from "./registry"
 
 const answer = async (call: BundleCall): Promise<CallAnswer> => {
   const { store, close } = openBundleStore(call.settings, call.userAgent)
   try {
-    return await Effect.runPromise(
-      store.pull(call.reference).pipe(
-        Effect.map((ok): CallAnswer => ({ ok })),
-        Effect.catch((f) => Effect.succeed<CallAnswer>({ failed: { kind: f.kind, message: f.message } })),
-      ),
-    )
+    return await answerOf(store.pull(call.reference), (f) => ({ kind: f.kind, message: f.message }))
   } finally {
     await close()
   }

@@ -8,11 +8,7 @@
  * As bundled (hack/build-apps.ts), `bundle-process.mjs` sits next to this entry and every bundle pull runs in it; run
  * from sources there is none, and pulls run in this process.
  */
-import { existsSync } from "node:fs"
-import { fileURLToPath } from "node:url"
-import { main } from "@aicr/runtime"
+import { main, siblingProcess } from "@aicr/runtime"
 import { resolverApp } from "./app"
 
-const bundleProcess = fileURLToPath(new URL("./bundle-process.mjs", import.meta.url))
-
-main(resolverApp({ bundleProcess: existsSync(bundleProcess) ? bundleProcess : undefined }))
+main(resolverApp({ bundleProcess: siblingProcess(import.meta.url, "bundle-process") }))

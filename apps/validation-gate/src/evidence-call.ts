@@ -5,8 +5,8 @@
  * a child that ends without an answer is a transient `EvidenceProcessFailed` (retried with backoff, its stderr in the
  * message); a defect the child reports is a defect here too.
  */
-import { callProcess, type CallAnswer, ProcessCallError } from "@aicr/runtime"
-import { Effect } from "effect"
+import { callInProcess, type CallDecoder } from "@aicr/runtime"
+import type { Effect } from "effect"
 import type { EvidenceRegistryShape, SignerShape } from "./act"
 import type { GateSettings } from "./config"
 import { EvidenceError } from "./errors"
@@ -28,26 +28,19 @@ export type EvidenceCall =
 const pushToWire = (p: EvidencePush): EvidencePushWire => ({ ...p, files: p.files.map((f) => ({ ...f, bytes: Buffer.from(f.bytes).toString("base64") })) })
 export const pushFromWire = (p: EvidencePushWire): EvidencePush => ({ ...p, files: p.files.map((f) => ({ ...f, bytes: Buffer.from(f.bytes, "base64") })) })
 
-const settled = (answer: CallAnswer): Effect.Effect<string, EvidenceError> => {
-  if ("ok" in answer && typeof answer.ok === "string") return Effect.succeed(answer.ok)
-  if ("failed" in answer) {
-    const f = answer.failed as { transient?: unknown; reason?: unknown; message?: unknown }
-    if (typeof f.transient === "boolean" && typeof f.reason === "string" && typeof f.message === "string")
-      return Effect.fail(new EvidenceError({ transient: f.transient, reason: f.reason, message: f.message }))
-  }
-  return Effect.die(new Error(`the evidence process answered ${"defect" in answer ? answer.defect : JSON.stringify(answer).slice(0, 400)}`))
+const evidence: CallDecoder<string, EvidenceError> = {
+  what: "the evidence process",
+  ok: (v): v is string => typeof v === "string",
+  failed: (v) => {
+    const f = v as { transient?: unknown; reason?: unknown; message?: unknown }
+    return typeof f.transient === "boolean" && typeof f.reason === "string" && typeof f.message === "string"
+      ? new EvidenceError({ transient: f.transient, reason: f.reason, message: f.message })
+      : undefined
+  },
+  // A child that ended without an answer (it could not start, or was killed: OOM, a node under pressure) is retried.
+  lost: (e) => new EvidenceError({ transient: true, reason: "EvidenceProcessFailed", message: `the evidence process failed: ${e.message}` }),
 }
-
-/** A child that ended without an answer (it could not start, or was killed: OOM, a node under pressure) is retried. */
-const call = (entry: string, request: EvidenceCall): Effect.Effect<string, EvidenceError> =>
-  Effect.tryPromise({ try: (signal) => callProcess(entry, request, { signal }), catch: (e) => e }).pipe(
-    Effect.catch((e) =>
-      e instanceof ProcessCallError
-        ? Effect.fail(new EvidenceError({ transient: true, reason: "EvidenceProcessFailed", message: `the evidence process failed: ${e.message}` }))
-        : Effect.die(e),
-    ),
-    Effect.flatMap(settled),
-  )
+const call = (entry: string, request: EvidenceCall): Effect.Effect<string, EvidenceError> => callInProcess(entry, request, evidence)
 
 /** The registry side, each call in its own process started from `entry` (the bundle's `evidence-process.mjs`). */
 export const processRegistry = (entry: string, settings: RegistrySettings, userAgent: string): EvidenceRegistryShape => {

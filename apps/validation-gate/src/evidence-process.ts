@@ -4,8 +4,8 @@
  * system when the call ends ([ADR](../../../docs/adr/20261204-evidence-process.md)). Bundled next to the gate's
  * `main.mjs` as `evidence-process.mjs`; the requests are `EvidenceCall`s (evidence-call.ts).
  */
-import { type CallAnswer, serveCall } from "@aicr/runtime"
-import { Effect } from "effect"
+import { answerOf, type CallAnswer, serveCall } from "@aicr/runtime"
+import type { Effect } from "effect"
 import type { EvidenceError } from "./errors"
 import { type EvidenceCall, pushFromWire } from "./evidence-call"
 import { openRegistry } from "./registry"
@@ -23,11 +23,6 @@ const answer = async (call: EvidenceCall): Promise<CallAnswer> => {
 
 /** A value, or the gate's own error as data; anything else rejects (a defect, reported as one). */
 const run = (e: Effect.Effect<string, EvidenceError>): Promise<CallAnswer> =>
-  Effect.runPromise(
-    e.pipe(
-      Effect.map((ok): CallAnswer => ({ ok })),
-      Effect.catch((f) => Effect.succeed<CallAnswer>({ failed: { transient: f.transient, reason: f.reason, message: f.message } })),
-    ),
-  )
+  answerOf(e, (f) => ({ transient: f.transient, reason: f.reason, message: f.message }))
 
 serveCall((request) => answer(request as EvidenceCall))

@@ -11,11 +11,7 @@
  */
 // First: its V8 flags (no optimizing compilers) before anything else loads. AICR_V8_FLAGS replaces them.
 import "./v8-flags"
-import { existsSync } from "node:fs"
-import { fileURLToPath } from "node:url"
-import { main } from "@aicr/runtime"
+import { main, siblingProcess } from "@aicr/runtime"
 import { validationGateApp } from "./app"
 
-const evidenceProcess = fileURLToPath(new URL("./evidence-process.mjs", import.meta.url))
-
-main(validationGateApp({ evidenceProcess: existsSync(evidenceProcess) ? evidenceProcess : undefined }))
+main(validationGateApp({ evidenceProcess: siblingProcess(import.meta.url, "evidence-process") }))

@@ -46,4 +46,4 @@ export {
   RetryAfterTransientFailure,
   warnOnTransition,
 } from "./failures"
-export { callProcess, type CallAnswer, ProcessCallError, serveCall } from "./process-call"
+export { answerOf, callInProcess, callProcess, type CallAnswer, type CallDecoder, ProcessCallError, serveCall, siblingProcess } from "./process-call"

@@ -1,8 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
-import { callProcess, ProcessCallError } from "./process-call"
+import { callProcess, ProcessCallError, siblingProcess } from "./process-call"
 
 const dir = mkdtempSync(join(tmpdir(), "aicr-process-call-"))
 const serveCallUrl = new URL("./process-call.ts", import.meta.url).href
@@ -84,4 +85,13 @@ describe("callProcess", () => {
     for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 20))
     expect(alive()).toBe(false)
   }, 60_000)
+})
+
+describe("siblingProcess", () => {
+  it("is the bundled <name>.mjs next to the entry, or undefined when there is none (run from sources)", () => {
+    const entry = pathToFileURL(join(dir, "main.mjs")).href
+    expect(siblingProcess(entry, "sibling-process")).toBeUndefined()
+    writeFileSync(join(dir, "sibling-process.mjs"), "")
+    expect(siblingProcess(entry, "sibling-process")).toBe(join(dir, "sibling-process.mjs"))
+  })
 })

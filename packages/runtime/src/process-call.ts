@@ -10,6 +10,9 @@
  * started are seen), not the V8 flags the caller set in itself. Aborting the call kills the child.
  */
 import { spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { Effect } from "effect"
 
 /** What the child answers: a value, a failure it knows (the caller's tagged error, as data), or a defect. */
 export type CallAnswer = { readonly ok: unknown } | { readonly failed: unknown } | { readonly defect: string }
@@ -76,4 +79,49 @@ export const serveCall = (handle: (request: unknown) => Promise<CallAnswer>): vo
       .catch((e: unknown): CallAnswer => ({ defect: e instanceof Error ? (e.stack ?? e.message) : String(e) }))
       .then((a) => process.stdout.write(JSON.stringify(a), () => process.exit(0)))
   })
+}
+
+/** How a caller reads its process's answers: its value, its known failures, and a child that gave none. */
+export interface CallDecoder<A, E> {
+  /** The process as defect messages name it, e.g. "the evidence process". */
+  readonly what: string
+  /** The answer's value, if it is one of this call's. */
+  readonly ok: (value: unknown) => value is A
+  /** The caller's error a failure stands for; undefined: not one of its failures (a defect). */
+  readonly failed: (failure: unknown) => E | undefined
+  /** The error of a child that ended without an answer (it could not start, or was killed). */
+  readonly lost: (e: ProcessCallError) => E
+}
+
+/**
+ * `callProcess` as an Effect: the value, the caller's failure (a known one, or `lost`), or a defect (a defect the child
+ * reported, an answer of the wrong shape). Interrupting it kills the child.
+ */
+export const callInProcess = <A, E>(entry: string, request: unknown, d: CallDecoder<A, E>): Effect.Effect<A, E> =>
+  Effect.tryPromise({ try: (signal) => callProcess(entry, request, { signal }), catch: (e) => e }).pipe(
+    Effect.catch((e) => (e instanceof ProcessCallError ? Effect.fail(d.lost(e)) : Effect.die(e))),
+    Effect.flatMap((answer): Effect.Effect<A, E> => {
+      if ("ok" in answer && d.ok(answer.ok)) return Effect.succeed(answer.ok)
+      const failure = "failed" in answer ? d.failed(answer.failed) : undefined
+      if (failure !== undefined) return Effect.fail(failure)
+      return Effect.die(new Error(`${d.what} answered ${"defect" in answer ? answer.defect : JSON.stringify(answer).slice(0, 400)}`))
+    }),
+  )
+
+/** The child's answer for an Effect: its value, its failure as `toData` makes it, or (rejected) a defect. */
+export const answerOf = <A, E>(e: Effect.Effect<A, E>, toData: (failure: E) => unknown): Promise<CallAnswer> =>
+  Effect.runPromise(
+    e.pipe(
+      Effect.map((ok): CallAnswer => ({ ok })),
+      Effect.catch((f) => Effect.succeed<CallAnswer>({ failed: toData(f) })),
+    ),
+  )
+
+/**
+ * The bundled process `<name>.mjs` next to the entry whose `import.meta.url` is given (hack/build-apps.ts puts an
+ * app's `src/<name>.ts` there), or undefined when there is none (run from sources).
+ */
+export const siblingProcess = (entryUrl: string, name: string): string | undefined => {
+  const file = fileURLToPath(new URL(`./${name}.mjs`, entryUrl))
+  return existsSync(file) ? file : undefined
 }
