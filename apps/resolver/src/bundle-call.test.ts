@@ -2,28 +2,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Cause, Effect, Exit } from "effect"
+import { standInProcess, standInRequest } from "@aicr/testing/harness"
 import { describe, expect, it } from "vitest"
 import { processBundleStore } from "./bundle-call"
 import { BundlePullError } from "./services"
 
 const dir = mkdtempSync(join(tmpdir(), "aicr-bundle-call-"))
-/** A stand-in bundle process: reads the request, records it, answers `answer` (JavaScript over `request`). */
-const child = (name: string, answer: string): string => {
-  const file = join(dir, `${name}.mjs`)
-  writeFileSync(
-    file,
-    `import { writeFileSync } from "node:fs"
-let input = ""
-process.stdin.on("data", (b) => (input += b))
-process.stdin.on("end", () => {
-  const request = JSON.parse(input)
-  writeFileSync(${JSON.stringify(join(dir, `${name}.request.json`))}, input)
-  process.stdout.write(JSON.stringify(${answer}))
-})
-`,
-  )
-  return file
-}
+const child = (name: string, answer: string): string => standInProcess(dir, name, answer)
 const settings = { dockerConfig: undefined, plainHttp: ["127.0.0.1:5000"] }
 const REF = "127.0.0.1:5000/aicr/bundles/cluster@sha256:" + "a".repeat(64)
 
@@ -32,7 +17,7 @@ describe("the bundle store as calls to the bundle process", () => {
     const entry = child("pull", `{ ok: { files: { "README.md": "pulled " + request.reference }, modes: { "README.md": 420 } } }`)
     const exit = await Effect.runPromiseExit(processBundleStore(entry, settings, "aicr-resolver").pull(REF))
     expect(exit).toEqual(Exit.succeed({ files: { "README.md": `pulled ${REF}` }, modes: { "README.md": 420 } }))
-    expect(JSON.parse(readFileSync(join(dir, "pull.request.json"), "utf8"))).toEqual({
+    expect(standInRequest(dir, "pull")).toEqual({
       settings: { plainHttp: ["127.0.0.1:5000"] },
       userAgent: "aicr-resolver",
       reference: REF,

@@ -20,20 +20,21 @@ import {
   type HarnessInfo,
   kubeRequest,
   readVersions,
+  recordedProcess,
   type Registry,
   removeNode,
   setHostProfile,
   startRegistry,
 } from "@aicr/testing/harness"
-import { startController } from "@aicr/testing/world"
+import { RUNTIME, startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { resolverApp } from "../src/app"
+import { type Cond, type Runtime as FixtureRuntime, runtimeFixture, specFor } from "./runtime-fixture"
 
 const info: HarnessInfo = inject("harness")
 /** The AICR Jobs' RBAC this file applies; its cluster-scoped part (the fixed-name `aicr-node-reader`) is deleted after it. */
 let rbac: ReadonlyArray<Record<string, unknown>> = []
-const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const { aicr: CURRENT, aicrPrevious: PREVIOUS } = readVersions()
 const NAMESPACES = ["cert-manager", "gpu-operator", "kai-scheduler", "kube-system", "kubeflow", "monitoring", "nvidia-dra-driver", "nvsentinel", "skyhook"]
 const work = mkdtempSync(join(tmpdir(), "resolver-int-"))
@@ -46,10 +47,9 @@ let resolver: { readonly stop: () => Promise<void> } | undefined
  * As shipped, bundle pulls run in the bundle's own `bundle-process.mjs` (built in beforeAll), here behind a wrapper
  * that records each child's pid, to show where the pulls ran.
  */
-let bundleProcess: string
-const pulls = join(work, "bundle-pulls.log")
+let bundleProcess: ReturnType<typeof recordedProcess>
 const start = (version: string, namespaces: readonly string[] = NAMESPACES, opts: { allowUnsupported?: boolean; image?: string } = {}) => {
-  resolver = startController(info, resolverApp({ bundleProcess }), [
+  resolver = startController(info, resolverApp({ bundleProcess: bundleProcess.entry }), [
     "--aicr-version",
     version,
     "--registry",
@@ -67,27 +67,15 @@ const stop = async () => {
   resolver = undefined
 }
 
-interface Cond {
-  type: string
-  status: string
-  reason: string
-  message: string
-  observedGeneration?: number
-}
-interface Runtime {
-  metadata: { generation: number }
+interface Runtime extends FixtureRuntime {
   status?: {
     conditions?: Cond[]
     discovery?: { system?: { nodeCount: number }; accelerated?: { nodeCount: number }; criteria?: Record<string, string> }
     resolution?: { inputDigest?: string; contentConfigMap?: string; releases?: number; aicr?: { version: string; image: string } }
   }
 }
-const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as Runtime
+const { getRuntime, current, setSpec } = runtimeFixture<Runtime>(info)
 const cond = (r: Runtime, type: string) => r.status?.conditions?.find((c) => c.type === type)
-const current = (r: Runtime, type: string) => {
-  const c = cond(r, type)
-  return c?.observedGeneration === r.metadata.generation ? c : undefined
-}
 const waitFor = (type: string, status: string, reason?: string, timeoutMs = 240_000) =>
   eventually(
     async () => {
@@ -98,25 +86,7 @@ const waitFor = (type: string, status: string, reason?: string, timeoutMs = 240_
     { timeoutMs, intervalMs: 500, what: `${type}=${status}${reason ? `/${reason}` : ""}` },
   )
 
-const SAMPLE = {
-  intent: "training",
-  platform: "kubeflow",
-  criteria: { service: "eks", accelerator: "h100", os: "ubuntu" },
-  placement: {
-    system: { nodeSelector: { "eks.amazonaws.com/nodegroup": "system" } },
-    accelerated: { nodeSelector: { "eks.amazonaws.com/nodegroup": "gpu" }, tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }] },
-  },
-}
-const setSpec = async (spec: unknown) =>
-  expectOk(
-    await kubeRequest(info, {
-      method: "PATCH",
-      path: RUNTIME,
-      body: [{ op: "replace", path: "/spec", value: spec }],
-      contentType: "application/json-patch+json",
-    }),
-    "replace spec",
-  )
+const SAMPLE = specFor("gpu")
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /** Our own GPU node group (nodegroup res-gpu), so host-profile changes touch no node other tests use. */
 const OWN = (i: number) => {
@@ -181,12 +151,7 @@ const SAMPLE_FLAGS = [
 ]
 
 beforeAll(async () => {
-  const shipped = join((await buildApp("resolver", join(work, "bundle"))).outdir, "bundle-process.mjs")
-  bundleProcess = join(work, "bundle-process-recorded.mjs")
-  writeFileSync(
-    bundleProcess,
-    `import { appendFileSync } from "node:fs"\nappendFileSync(${JSON.stringify(pulls)}, process.pid + "\\n")\nawait import(${JSON.stringify(shipped)})\n`,
-  )
+  bundleProcess = recordedProcess(work, join((await buildApp("resolver", join(work, "bundle"))).outdir, "bundle-process.mjs"))
   registry = await startRegistry({ name: "resolver-int", dir: mkdtempSync(join(work, "registry-")) })
   ns = await createNamespace(info, "aicr-res")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
@@ -220,7 +185,7 @@ describe("resolver on the local control plane", () => {
     const bundle = JSON.parse(cm.data["values.json"]!)
     expect(bundle.files).toEqual(await handBundle(CURRENT, cm.data["recipe.json"]!, SAMPLE_FLAGS))
     // The bundle was pulled back in a child process, not in the test's (the resolver's) process.
-    const pids = readFileSync(pulls, "utf8").trim().split("\n").map(Number)
+    const pids = bundleProcess.pids()
     expect(pids.length).toBeGreaterThanOrEqual(1)
     expect(pids).not.toContain(process.pid)
     expect(await aicrJobs("recipe")).toHaveLength(1)

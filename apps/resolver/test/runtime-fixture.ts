@@ -26,9 +26,10 @@ export const specFor = (group: string) => ({
   },
 })
 
-export const runtimeFixture = (info: HarnessInfo) => {
-  const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as Runtime
-  const current = (r: Runtime, type: string) => {
+/** `R`: the runtime as a test reads it (the fields it checks beyond these). */
+export const runtimeFixture = <R extends Runtime = Runtime>(info: HarnessInfo) => {
+  const getRuntime = async () => expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get runtime") as R
+  const current = (r: R, type: string) => {
     const c = r.status?.conditions?.find((x) => x.type === type)
     return c?.observedGeneration === r.metadata.generation ? c : undefined
   }

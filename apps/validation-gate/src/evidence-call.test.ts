@@ -1,29 +1,14 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Cause, Effect, Exit } from "effect"
+import { standInProcess, standInRequest } from "@aicr/testing/harness"
 import { describe, expect, it } from "vitest"
 import { EvidenceError } from "./errors"
 import { processRegistry, processSigner } from "./evidence-call"
 
 const dir = mkdtempSync(join(tmpdir(), "aicr-evidence-call-"))
-/** A stand-in evidence process: reads the request, records it, answers `answer` (JavaScript over `request`). */
-const child = (name: string, answer: string): string => {
-  const file = join(dir, `${name}.mjs`)
-  writeFileSync(
-    file,
-    `import { writeFileSync } from "node:fs"
-let input = ""
-process.stdin.on("data", (b) => (input += b))
-process.stdin.on("end", () => {
-  const request = JSON.parse(input)
-  writeFileSync(${JSON.stringify(join(dir, `${name}.request.json`))}, input)
-  process.stdout.write(JSON.stringify(${answer}))
-})
-`,
-  )
-  return file
-}
+const child = (name: string, answer: string): string => standInProcess(dir, name, answer)
 const settings = { dockerConfig: undefined, plainHttp: ["127.0.0.1:5000"] }
 const run = <A>(e: Effect.Effect<A, EvidenceError>) => Effect.runPromiseExit(e)
 
@@ -40,7 +25,7 @@ describe("the registry and signer as calls to the evidence process", () => {
       }),
     )
     expect(exit).toEqual(Exit.succeed("127.0.0.1:5000/aicr/evidence/cluster@sha256:abc"))
-    expect(JSON.parse(readFileSync(join(dir, "push.request.json"), "utf8"))).toMatchObject({
+    expect(standInRequest(dir, "push")).toMatchObject({
       op: "push",
       userAgent: "aicr-validation-gate",
       settings: { plainHttp: ["127.0.0.1:5000"] },

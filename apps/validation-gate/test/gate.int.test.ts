@@ -23,6 +23,7 @@ import {
   type HarnessInfo,
   kubeRequest,
   readVersions,
+  recordedProcess,
   startAws,
   expectCondition,
 } from "@aicr/testing/harness"
@@ -528,20 +529,14 @@ describe("validation-gate: a validator that hangs", () => {
 // environment of the moment: the credentials below are set after the gate started).
 describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS), through the bundle's evidence process", () => {
   let aws: AwsEmulator | undefined
-  let evidenceProcess: string
-  const calls = join(work, "evidence-calls.log")
+  let evidenceProcess: ReturnType<typeof recordedProcess>
   const saved: Record<string, string | undefined> = {}
   const ALIAS = `alias/aicr-evidence-${suffix}`
   let publicKeyPem: string
 
   beforeAll(async () => {
     // The bundle's evidence process behind a wrapper that records each call's start, to show where the calls ran.
-    const shipped = join((await buildApp("validation-gate", join(work, "bundle"))).outdir, "evidence-process.mjs")
-    evidenceProcess = join(work, "evidence-process-recorded.mjs")
-    writeFileSync(
-      evidenceProcess,
-      `import { appendFileSync } from "node:fs"\nappendFileSync(${JSON.stringify(calls)}, process.pid + "\\n")\nawait import(${JSON.stringify(shipped)})\n`,
-    )
+    evidenceProcess = recordedProcess(work, join((await buildApp("validation-gate", join(work, "bundle"))).outdir, "evidence-process.mjs"))
     aws = await startAws({
       policy: JSON.stringify({ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "kms:*", Resource: "*" }] }),
       enforceIam: false,
@@ -582,13 +577,13 @@ describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS),
     await installLauncher()
     await installGpuOperator()
     await stopGate()
-    startGate(["--signing-key", `awskms:///${ALIAS}`], evidenceProcess)
+    startGate(["--signing-key", `awskms:///${ALIAS}`], evidenceProcess.entry)
     const plan = await writePlan("signed", ["operator-health", "gpu-operator-version"])
     const name = `val-${suffix}-signed`
     await createRollout(name, plan, { stepsDone: true })
     await waitCondition(name, "Validated", "True", ["ValidationPassed"], 115_000)
     // The bundle resolved, the binding signed and the evidence pushed: at least three child processes, none of them the gate.
-    const pids = readFileSync(calls, "utf8").trim().split("\n").map(Number)
+    const pids = evidenceProcess.pids()
     expect(pids.length).toBeGreaterThanOrEqual(3)
     expect(new Set(pids).size).toBe(pids.length)
     expect(pids).not.toContain(process.pid)
@@ -609,7 +604,7 @@ describe("validation-gate: evidence signed with AWS KMS (moto as the local KMS),
 
   it("with a key configured, evidence without a valid signature fails the rollout", async () => {
     await stopGate()
-    startGate(["--signing-key", `awskms:///alias/no-such-key-${suffix}`], evidenceProcess)
+    startGate(["--signing-key", `awskms:///alias/no-such-key-${suffix}`], evidenceProcess.entry)
     const plan = await writePlan("unsigned", ["operator-health", "gpu-operator-version"])
     const name = `val-${suffix}-unsigned`
     await createRollout(name, plan, { stepsDone: true })

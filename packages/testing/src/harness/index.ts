@@ -104,3 +104,4 @@ export {
   startAws,
   startPodIdentityAgent,
 } from "./aws"
+export { recordedProcess, standInProcess, standInRequest } from "./processes"
