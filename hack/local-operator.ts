@@ -188,9 +188,6 @@ export const memoryEnvOf = (app: string): Record<string, string> => {
   return { ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...(mallocArenaMax ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}) }
 }
 
-/** The step-executor's (`memoryEnvOf`). */
-export const stepExecutorEnv = (): Record<string, string> => memoryEnvOf("step-executor")
-
 /** A controller as it ships: its esbuild bundle (built by `aicr-dev up` before this runs). */
 const startApp = (name: string, args: string[], dir: string, attached: boolean, env?: Record<string, string | undefined>): Promise<Proc> => {
   const bundle = join(root, "dist", "apps", name, "main.mjs")
@@ -438,7 +435,7 @@ export const startLocalOperator = async (
       ],
       opts.dir,
       opts.attached,
-      stepExecutorEnv(),
+      memoryEnvOf("step-executor"),
     )
     procs.push(executor)
     record()

@@ -37,7 +37,7 @@ import {
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
 import { memoryEnvOf } from "../../../hack/local-operator"
-import { benchNodeFlags, splitNodeFlags } from "@aicr/runtime/bench/idle"
+import { shippedOrBenchFlags, splitNodeFlags } from "@aicr/runtime/bench/idle"
 
 const dir = process.argv[2]
 if (dir === undefined) throw new Error("usage: resolver.bench.ts <harness dir> [nodes]")
@@ -92,8 +92,7 @@ await applyManifests(info, [{ apiVersion: "operator.aicr.run/v1alpha1", kind: "C
 
 /** The resolver from a bundle, as its own process with the probe; `child` is the one running. */
 /** The environment the chart gives the resolver (values.yaml `resolver`), unless BENCH_NODE_FLAGS replaces it. */
-const shippedFlags = (): string[] =>
-  process.env["BENCH_NODE_FLAGS"] === undefined ? Object.entries(memoryEnvOf("resolver")).map(([k, v]) => `${k}=${v}`) : benchNodeFlags()
+const shippedFlags = (): string[] => shippedOrBenchFlags(memoryEnvOf("resolver"))
 const startResolver = (main: string, flags: ReadonlyArray<string> = shippedFlags()) => {
   const { nodeFlags, env } = splitNodeFlags(flags)
   const c = spawn(

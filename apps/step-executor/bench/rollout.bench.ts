@@ -51,8 +51,8 @@ import {
   writeKubeconfig,
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
-import { stepExecutorEnv } from "../../../hack/local-operator"
-import { benchNodeFlags, mib, procStatus as readProcStatus, sampleIdle, type Shipped, startShipped } from "@aicr/runtime/bench/idle"
+import { memoryEnvOf } from "../../../hack/local-operator"
+import { mib, procStatus as readProcStatus, sampleIdle, shippedOrBenchFlags, type Shipped, startShipped } from "@aicr/runtime/bench/idle"
 import {
   APPS,
   type Chart,
@@ -223,7 +223,7 @@ try {
   }
   // As the chart runs it: its environment from values.yaml (NODE_OPTIONS, MALLOC_ARENA_MAX), no node flags, the
   // bundle's own V8 flags. BENCH_NODE_FLAGS replaces that, to measure alternatives (e.g. `AICR_V8_FLAGS=` for none).
-  const nodeFlags = process.env["BENCH_NODE_FLAGS"] === undefined ? Object.entries(stepExecutorEnv()).map(([k, v]) => `${k}=${v}`) : benchNodeFlags()
+  const nodeFlags = shippedOrBenchFlags(memoryEnvOf("step-executor"))
   const startExecutor = () => {
     shipped = startShipped(
       built.entry,

@@ -23,7 +23,7 @@ import { aicrBinary, applyManifests, eventually, expectOk, kubeRequest, readVers
 import { applyPlan, applyStatusAs, get, ROLLOUTS, RUNTIME, setApproved } from "@aicr/testing/world"
 import { buildApp } from "../../../hack/build-apps"
 import { memoryEnvOf } from "../../../hack/local-operator"
-import { benchNodeFlags, mib, procStatus, sampleIdle, startShipped } from "@aicr/runtime/bench/idle"
+import { mib, procStatus, sampleIdle, shippedOrBenchFlags, startShipped } from "@aicr/runtime/bench/idle"
 
 const IDLE_MINUTES = Number(process.env["BENCH_IDLE_MINUTES"] ?? 5)
 const { aicr: AICR } = readVersions()
@@ -174,8 +174,7 @@ try {
   // The gate, as it ships, with the key; AWS credentials from the environment (the SDK's standard chain).
   const entry = process.env["BENCH_GATE_BUNDLE"] ?? (await buildApp("validation-gate", join(work, "dist"))).entry
   // The environment the chart gives the gate (values.yaml `validationGate`), unless BENCH_NODE_FLAGS replaces it.
-  const nodeFlags =
-    process.env["BENCH_NODE_FLAGS"] === undefined ? Object.entries(memoryEnvOf("validation-gate")).map(([k, v]) => `${k}=${v}`) : benchNodeFlags()
+  const nodeFlags = shippedOrBenchFlags(memoryEnvOf("validation-gate"))
   const gate = startShipped(
     entry,
     [

@@ -24,6 +24,10 @@ export const SHIPPED_SERVER_FLAGS: ReadonlyArray<string> = ["--metrics-bind-addr
  */
 export const benchNodeFlags = (): string[] => (process.env["BENCH_NODE_FLAGS"] ?? "").split(" ").filter(Boolean)
 
+/** A controller's shipped environment (the chart's, e.g. `memoryEnvOf` in hack/local-operator.ts) as a flag set, unless BENCH_NODE_FLAGS replaces it. */
+export const shippedOrBenchFlags = (shipped: Readonly<Record<string, string>>): string[] =>
+  process.env["BENCH_NODE_FLAGS"] === undefined ? Object.entries(shipped).map(([k, v]) => `${k}=${v}`) : benchNodeFlags()
+
 /** A flag set as BENCH_NODE_FLAGS spells it: node flags, and `NAME=value` environment variables among them. */
 export const splitNodeFlags = (given: ReadonlyArray<string>): { readonly nodeFlags: string[]; readonly env: Record<string, string> } => {
   const isEnv = (f: string) => /^[A-Z_][A-Z0-9_]*=/u.test(f)
