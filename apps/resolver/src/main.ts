@@ -8,6 +8,8 @@
  * As bundled (hack/build-apps.ts), `bundle-process.mjs` sits next to this entry and every bundle pull runs in it; run
  * from sources there is none, and pulls run in this process.
  */
+// First: its V8 flags (memory over speed, no optimizing compilers) before anything else loads. AICR_V8_FLAGS replaces them.
+import "./v8-flags"
 import { main, siblingProcess } from "@aicr/runtime"
 import { resolverApp } from "./app"
 

@@ -1,4 +1,4 @@
-// The V8 flags of the controllers that set them (the step-executor, the validation gate) take effect in the bundle as
+// The V8 flags of the controllers that set them (the step-executor, the validation gate, the resolver) take effect in the bundle as
 // it ships: each bundle is built and started as the image starts it (`node main.mjs [flags]`, nothing on node's command line but a probe), and V8 itself says whether it
 // still optimizes. Node documents `v8.setFlagsFromString` after start as undefined behaviour, so this is checked on
 // the Node the tests run on (the image's), not assumed.
@@ -12,7 +12,7 @@ import { buildApp } from "../../../hack/build-apps"
 import { DEFAULT_V8_FLAGS, v8FlagsOf } from "./v8-flags"
 
 /** The controllers whose main.ts imports their v8-flags.ts first. */
-const APPS = ["step-executor", "validation-gate"] as const
+const APPS = ["step-executor", "validation-gate", "resolver"] as const
 
 // %GetOptimizationStatus bits (V8's runtime-test.cc, OptimizationStatus).
 const NEVER_OPTIMIZE = 1 << 1
@@ -35,6 +35,20 @@ process.on("exit", () => {
 })
 `
 
+/**
+ * Loaded with `--import` before the bundle: records every flag the bundle sets through `v8.setFlagsFromString` (the
+ * ES module binding the bundle imports is synced to the wrapper) and writes them at exit.
+ */
+const FLAGS_PROBE = `import { createRequire, syncBuiltinESMExports } from "node:module"
+import { writeFileSync } from "node:fs"
+const v8 = createRequire(import.meta.url)("node:v8")
+const set = v8.setFlagsFromString
+const flags = []
+v8.setFlagsFromString = (f) => { flags.push(f); return set(f) }
+syncBuiltinESMExports()
+process.on("exit", () => writeFileSync(process.env.PROBE_OUT, JSON.stringify(flags)))
+`
+
 let work: string
 const entries = new Map<string, string>()
 
@@ -42,6 +56,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "v8-flags-"))
   for (const app of APPS) entries.set(app, (await buildApp(app, join(work, app))).entry)
   writeFileSync(join(work, "probe.mjs"), PROBE)
+  writeFileSync(join(work, "flags-probe.mjs"), FLAGS_PROBE)
 }, 120_000)
 
 afterAll(() => {
@@ -49,16 +64,17 @@ afterAll(() => {
 })
 
 /** Runs the shipped bundle until it exits (its kubeconfig does not exist) and returns what the probe read. */
-const statusOf = async (app: string, env: Record<string, string>): Promise<{ turbofan: number; maglev: number }> => {
+const probed = async <T>(app: string, probe: string, nodeFlags: ReadonlyArray<string>, env: Record<string, string>): Promise<T> => {
   const entry = entries.get(app)!
   const out = join(work, `probe-${Math.random().toString(36).slice(2, 8)}.json`)
-  const child = spawn(process.execPath, ["--allow-natives-syntax", "--import", join(work, "probe.mjs"), entry, "--kubeconfig", join(work, "absent")], {
+  const child = spawn(process.execPath, [...nodeFlags, "--import", join(work, probe), entry, "--kubeconfig", join(work, "absent")], {
     stdio: "ignore",
     env: { PATH: process.env["PATH"] ?? "", NODE_ENV: "production", PROBE_OUT: out, ...env },
   })
   await once(child, "exit")
-  return JSON.parse(readFileSync(out, "utf8")) as { turbofan: number; maglev: number }
+  return JSON.parse(readFileSync(out, "utf8")) as T
 }
+const statusOf = (app: string, env: Record<string, string>) => probed<{ turbofan: number; maglev: number }>(app, "probe.mjs", ["--allow-natives-syntax"], env)
 
 it("the flags are no optimizing compilers, and AICR_V8_FLAGS replaces them", () => {
   expect(DEFAULT_V8_FLAGS).toEqual(["--no-opt", "--no-maglev"])
@@ -80,5 +96,15 @@ describe.each(APPS)("the %s's V8 flags", (app) => {
     expect(s.turbofan & NEVER_OPTIMIZE).toBe(0)
     expect(s.turbofan & (OPTIMIZED | TURBOFANNED)).toBe(OPTIMIZED | TURBOFANNED)
     expect(s.maglev & (OPTIMIZED | MAGLEVVED)).toBe(OPTIMIZED | MAGLEVVED)
+  })
+})
+
+describe("the resolver's --optimize-for-size", () => {
+  // Its effect (V8's pooled pages given back after the first list of 5,000 Nodes) is measured by the resolver bench
+  // (docs/adr/20261204-resolver-optimize-for-size.md); here: the shipped bundle sets it at start, before it loads.
+  it("is set by the shipped bundle with the optimizing compilers off, and AICR_V8_FLAGS replaces them", { timeout: 60_000 }, async () => {
+    expect(await probed<string[]>("resolver", "flags-probe.mjs", [], {})).toEqual(["--optimize-for-size", ...DEFAULT_V8_FLAGS])
+    expect(await probed<string[]>("resolver", "flags-probe.mjs", [], { AICR_V8_FLAGS: "" })).toEqual([])
+    expect(await probed<string[]>("step-executor", "flags-probe.mjs", [], {})).toEqual(DEFAULT_V8_FLAGS)
   })
 })
