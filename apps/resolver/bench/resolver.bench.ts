@@ -37,7 +37,7 @@ import {
 } from "@aicr/testing/harness"
 import { buildApp } from "../../../hack/build-apps"
 import { memoryEnvOf } from "../../../hack/local-operator"
-import { shippedOrBenchFlags, splitNodeFlags } from "@aicr/runtime/bench/idle"
+import { rssBreakdown, shippedOrBenchFlags, splitNodeFlags } from "@aicr/runtime/bench/idle"
 
 const dir = process.argv[2]
 if (dir === undefined) throw new Error("usage: resolver.bench.ts <harness dir> [nodes]")
@@ -230,6 +230,8 @@ const churn = async (value: string): Promise<{ cpuMs: number; seconds: number; n
 const names = Array.from({ length: extraNodes }, (_, i) => `zz-bench-gpu-${i}`)
 /** VmRSS now, no GC, in MiB. */
 const vmRss = () => +(Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0) / 1024).toFixed(1)
+/** VmHWM now: the process's peak RSS so far, in MiB. */
+const vmHwm = () => +(Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0) / 1024).toFixed(1)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /**
  * A restart with every node present, from the bundle at `main`: the first list of 5,006 Nodes, then (once its CPU is
@@ -254,7 +256,7 @@ const restartRound = async (label: string, main: string, round: number, flags?: 
     return { median: median(xs), max: Math.max(...xs) }
   }
   const settledSeconds = +((performance.now() - t0) / 1000).toFixed(1)
-  const rssIdle = await samples()
+  const rssIdle = { ...(await samples()), peak: vmHwm(), where: rssBreakdown(child.pid!) }
   const idle0 = cpuMs()
   await sleep(10_000)
   const idleCpuMsPer10s = cpuMs() - idle0
@@ -437,6 +439,8 @@ try {
   const relevantSeconds = +((performance.now() - tRelevant) / 1000).toFixed(1)
   await new Promise((r) => setTimeout(r, 3000))
   const jobsAfterRelevant = await jobs()
+  const busyWhere = rssBreakdown(child.pid!)
+  const busyPeak = vmHwm()
   const busyRss = await rss()
   console.log(
     JSON.stringify(
@@ -462,7 +466,8 @@ try {
           resolutionsPerRelevantChange: (jobsAfterRelevant - jobsAfterChurn) / 3,
           relevantChangeToResolvedSeconds: relevantSeconds,
         },
-        rssMiB: { idleAfterFirstResolution: idleRss, idleWithAllNodes: scaleRss, afterRelevantChange: busyRss },
+        rssMiB: { idleAfterFirstResolution: idleRss, idleWithAllNodes: scaleRss, afterRelevantChange: busyRss, peak: busyPeak },
+        afterRelevantChangeWhere: busyWhere,
       },
       null,
       2,
