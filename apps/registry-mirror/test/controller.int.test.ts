@@ -35,7 +35,7 @@ let ns: string
 let mirror: { readonly stop: () => Promise<void> }
 
 const start = (registryAddress: string, extra: string[] = []) => {
-  mirror = startController(info, registryMirrorApp, [
+  mirror = startController(info, registryMirrorApp(), [
     "--registry",
     `oci://${registryAddress}/aicr/it`,
     "--operator-namespace",
