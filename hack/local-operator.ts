@@ -174,7 +174,7 @@ const startTs = (name: string, script: string, args: string[], dir: string, atta
   startNode(name, ["--import", tsxLoader, join(root, script), ...args], dir, attached)
 
 /**
- * A controller's memory settings as the chart sets them from its values.yaml (`resolver`, `stepExecutor` and `validationGate`:
+ * A controller's memory settings as the chart sets them from its values.yaml (`resolver`, `registryMirror`, `stepExecutor` and `validationGate`:
  * `nodeOptions` as NODE_OPTIONS, `mallocArenaMax` as MALLOC_ARENA_MAX; none for the others), so a local process runs
  * with the same memory settings as the pod.
  */
@@ -183,7 +183,12 @@ export const memoryEnvOf = (app: string): Record<string, string> => {
     string,
     { nodeOptions?: string; mallocArenaMax?: number } | undefined
   >
-  const section = { resolver: values["resolver"], "step-executor": values["stepExecutor"], "validation-gate": values["validationGate"] }[app]
+  const section = {
+    resolver: values["resolver"],
+    "registry-mirror": values["registryMirror"],
+    "step-executor": values["stepExecutor"],
+    "validation-gate": values["validationGate"],
+  }[app]
   const { nodeOptions, mallocArenaMax } = section ?? {}
   return { ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...(mallocArenaMax ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}) }
 }
@@ -347,6 +352,7 @@ export const startLocalOperator = async (
       ],
       opts.dir,
       opts.attached,
+      memoryEnvOf("registry-mirror"),
     )
     procs.push(mirror)
     record()

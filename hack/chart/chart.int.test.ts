@@ -216,7 +216,7 @@ describe("helm lint and template", () => {
     expect(rewrites).toEqual([["aicr-registry-mirror", ["--upstream-rewrite=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia"]]])
   })
 
-  it("gives the resolver, the step-executor and the validation-gate alone their memory settings (NODE_OPTIONS, MALLOC_ARENA_MAX); emptied values drop them", async () => {
+  it("gives the resolver, the registry-mirror, the step-executor and the validation-gate alone their memory settings (NODE_OPTIONS, MALLOC_ARENA_MAX); emptied values drop them", async () => {
     const memoryEnv = async (...extra: string[]) =>
       new Map(
         objectsOf(await template(join(CI, "static-values.yaml"), ...extra))
@@ -228,7 +228,7 @@ describe("helm lint and template", () => {
           }),
       )
     const shipped = await memoryEnv()
-    const tuned = ["resolver", "step-executor", "validation-gate"]
+    const tuned = ["resolver", "registry-mirror", "step-executor", "validation-gate"]
     for (const app of tuned) {
       expect(shipped.get(`aicr-${app}`), app).toEqual([
         { name: "NODE_OPTIONS", value: "--max-semi-space-size=1" },

@@ -1,38 +1,43 @@
-// Idle RSS of the bundled registry-mirror controller, before and after it mirrored the fixture recipe, and after a
-// restart with the mirror recorded (its first pass checks the recorded tags)
-// (architecture.md §7: budget ≤ 80 MiB per idle controller). Not a test: it prints numbers.
+// Idle RSS of the bundled registry-mirror controller as a user pays for it (packages/runtime/bench/idle.ts: started as
+// the image starts it, NODE_ENV=production, metrics and health on, the chart's environment), before and after it
+// mirrored the fixture recipe, and after a restart with the mirror recorded (its first pass checks the recorded tags):
+// VmRSS every 5 s over BENCH_IDLE_MINUTES (default 2) with no forced GC, then what a full GC leaves
+// (architecture.md §7: budget ≤ 80 MiB per idle controller). Also the start cost of one call to the bundle's mirror
+// process (an empty tag check), when the bundle has one. Not a test: it prints one JSON line.
 // Needs a running local control plane: npx tsx packages/testing/src/harness/cli.ts up --detach --dir DIR
-// Run: npx tsx apps/registry-mirror/bench/rss.bench.ts DIR
-import { spawn } from "node:child_process"
+// Run: npx tsx apps/registry-mirror/bench/rss.bench.ts DIR. BENCH_MIRROR_BUNDLE=<dir>/main.mjs measures a bundle built
+// before (e.g. of an older commit) instead of building this tree's; BENCH_NODE_FLAGS replaces the chart's environment
+// (node flags, and `NAME=value` variables, e.g. `MALLOC_ARENA_MAX=2`).
 import { once } from "node:events"
-import { readFileSync, writeFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
 import { contentConfigMapName } from "@aicr/api"
 import { startChartUpstream } from "@aicr/chart-upstream"
+import { callProcess } from "@aicr/runtime"
+import { mib, procStatus, sampleIdle, shippedOrBenchFlags, startShipped } from "@aicr/runtime/bench/idle"
 import { applyManifests, createNamespace, eventually, expectOk, kubeRequest, repoRoot, runningPlane } from "@aicr/testing/harness"
 import { buildApp, summary } from "../../../hack/build-apps"
+import { memoryEnvOf } from "../../../hack/local-operator"
 import { contentConfigMap, contentData, INPUT_DIGEST } from "../test/support/fixtures"
 
 const dir = process.argv[2]
 if (dir === undefined) throw new Error("usage: rss.bench.ts <harness dir>")
 const info = await runningPlane(dir)
 if (info === undefined) throw new Error(`no healthy control plane in ${dir}`)
-const MiB = 1024 * 1024
+const IDLE_MINUTES = Number(process.env["BENCH_IDLE_MINUTES"] ?? 2)
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const work = await mkdtemp(join(tmpdir(), "mirror-rss-"))
-// The bundle as it ships: hack/build-apps.ts (esbuild, ESM, --splitting: code behind a dynamic import() stays in a
-// chunk loaded on demand).
-const built = await buildApp("registry-mirror", join(work, "dist"))
-const bundle = built.entry
-console.log(summary(built).join("\n"))
-// On SIGUSR2 the controller collects garbage and reports its RSS on stderr (RSS after GC, as docs/benchmarks.md measures).
-const probe = join(work, "rss-probe.mjs")
-writeFileSync(
-  probe,
-  "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss} ${JSON.stringify(m)}\\n`) })\n",
-)
+// The bundle as it ships (hack/build-apps.ts: esbuild, ESM, --splitting, and mirror-process.mjs beside main.mjs), or
+// one built before.
+const given = process.env["BENCH_MIRROR_BUNDLE"]
+const built = given === undefined ? await buildApp("registry-mirror", join(work, "dist")) : undefined
+if (built !== undefined) console.error(summary(built).join("\n"))
+const bundle = given ?? built!.entry
+// A prefix of its own per run: a second run must mirror again, not find every tag present.
+const prefix = `aicr/rss-${Date.now().toString(36)}`
 const upstream = await startChartUpstream()
 await applyManifests(info, join(repoRoot(), "crds"))
 const ns = await createNamespace(info, "aicr-rss")
@@ -62,93 +67,79 @@ const resolve = async () =>
     }),
     "resolve",
   )
-/** The bundled controller in its own process, with the RSS probe. */
-const startController = () => {
-  const child = spawn(
-    process.execPath,
+const nodeFlags = shippedOrBenchFlags(memoryEnvOf("registry-mirror"))
+/** The bundled controller in its own process, as the image starts it, with the memory probe. */
+const startController = () =>
+  startShipped(
+    bundle,
     [
-      "--expose-gc",
-      "--import",
-      probe,
-      bundle,
       "--kubeconfig",
       info.kubeconfig,
       "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
       "--log-level=warn",
       "--registry",
-      `oci://${info.registry}/aicr/rss`,
+      `oci://${info.registry}/${prefix}`,
       "--operator-namespace",
       ns,
       ...Object.entries(upstream.rewrites).flatMap(([a, b]) => ["--upstream-rewrite", `${a}=${b}`]),
     ],
-    {
-      stdio: ["ignore", "inherit", "pipe"],
-      env: { ...process.env, ...(process.env.BENCH_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.BENCH_MALLOC_ARENA_MAX } : {}) },
-    },
+    { workDir: work, nodeFlags, stdio: ["ignore", "ignore", "inherit"] },
   )
-  const c = { child, reported: 0, detail: "" }
-  child.stderr.on("data", (d: Buffer) => {
-    const m = /RSS (\d+) (.*)/u.exec(d.toString())
-    if (m) {
-      c.reported = Number(m[1])
-      const u = JSON.parse(m[2]!) as Record<string, number>
-      c.detail = Object.entries(u)
-        .filter(([k]) => k !== "rss")
-        .map(([k, v]) => `${k} ${(v / MiB).toFixed(1)}`)
-        .join(", ")
-    } else process.stderr.write(d)
-  })
-  return c
+const mirrored = async (reason: string) =>
+  eventually(
+    async () => {
+      const rt = expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get") as {
+        status?: { conditions?: Array<{ type: string; status: string; reason: string }> }
+      }
+      return rt.status?.conditions?.some((c) => c.type === "Mirrored" && c.reason === reason)
+    },
+    { timeoutMs: 120_000, intervalMs: 100, what: `Mirrored ${reason}` },
+  )
+/** One call to the bundle's mirror process, an empty tag check: what a call costs before it does anything. */
+const callCost = async (): Promise<number | undefined> => {
+  const entry = join(dirname(bundle), "mirror-process.mjs")
+  if (!existsSync(entry)) return undefined
+  const runs: number[] = []
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now()
+    await callProcess(entry, { op: "resolveTags", settings: { plainHttp: [], rewrites: [], concurrency: 1 }, userAgent: "bench", references: [] })
+    runs.push(performance.now() - t)
+  }
+  return +(runs.sort((a, b) => a - b)[2]! / 1000).toFixed(2)
 }
 let controller = startController()
-const rssAfterGc = async () => {
-  controller.reported = 0
-  controller.child.kill("SIGUSR2")
-  return eventually(async () => controller.reported || undefined, { timeoutMs: 5_000, what: "RSS report" })
-}
-const status = (what: string) => readFileSync(`/proc/${controller.child.pid}/status`, "utf8").match(new RegExp(`${what}:\\s+(\\d+) kB`, "u"))![1]
-const rss = () => Number(status("VmRSS")) * 1024
-const hwm = () => Number(status("VmHWM")) * 1024
-const detail = () => controller.detail
 try {
-  await eventually(
-    async () => {
-      const rt = expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get") as {
-        status?: { conditions?: Array<{ type: string; reason: string }> }
-      }
-      return rt.status?.conditions?.some((c) => c.type === "Mirrored" && c.reason === "AwaitingResolution")
-    },
-    { timeoutMs: 60_000, what: "Mirrored=False/AwaitingResolution" },
-  )
-  await new Promise((r) => setTimeout(r, 5_000))
-  console.log(
-    `idle before any mirror (caches synced, first pass done): RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()})`,
-  )
+  await mirrored("AwaitingResolution")
+  await sleep(10_000)
+  const rssBeforeMirror = procStatus(controller.child.pid!, "VmRSS")
   await resolve()
-  const t0 = Date.now()
-  await eventually(
-    async () => {
-      const rt = expectOk(await kubeRequest(info, { method: "GET", path: RUNTIME }), "get") as {
-        status?: { conditions?: Array<{ type: string; status: string }> }
-      }
-      return rt.status?.conditions?.some((c) => c.type === "Mirrored" && c.status === "True")
-    },
-    { timeoutMs: 60_000, what: "Mirrored=True" },
-  )
-  console.log(`Mirrored=True ${((Date.now() - t0) / 1000).toFixed(1)} s after the resolution`)
-  await new Promise((r) => setTimeout(r, 10_000))
-  console.log(
-    `idle 10 s after mirroring: RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()}; peak ${(hwm() / MiB).toFixed(1)} MiB)`,
-  )
-  // A restart with the mirror recorded: the first pass checks the recorded tags (one HEAD each), which loads the OCI client.
+  const t0 = performance.now()
+  let peakDuringMirror = 0
+  const sampler = setInterval(() => (peakDuringMirror = Math.max(peakDuringMirror, procStatus(controller.child.pid!, "VmRSS"))), 100)
+  await mirrored("ContentMirrored")
+  clearInterval(sampler)
+  const mirrorSeconds = +((performance.now() - t0) / 1000).toFixed(2)
+  await sleep(10_000)
+  const afterMirror = await sampleIdle(controller, { minutes: IDLE_MINUTES })
+  // A restart with the mirror recorded: the first pass checks the recorded tags (one HEAD each).
   controller.child.kill("SIGTERM")
   await once(controller.child, "exit")
   controller = startController()
-  await new Promise((r) => setTimeout(r, 10_000))
+  await mirrored("ContentMirrored")
+  await sleep(10_000)
+  const afterRestart = await sampleIdle(controller, { minutes: IDLE_MINUTES })
   console.log(
-    `idle 10 s after a restart with the mirror recorded (first check of the recorded tags done): RSS ${(rss() / MiB).toFixed(1)} MiB, after GC ${((await rssAfterGc()) / MiB).toFixed(1)} MiB (${detail()}; peak ${(hwm() / MiB).toFixed(1)} MiB)`,
+    JSON.stringify({
+      what: "registry-mirror bundle: idle after mirroring the fixture recipe, and after a restart with the mirror recorded",
+      bundle,
+      nodeFlags,
+      mirrorProcessCallSeconds: await callCost(),
+      mirror: { seconds: mirrorSeconds },
+      rssBeforeMirrorMiB: mib(rssBeforeMirror),
+      rssPeakDuringMirrorMiB: mib(peakDuringMirror),
+      idleAfterMirror: afterMirror,
+      idleAfterRestart: afterRestart,
+    }),
   )
 } finally {
   controller.child.kill("SIGTERM")
@@ -156,3 +147,4 @@ try {
   await upstream.stop()
   await rm(work, { recursive: true, force: true })
 }
+process.exit(0)

@@ -23,7 +23,8 @@ export interface RegistryShape {
 export class Registry extends Context.Service<Registry, RegistryShape>()("@aicr/registry-mirror/Registry") {}
 
 /**
- * The running controller's `Registry`: the OCI client and the mirror executor (`./registry`: `@aicr/oras`, undici)
+ * The `Registry` in this process (the controller run from sources; as shipped, `processRegistry` in mirror-call.ts runs
+ * each call in a child process instead): the OCI client and the mirror executor (`./registry`: `@aicr/oras`, undici)
  * are loaded by the first mirror, then kept; the client is closed with the scope. An idle controller never loads
  * them (a dynamic `import()`, which the split bundle keeps in a chunk of its own).
  */

@@ -8,9 +8,12 @@ import { Mirrored } from "@aicr/api"
 import { type ErrorTable, type FailedOutcome, failedOutcome, Requeue } from "@aicr/runtime"
 import { Data } from "effect"
 
-/** The runtime registry or an upstream answered 5xx/429 or could not be reached, after the client's retries. */
+/**
+ * The runtime registry or an upstream answered 5xx/429 or could not be reached, after the client's retries; or the
+ * mirror process (mirror-call.ts) ended without an answer.
+ */
 export class RegistryUnavailableError extends Data.TaggedError("RegistryUnavailableError")<{
-  /** host[:port] that failed (the runtime registry or an upstream). */
+  /** host[:port] that failed (the runtime registry or an upstream), or `the mirror process`. */
   readonly registry: string
   /** Short and stable, for the condition: `ECONNREFUSED`, `HTTP 503`, `digest mismatch`. */
   readonly cause: string

@@ -1,8 +1,8 @@
 /**
  * The OCI side of the controller: the `@aicr/oras` client (and with it undici) and the mirror executor behind the
- * `Registry` service. The running controller loads this module on its first mirror (`lazyRegistry` in act.ts), so
- * an idle controller, one whose resolution is already mirrored or not there yet, never loads them (~20 MiB of RSS,
- * docs/benchmarks.md). Tests and the bench use `fromClient` with a client of their own.
+ * `Registry` service. As shipped, only the mirror process (mirror-process.ts) loads this module, once per call, so the
+ * controller never holds them; run from sources, the controller loads it on its first mirror (`lazyRegistry` in
+ * act.ts) and keeps it. Tests and the bench use `fromClient` with a client of their own.
  */
 import { type CredentialProvider, dockerConfigCredentials, OciClient } from "@aicr/oras"
 import { Effect } from "effect"
@@ -50,7 +50,10 @@ export const fromClient = (client: OciClient, settings: Pick<MirrorSettings, "re
 })
 
 /** The controller's registry: a client with the settings' credentials and plain-HTTP hosts, and how to close it. */
-export const openRegistry = (settings: MirrorSettings, userAgent: string): { readonly registry: RegistryShape; readonly close: () => Promise<void> } => {
+export const openRegistry = (
+  settings: Pick<MirrorSettings, "dockerConfig" | "plainHttp" | "rewrites" | "concurrency">,
+  userAgent: string,
+): { readonly registry: RegistryShape; readonly close: () => Promise<void> } => {
   const client = new OciClient({ credentials: credentialsFrom(settings.dockerConfig), plainHttp: settings.plainHttp, userAgent })
   return { registry: fromClient(client, settings), close: () => client.close() }
 }

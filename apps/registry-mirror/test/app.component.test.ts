@@ -10,7 +10,7 @@ import { contract } from "../src/contract"
 describe("registry-mirror app", () => {
   it.effect("makes one informer per watch of its contract, with the contract's selectors, and no other", () =>
     Effect.gen(function* () {
-      const informers = yield* informersOfApp(registryMirrorApp, ["--registry", "oci://registry.example/aicr"])
+      const informers = yield* informersOfApp(registryMirrorApp(), ["--registry", "oci://registry.example/aicr"])
       expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
       expect(contractMismatch(contract, informers)).toEqual([])
     }),

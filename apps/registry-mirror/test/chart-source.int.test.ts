@@ -30,7 +30,7 @@ let ns: string
 let mirror: { readonly stop: () => Promise<void> } | undefined
 
 const start = (rewrites: Readonly<Record<string, string>>) => {
-  mirror = startController(info, registryMirrorApp, [
+  mirror = startController(info, registryMirrorApp(), [
     "--registry",
     `oci://${registry.address}/aicr/source`,
     "--operator-namespace",

@@ -1,12 +1,15 @@
 // The whole controller (runApp: informers, work queue, driver, SSA) against the real kube-apiserver of the local
 // control plane, a real registry and the local chart upstream: Mirrored=True with every ref, no write on an idle
 // pass, and a registry outage shown as Mirroring (transient) that clears on recovery; then the bundle as it ships.
-import { spawn } from "node:child_process"
+// As shipped, every mirror and tag check runs in the bundle's mirror process (a child process per call): the
+// controller here runs with it too, behind a wrapper that records each start.
+import { execFile, spawn } from "node:child_process"
 import { once } from "node:events"
-import { join } from "node:path"
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { join, relative } from "node:path"
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { promisify } from "node:util"
 import { tmpdir } from "node:os"
-import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
+import { type ChartUpstream, fixtureBundle, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
 import {
   applyManifests,
@@ -16,8 +19,10 @@ import {
   type HarnessInfo,
   kubeRequest,
   readAuditEvents,
+  recordedProcess,
   type Registry,
   startRegistry,
+  toolPath,
 } from "@aicr/testing/harness"
 import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -33,9 +38,12 @@ let registry: Registry
 let registryDir: string
 let ns: string
 let mirror: { readonly stop: () => Promise<void> }
+let bundleDir: string
+let built: Awaited<ReturnType<typeof buildApp>>
+let mirrorProcess: ReturnType<typeof recordedProcess>
 
 const start = (registryAddress: string, extra: string[] = []) => {
-  mirror = startController(info, registryMirrorApp, [
+  mirror = startController(info, registryMirrorApp({ mirrorProcess: mirrorProcess.entry }), [
     "--registry",
     `oci://${registryAddress}/aicr/it`,
     "--operator-namespace",
@@ -65,6 +73,10 @@ const resolve = (inputDigest: string) => resolveAsResolver(info, inputDigest)
 
 beforeAll(async () => {
   registryDir = await mkdtemp(join(tmpdir(), "mirror-ctl-registry-"))
+  // The bundle as it ships; its mirror process behind a wrapper that records each call's start, to show where they ran.
+  bundleDir = await mkdtemp(join(tmpdir(), "mirror-bundle-"))
+  built = await buildApp("registry-mirror", bundleDir)
+  mirrorProcess = recordedProcess(bundleDir, join(built.outdir, "mirror-process.mjs"))
   ;[upstream, registry] = await Promise.all([startChartUpstream(), startRegistry({ name: "mirror-ctl", dir: registryDir })])
   ns = await createNamespace(info, "aicr-mirror")
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
@@ -87,6 +99,7 @@ afterAll(async () => {
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await upstream?.stop()
   await registry?.stop()
+  if (bundleDir) await rm(bundleDir, { recursive: true, force: true })
 })
 
 describe("registry-mirror controller on the local control plane", () => {
@@ -112,6 +125,34 @@ describe("registry-mirror controller on the local control plane", () => {
       }
     } finally {
       await client.close()
+    }
+    // The mirror ran in child processes started from the bundle's mirror-process.mjs, none of them this one.
+    const pids = mirrorProcess.pids()
+    expect(pids.length).toBeGreaterThanOrEqual(1)
+    expect(pids).not.toContain(process.pid)
+    // The real oras CLI pulls the bundle mirrored through the process: every file, byte for byte, 0644 or 0755.
+    const out = await mkdtemp(join(tmpdir(), "mirror-ctl-oras-"))
+    try {
+      await promisify(execFile)(toolPath("oras"), ["pull", "--plain-http", mirror.bundle!, "-o", join(out, "operator-bundle")], { cwd: out })
+      const files: Record<string, string> = {}
+      const modes: Record<string, number> = {}
+      const walk = async (d: string) => {
+        for (const e of await readdir(d, { withFileTypes: true })) {
+          const p = join(d, e.name)
+          if (e.isDirectory()) await walk(p)
+          else {
+            const key = relative(join(out, "operator-bundle"), p)
+            files[key] = await readFile(p, "utf8")
+            modes[key] = (await stat(p)).mode & 0o777
+          }
+        }
+      }
+      await walk(join(out, "operator-bundle"))
+      const want = fixtureBundle()
+      expect(files).toEqual(want.files)
+      expect(modes).toEqual(Object.fromEntries(Object.keys(want.files).map((p) => [p, (want.modes[p] ?? 0) & 0o111 ? 0o755 : 0o644])))
+    } finally {
+      await rm(out, { recursive: true, force: true })
     }
   })
 
@@ -183,9 +224,7 @@ describe("registry-mirror controller on the local control plane", () => {
     }
   })
 
-  it("runs as the bundle that ships (esbuild --splitting): starts on the YAML kubeconfig, loads the OCI client on demand and mirrors", async () => {
-    const out = await mkdtemp(join(tmpdir(), "mirror-bundle-"))
-    const built = await buildApp("registry-mirror", out)
+  it("runs as the bundle that ships (esbuild --splitting): starts on the YAML kubeconfig and mirrors through its mirror process", async () => {
     const child = spawn(
       process.execPath,
       [
@@ -221,7 +260,6 @@ describe("registry-mirror controller on the local control plane", () => {
     } finally {
       child.kill("SIGTERM")
       if (child.exitCode === null) await once(child, "exit")
-      await rm(out, { recursive: true, force: true })
     }
     expect(stderr).not.toMatch(/error/i)
   })

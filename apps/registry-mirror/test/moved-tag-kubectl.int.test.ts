@@ -84,7 +84,7 @@ beforeAll(async () => {
     "--operator-namespace",
     ns,
   ]
-  mirror = startController(info, registryMirrorApp, [
+  mirror = startController(info, registryMirrorApp(), [
     "--operator-namespace",
     ns,
     "--registry",

@@ -83,7 +83,7 @@ beforeAll(async () => {
     },
     { ...contentConfigMap(INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(INPUT_DIGEST).metadata, namespace: ns } },
   ])
-  controller = startController(info, registryMirrorApp, [
+  controller = startController(info, registryMirrorApp(), [
     "--registry",
     `oci://${registry.address}/aicr/moved`,
     "--operator-namespace",

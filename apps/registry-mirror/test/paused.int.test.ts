@@ -62,7 +62,7 @@ beforeAll(async () => {
     { apiVersion: "operator.aicr.run/v1alpha1", kind: "ClusterRuntime", metadata: { name: "cluster" }, spec: { ...SPEC, paused: true } },
     { ...contentConfigMap(INPUT_DIGEST, contentData()), metadata: { ...contentConfigMap(INPUT_DIGEST).metadata, namespace: ns } },
   ])
-  mirror = startController(info, registryMirrorApp, [
+  mirror = startController(info, registryMirrorApp(), [
     "--registry",
     `oci://${registry.address}/aicr/paused`,
     "--operator-namespace",
