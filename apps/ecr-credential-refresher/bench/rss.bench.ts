@@ -1,6 +1,7 @@
 // The ecr-credential-refresher's memory as a user pays for it (architecture.md §7: budget ≤ 80 MiB per idle
 // controller), after its first pass: its shipped bundle started as the image starts it (packages/runtime/bench/idle.ts:
-// NODE_ENV=production, metrics and health on, no node flags unless BENCH_NODE_FLAGS), with `static` (the AWS SDK never
+// NODE_ENV=production, metrics and health on, the environment the chart gives it, values.yaml `ecrCredentialRefresher`:
+// NODE_OPTIONS, MALLOC_ARENA_MAX; BENCH_NODE_FLAGS replaces that environment), with `static` (the AWS SDK never
 // loads) and with `aws` after minting a token from the local AWS (moto); then VmRSS every 5 s over BENCH_IDLE_MINUTES
 // (default 5), no forced GC, and apart what a full GC leaves. Also the wall time from the start to the first
 // `RegistryCredentialsReady=True` (with `aws`, the mint: in the bundle's mint process as shipped). Not a test: it
@@ -13,8 +14,9 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { applyManifests, createNamespace, eventually, expectOk, kubeRequest, repoRoot, runningPlane, startAws } from "@aicr/testing/harness"
-import { mib, procStatus, sampleIdle, startShipped } from "@aicr/runtime/bench/idle"
+import { mib, procStatus, sampleIdle, shippedOrBenchFlags, startShipped } from "@aicr/runtime/bench/idle"
 import { buildApp, summary } from "../../../hack/build-apps"
+import { memoryEnvOf } from "../../../hack/local-operator"
 
 const dir = process.argv[2]
 if (dir === undefined) throw new Error("usage: rss.bench.ts <harness dir>")
@@ -25,6 +27,7 @@ const PROVIDERS = (process.env["BENCH_PROVIDERS"] ?? "static aws").split(" ").fi
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const ECR_HOST = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
 const work = await mkdtemp(join(tmpdir(), "ecr-rss-"))
+const nodeFlags = shippedOrBenchFlags(memoryEnvOf("ecr-credential-refresher"))
 const entry =
   process.env["BENCH_REFRESHER_BUNDLE"] ??
   (await buildApp("ecr-credential-refresher", join(work, "dist")).then((b) => {
@@ -70,7 +73,7 @@ const measure = async (provider: "static" | "aws", want: string, env: Record<str
       "--operator-namespace",
       namespaces[provider],
     ],
-    { workDir: work, stdio: ["ignore", "inherit", "inherit"], env },
+    { workDir: work, nodeFlags, stdio: ["ignore", "inherit", "inherit"], env },
   )
   const pid = shipped.child.pid!
   try {
@@ -90,6 +93,7 @@ const measure = async (provider: "static" | "aws", want: string, env: Record<str
       JSON.stringify({
         what: `ecr-credential-refresher bundle, --auth-provider ${provider}, after its first pass`,
         bundle: entry,
+        nodeFlags,
         firstPass: { seconds: +firstPassSeconds.toFixed(2), reason: want },
         rssPeakDuringPassMiB: mib(peakDuringPass),
         idleAfterPass: idle,
