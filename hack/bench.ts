@@ -6,7 +6,8 @@
  *   controller-rss  RSS after GC of a bundled controller process: one informer, then a whole app, then each app
  *                   with an apps/<name>/bench/rss.bench.ts (bundled by hack/build-apps.ts) on a local control
  *                   plane, idle before and after its work (budget 80 MiB; validation-gate's starts its own plane
- *                   with the process kubelet: one signed validation run, then five idle minutes)
+ *                   with the process kubelet: one signed validation run, then five idle minutes;
+ *                   ecr-credential-refresher's: static, and aws after a mint from moto, five idle minutes each)
  *   oras-copy       throughput and peak RSS of copying a 256 MiB blob between two real registries
  *   mirror          registry-mirror against a helm pull + push loop (when apps/registry-mirror/bench exists)
  *   planner         Mirrored=True → RuntimeRollout exists (window 0) on a real resolution, and the pure planning cost

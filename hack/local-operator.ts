@@ -188,6 +188,7 @@ export const memoryEnvOf = (app: string): Record<string, string> => {
     "registry-mirror": values["registryMirror"],
     "step-executor": values["stepExecutor"],
     "validation-gate": values["validationGate"],
+    "ecr-credential-refresher": values["ecrCredentialRefresher"],
   }[app]
   const { nodeOptions, mallocArenaMax } = section ?? {}
   return { ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...(mallocArenaMax ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}) }
@@ -395,7 +396,7 @@ export const startLocalOperator = async (
         ],
         opts.dir,
         opts.attached,
-        refresher.env,
+        { ...memoryEnvOf("ecr-credential-refresher"), ...refresher.env },
       ),
     )
     // The component namespaces with their Pod Security labels, as the chart creates them (namespaces.components;

@@ -216,7 +216,7 @@ describe("helm lint and template", () => {
     expect(rewrites).toEqual([["aicr-registry-mirror", ["--upstream-rewrite=https://helm.ngc.nvidia.com/nvidia=http://charts.internal/nvidia"]]])
   })
 
-  it("gives the resolver, the registry-mirror, the step-executor and the validation-gate alone their memory settings (NODE_OPTIONS, MALLOC_ARENA_MAX); emptied values drop them", async () => {
+  it("gives the resolver, the registry-mirror, the step-executor, the validation-gate and the ecr-credential-refresher alone their memory settings (NODE_OPTIONS, MALLOC_ARENA_MAX); emptied values drop them", async () => {
     const memoryEnv = async (...extra: string[]) =>
       new Map(
         objectsOf(await template(join(CI, "static-values.yaml"), ...extra))
@@ -228,19 +228,37 @@ describe("helm lint and template", () => {
           }),
       )
     const shipped = await memoryEnv()
-    const tuned = ["resolver", "registry-mirror", "step-executor", "validation-gate"]
-    for (const app of tuned) {
-      expect(shipped.get(`aicr-${app}`), app).toEqual([
+    // The refresher's Deployment is aicr-operator.
+    const tuned = new Map(
+      ["resolver", "registry-mirror", "step-executor", "validation-gate", "ecr-credential-refresher"].map((app) => [
+        app === "ecr-credential-refresher" ? "aicr-operator" : `aicr-${app}`,
+        app,
+      ]),
+    )
+    for (const [deployment, app] of tuned) {
+      expect(shipped.get(deployment), app).toEqual([
         { name: "NODE_OPTIONS", value: "--max-semi-space-size=1" },
         { name: "MALLOC_ARENA_MAX", value: "2" },
       ])
       // The same as `aicr-dev`'s local processes run it with (hack/local-operator.ts).
-      expect(Object.fromEntries(shipped.get(`aicr-${app}`)!.map((e) => [e.name, e.value]))).toEqual(memoryEnvOf(app))
+      expect(Object.fromEntries(shipped.get(deployment)!.map((e) => [e.name, e.value]))).toEqual(memoryEnvOf(app))
     }
     expect(shipped.size).toBe(7)
-    for (const [name, env] of shipped) if (!tuned.includes(name.replace(/^aicr-/u, ""))) expect(env, name).toEqual([])
-    const off = await memoryEnv("--set", "stepExecutor.nodeOptions=", "--set", "stepExecutor.mallocArenaMax=0", "--set", "validationGate.nodeOptions=")
+    for (const [name, env] of shipped) if (!tuned.has(name)) expect(env, name).toEqual([])
+    const off = await memoryEnv(
+      "--set",
+      "stepExecutor.nodeOptions=",
+      "--set",
+      "stepExecutor.mallocArenaMax=0",
+      "--set",
+      "validationGate.nodeOptions=",
+      "--set",
+      "ecrCredentialRefresher.nodeOptions=",
+      "--set",
+      "ecrCredentialRefresher.mallocArenaMax=0",
+    )
     expect(off.get("aicr-step-executor")).toEqual([])
+    expect(off.get("aicr-operator")).toEqual([])
     expect(off.get("aicr-validation-gate")).toEqual([{ name: "MALLOC_ARENA_MAX", value: "2" }])
   })
 

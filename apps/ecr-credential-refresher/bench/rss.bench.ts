@@ -1,38 +1,46 @@
-// Idle RSS of the bundled ecr-credential-refresher (architecture.md §7: budget ≤ 80 MiB per idle controller), after
-// its first pass: with `static` (the AWS SDK never loads) and with `aws` after minting a token from the local AWS
-// (moto; the SDK chunk is loaded). Not a test: it prints numbers.
+// The ecr-credential-refresher's memory as a user pays for it (architecture.md §7: budget ≤ 80 MiB per idle
+// controller), after its first pass: its shipped bundle started as the image starts it (packages/runtime/bench/idle.ts:
+// NODE_ENV=production, metrics and health on, the environment the chart gives it, values.yaml `ecrCredentialRefresher`:
+// NODE_OPTIONS, MALLOC_ARENA_MAX; BENCH_NODE_FLAGS replaces that environment), with `static` (the AWS SDK never
+// loads) and with `aws` after minting a token from the local AWS (moto); then VmRSS every 5 s over BENCH_IDLE_MINUTES
+// (default 5), no forced GC, and apart what a full GC leaves. Also the wall time from the start to the first
+// `RegistryCredentialsReady=True` (with `aws`, the mint: in the bundle's mint process as shipped). Not a test: it
+// prints one JSON line per provider.
 // Needs a running local control plane: npx tsx packages/testing/src/harness/cli.ts up --detach --dir DIR
-// Run: npx tsx apps/ecr-credential-refresher/bench/rss.bench.ts DIR
-import { spawn } from "node:child_process"
-import { once } from "node:events"
-import { readFileSync, writeFileSync } from "node:fs"
+// Run: npx tsx apps/ecr-credential-refresher/bench/rss.bench.ts DIR. BENCH_REFRESHER_BUNDLE=<dir>/main.mjs measures a
+// bundle built before (e.g. of an older commit) instead of building this tree's; BENCH_PROVIDERS="aws" measures one.
+import { readFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { applyManifests, createNamespace, eventually, expectOk, kubeRequest, repoRoot, runningPlane, startAws } from "@aicr/testing/harness"
+import { mib, procStatus, sampleIdle, shippedOrBenchFlags, startShipped } from "@aicr/runtime/bench/idle"
 import { buildApp, summary } from "../../../hack/build-apps"
+import { memoryEnvOf } from "../../../hack/local-operator"
 
 const dir = process.argv[2]
 if (dir === undefined) throw new Error("usage: rss.bench.ts <harness dir>")
 const info = await runningPlane(dir)
 if (info === undefined) throw new Error(`no healthy control plane in ${dir}`)
-const MiB = 1024 * 1024
+const IDLE_MINUTES = Number(process.env["BENCH_IDLE_MINUTES"] ?? 5)
+const PROVIDERS = (process.env["BENCH_PROVIDERS"] ?? "static aws").split(" ").filter(Boolean) as Array<"static" | "aws">
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 const ECR_HOST = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
 const work = await mkdtemp(join(tmpdir(), "ecr-rss-"))
-const built = await buildApp("ecr-credential-refresher", join(work, "dist"))
-console.log(summary(built).join("\n"))
-const probe = join(work, "rss-probe.mjs")
-writeFileSync(
-  probe,
-  "process.on('SIGUSR2', () => { globalThis.gc(); const m = process.memoryUsage(); process.stderr.write(`RSS ${m.rss} ${m.heapUsed}\\n`) })\n",
-)
+const nodeFlags = shippedOrBenchFlags(memoryEnvOf("ecr-credential-refresher"))
+const entry =
+  process.env["BENCH_REFRESHER_BUNDLE"] ??
+  (await buildApp("ecr-credential-refresher", join(work, "dist")).then((b) => {
+    console.error(summary(b).join("\n"))
+    return b.entry
+  }))
 const template = readFileSync(join(repoRoot(), "charts", "aicr-operator", "files", "ecr-iam-policy.json"), "utf8")
 const vars: Record<string, string> = { PARTITION: "aws", REPOSITORY_PREFIX: "aicr/rss", ACCOUNT_ID: "123456789012", REGION: "us-east-1" }
 const aws = await startAws({ policy: template.replace(/\$\{([A-Z_]+)\}/gu, (_, k: string) => vars[k] ?? "") })
 await applyManifests(info, join(repoRoot(), "crds"))
 const argocd = await createNamespace(info, "argocd-rss")
-const ns = await createNamespace(info, "aicr-rss")
+// One operator namespace per provider: the admin's docker-config Secret of `static` is not the refresher's to write.
+const namespaces = { static: await createNamespace(info, "aicr-rss-static"), aws: await createNamespace(info, "aicr-rss-aws") }
 await kubeRequest(info, { method: "DELETE", path: RUNTIME })
 await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404)
 await applyManifests(info, [
@@ -44,21 +52,16 @@ const reason = async () =>
       ?.conditions ?? []
   ).find((c) => c.type === "RegistryCredentialsReady")?.reason
 
-const measure = async (provider: "static" | "aws", want: string, env: Record<string, string | undefined>) => {
+const measure = async (provider: "static" | "aws", want: string, env: Record<string, string>) => {
   await kubeRequest(info, { method: "PATCH", path: `${RUNTIME}/status`, body: { status: { conditions: [] } } })
-  const child = spawn(
-    process.execPath,
+  const t0 = performance.now()
+  const shipped = startShipped(
+    entry,
     [
-      "--expose-gc",
-      "--import",
-      probe,
-      built.entry,
       "--kubeconfig",
       info.kubeconfig,
       "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
+      `--log-level=${process.env["BENCH_LOG_LEVEL"] ?? "warn"}`,
       "--registry",
       `oci://${info.registry}/aicr/rss`,
       "--auth-provider",
@@ -68,36 +71,37 @@ const measure = async (provider: "static" | "aws", want: string, env: Record<str
       "--engine-namespace",
       argocd,
       "--operator-namespace",
-      ns,
+      namespaces[provider],
     ],
-    { stdio: ["ignore", "inherit", "pipe"], env: Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([, v]) => v !== undefined)) },
+    { workDir: work, nodeFlags, stdio: ["ignore", "inherit", "inherit"], env },
   )
-  let reported: [number, number] | undefined
-  child.stderr.on("data", (d: Buffer) => {
-    const m = /RSS (\d+) (\d+)/u.exec(d.toString())
-    if (m) reported = [Number(m[1]), Number(m[2])]
-    else process.stderr.write(d)
-  })
+  const pid = shipped.child.pid!
   try {
-    await eventually(async () => (await reason()) === want, { timeoutMs: 30_000, what: `RegistryCredentialsReady ${want}` })
-    await new Promise((r) => setTimeout(r, 3_000)) // idle: informers synced, first pass done
-    const samples: number[] = []
-    let heap = 0
-    for (let i = 0; i < 3; i++) {
-      reported = undefined
-      child.kill("SIGUSR2")
-      const [rss, h] = await eventually(async () => reported, { timeoutMs: 5_000, what: "RSS report" })
-      samples.push(rss)
-      heap = h
-      await new Promise((r) => setTimeout(r, 500))
-    }
-    const hwm = Number(/VmHWM:\s+(\d+) kB/u.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) * 1024
+    let peakDuringPass = 0
+    let seen: string | undefined
+    await eventually(
+      async () => {
+        peakDuringPass = Math.max(peakDuringPass, procStatus(pid, "VmRSS"))
+        seen = await reason()
+        return seen === want
+      },
+      { timeoutMs: 60_000, intervalMs: 100, what: `RegistryCredentialsReady ${want} (last seen: ${seen ?? "none"})` },
+    )
+    const firstPassSeconds = (performance.now() - t0) / 1000
+    const idle = await sampleIdle(shipped, { minutes: IDLE_MINUTES })
     console.log(
-      `${provider}: idle RSS after GC ${samples.map((s) => (s / MiB).toFixed(1)).join(" / ")} MiB (heap ${(heap / MiB).toFixed(1)} MiB, peak RSS ${(hwm / MiB).toFixed(1)} MiB)`,
+      JSON.stringify({
+        what: `ecr-credential-refresher bundle, --auth-provider ${provider}, after its first pass`,
+        bundle: entry,
+        nodeFlags,
+        firstPass: { seconds: +firstPassSeconds.toFixed(2), reason: want },
+        rssPeakDuringPassMiB: mib(peakDuringPass),
+        idleAfterPass: idle,
+      }),
     )
   } finally {
-    child.kill("SIGTERM")
-    if (child.exitCode === null) await once(child, "exit")
+    shipped.child.kill("SIGKILL")
+    await new Promise((r) => shipped.child.once("exit", r))
   }
 }
 
@@ -108,17 +112,24 @@ try {
       apiVersion: "v1",
       kind: "Secret",
       type: "kubernetes.io/dockerconfigjson",
-      metadata: { name: "aicr-registry-docker-config", namespace: ns },
+      metadata: { name: "aicr-registry-docker-config", namespace: namespaces.static },
       data: {
         ".dockerconfigjson": Buffer.from(JSON.stringify({ auths: { [info.registry]: { auth: Buffer.from("a:b").toString("base64") } } })).toString("base64"),
       },
     },
   ])
-  await measure("static", "CredentialsPresent", {})
   const keys = aws.fixtures.users.refresher
-  await measure("aws", "TokenRefreshed", { ...aws.env, AWS_ACCESS_KEY_ID: keys.accessKeyId, AWS_SECRET_ACCESS_KEY: keys.secretAccessKey })
+  for (const provider of PROVIDERS)
+    if (provider === "static") await measure("static", "CredentialsPresent", {})
+    else
+      await measure("aws", "TokenRefreshed", {
+        ...(aws.env as Record<string, string>),
+        AWS_ACCESS_KEY_ID: keys.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: keys.secretAccessKey,
+      })
 } finally {
   await kubeRequest(info, { method: "DELETE", path: RUNTIME })
   await aws.stop()
   await rm(work, { recursive: true, force: true })
 }
+process.exit(0)

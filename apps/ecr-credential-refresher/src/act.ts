@@ -59,8 +59,9 @@ export const makeMintState = (): Effect.Effect<MintStateShape> =>
   Effect.map(Ref.make<LastMint | undefined>(undefined), (ref) => ({ get: Ref.get(ref), set: (m) => Ref.set(ref, m) }))
 
 /**
- * The running controller's `Ecr`: the AWS SDK (`./ecr`) is loaded by the first mint, then kept; its clients are
- * destroyed with the scope. A `static` refresher never loads it (the split bundle keeps it in a chunk of its own).
+ * `Ecr` in this process, as the refresher runs from sources: the AWS SDK (`./ecr`) is loaded by the first mint, then
+ * kept; its clients are destroyed with the scope. A `static` refresher never loads it (the split bundle keeps it in a
+ * chunk of its own). As shipped, each mint runs in the bundle's mint process instead (`processEcr`, mint-call.ts).
  */
 export const lazyEcr = (userAgent: string): Effect.Effect<EcrShape, never, Scope.Scope> =>
   Effect.gen(function* () {

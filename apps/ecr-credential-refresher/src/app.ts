@@ -1,6 +1,6 @@
 /**
- * ecr-credential-refresher's composition: settings, ECR (the AWS SDK is loaded by the first mint, `aws` only), the
- * process-local mint state, informers (the `cluster` runtime; the two Secrets, each by name, mapped to `cluster`)
+ * ecr-credential-refresher's composition: settings, ECR (`aws` only: as calls to the bundle's mint process, as shipped,
+ * mint-call.ts; or in this process, the AWS SDK loaded by the first mint, from sources), the process-local mint state, informers (the `cluster` runtime; the two Secrets, each by name, mapped to `cluster`)
  * and the controller, as an `AppSpec` the runtime runs. `main.ts` runs it as the process; tests run it in-process
  * with `runApp`. No logic here.
  */
@@ -10,9 +10,18 @@ import { Effect } from "effect"
 import { Ecr, lazyEcr, makeMintState, MintState } from "./act"
 import { parseSettings, RefresherConfig } from "./config"
 import { contract } from "./contract"
+import { processEcr } from "./mint-call"
 import { reconcile } from "./reconcile"
 
-export const ecrCredentialRefresherApp: AppSpec<Error> = {
+export interface RefresherAppOptions {
+  /**
+   * The mint process (`mint-process.mjs` of the bundle): each ECR mint runs in a child process started from it, so the
+   * refresher never loads the AWS SDK. Undefined: mints run in the refresher, the SDK loaded by the first (from sources).
+   */
+  readonly mintProcess?: string | undefined
+}
+
+export const ecrCredentialRefresherApp = (options: RefresherAppOptions = {}): AppSpec<Error> => ({
   name: contract.controller,
   setup: (ctx) =>
     Effect.gen(function* () {
@@ -22,8 +31,9 @@ export const ecrCredentialRefresherApp: AppSpec<Error> = {
         registry: settings.repository,
         repoCreds: `${settings.repoCreds.namespace}/${settings.repoCreds.name}`,
         dockerConfig: `${settings.dockerConfig.namespace}/${settings.dockerConfig.name}`,
+        mints: options.mintProcess ?? "in this process",
       })
-      const ecr = yield* lazyEcr(ctx.fieldManager)
+      const ecr = options.mintProcess !== undefined ? processEcr(options.mintProcess, ctx.fieldManager) : yield* lazyEcr(ctx.fieldManager)
       const state = yield* makeMintState()
       // The Secrets it keeps, each by name: the docker-config Secret, and with `aws` the repo-creds Secret.
       const secrets = settings.provider === "aws" ? [settings.dockerConfig, settings.repoCreds] : [settings.dockerConfig]
@@ -44,4 +54,4 @@ export const ecrCredentialRefresherApp: AppSpec<Error> = {
         },
       ]
     }),
-}
+})

@@ -5,7 +5,8 @@
  *   --auth-provider aws|static [--repo-creds-secret aicr-registry] [--engine-namespace argocd]
  *   [--docker-config-secret aicr-registry-docker-config] [runtime flags]`.
  */
-import { main } from "@aicr/runtime"
+import { main, siblingProcess } from "@aicr/runtime"
 import { ecrCredentialRefresherApp } from "./app"
 
-main(ecrCredentialRefresherApp)
+// As shipped, every mint runs in the bundle's mint process (mint-process.mjs); from sources there is none.
+main(ecrCredentialRefresherApp({ mintProcess: siblingProcess(import.meta.url, "mint-process") }))

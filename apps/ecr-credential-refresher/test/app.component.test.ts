@@ -10,7 +10,7 @@ import { contract } from "../src/contract"
 describe("ecr-credential-refresher app", () => {
   it.effect("makes one informer per watch of its contract, with the contract's selectors, and no other", () =>
     Effect.gen(function* () {
-      const informers = yield* informersOfApp(ecrCredentialRefresherApp, ["--registry", "oci://registry.example/aicr", "--auth-provider", "static"])
+      const informers = yield* informersOfApp(ecrCredentialRefresherApp(), ["--registry", "oci://registry.example/aicr", "--auth-provider", "static"])
       expect(informers.length).toBeGreaterThanOrEqual(contract.watches.length)
       expect(contractMismatch(contract, informers)).toEqual([])
     }),

@@ -3,8 +3,10 @@
 // token, EKS Pod Identity through a local credentials endpoint, access denied, no identity, refresh before expiry
 // with short-lived tokens in real time, and staleness. The runtime registry is an htpasswd-protected distribution
 // whose password is the minted token; a push with the docker-config Secret the refresher wrote must get in, before
-// and after a rotation (the registry re-reads its htpasswd file; no restart).
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+// and after a rotation (the registry re-reads its htpasswd file; no restart). Every mint runs in the bundle's own
+// `mint-process.mjs` (started by `main.mjs` as it ships), here behind a wrapper that records each start's pid.
+import { spawn } from "node:child_process"
+import { copyFile, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { dockerConfigCredentials, EMPTY_JSON, MediaType, OciClient } from "@aicr/oras"
@@ -19,6 +21,7 @@ import {
   kubeRequest,
   type PodIdentityAgent,
   type Proc,
+  recordedProcess,
   type Registry,
   spawnProc,
   startAws,
@@ -40,6 +43,7 @@ let registry: Registry
 let agent: PodIdentityAgent | undefined
 let work: string
 let entry: string
+let mints: ReturnType<typeof recordedProcess>
 let argocd: string
 let ops: string
 
@@ -112,6 +116,37 @@ const refresher = async (name: string, identity: Record<string, string>): Promis
 /** Points the registry's htpasswd at the newest minted token: the registry accepts exactly what ECR would. */
 const acceptLatestToken = async () => writeFile(registry.htpasswdFile!, `${htpasswdLine("AWS", aws.tokens().at(-1)!.password)}\n`)
 
+/**
+ * The bundle with its mint process behind a recording wrapper: `main.mjs` starts whatever `mint-process.mjs` sits next
+ * to it, so the shipped one moves aside and the wrapper (which loads it) takes its name.
+ */
+const buildRecorded = async (): Promise<string> => {
+  const built = await buildApp("ecr-credential-refresher", join(work, "dist"))
+  const shipped = join(built.outdir, "mint-process-shipped.mjs")
+  await rename(join(built.outdir, "mint-process.mjs"), shipped)
+  mints = recordedProcess(work, shipped)
+  await copyFile(mints.entry, join(built.outdir, "mint-process.mjs"))
+  return built.entry
+}
+
+/** Runs the bundle's mint process once, as the refresher does (request on stdin), with `env`; its stdout and stderr. */
+const mintOnce = (env: Record<string, string | undefined>) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [join(work, "dist", "mint-process-shipped.mjs")], { env: { ...process.env, NODE_OPTIONS: "", ...env } })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (b: Buffer) => (stdout += b.toString("utf8")))
+    child.stderr.on("data", (b: Buffer) => (stderr += b.toString("utf8")))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(
+      JSON.stringify({
+        userAgent: "aicr-operator",
+        registry: { host: ECR_HOST, accountId: vars.ACCOUNT_ID, region: vars.REGION, partition: "aws" },
+      }),
+    )
+  })
+
 /** Pushes a small OCI artifact with a docker config, as the registry mirror does with its mounted Secret. */
 const push = async (dockerConfigJson: string, tag: string): Promise<"ok" | string> => {
   const client = new OciClient({ credentials: dockerConfigCredentials({ config: JSON.parse(dockerConfigJson) }), retry: { maxAttempts: 1 } })
@@ -147,7 +182,7 @@ beforeAll(async () => {
   ;[aws, registry, entry] = await Promise.all([
     startAws({ policy, tokenTtlSeconds: TTL_SECONDS }),
     startRegistry({ name: "ecr-registry", htpasswd: { user: "AWS", password: "not-yet-minted" } }),
-    buildApp("ecr-credential-refresher", join(work, "dist")).then((b) => b.entry),
+    buildRecorded(),
   ])
   argocd = await createNamespace(info, "argocd")
   ops = await createNamespace(info, "aicr-ecr")
@@ -239,10 +274,42 @@ describe("ecr-credential-refresher against a local AWS with IAM enforcement on",
       expect(await push(firstConfig, "stale")).toMatch(/401|unauthorized|denied/iu)
       expect(registry.proc.pid).toBe(pid) // distribution re-read the rewritten htpasswd file without a restart
       expect((await ready())?.status).toBe("True")
+      // Each mint ran in a child process of its own, neither the refresher nor this test.
+      const pids = mints.pids()
+      expect(pids.length).toBeGreaterThanOrEqual(aws.tokens().length)
+      expect(new Set(pids).size).toBe(pids.length)
+      expect(pids).not.toContain(process.pid)
+      expect(pids).not.toContain(p.pid)
     } finally {
       const log = await stopAndCheckLog(p)
       expect(log).toContain("Minted ECR token")
     }
+  })
+
+  it("the mint process answers the token on stdout only: nothing on stderr, the expiry a number", async () => {
+    const { code, stdout, stderr } = await mintOnce({
+      ...aws.env,
+      AWS_ACCESS_KEY_ID: aws.fixtures.users.refresher.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: aws.fixtures.users.refresher.secretAccessKey,
+    })
+    const minted = aws.tokens().at(-1)!
+    expect(code).toBe(0)
+    const answer = JSON.parse(stdout) as { ok: { username: string; password: string; expiresAt: unknown } }
+    expect(answer).toEqual({ ok: { username: "AWS", password: minted.password, expiresAt: expect.any(Number) } })
+    expect(Math.floor((answer.ok.expiresAt as number) / 1000)).toBe(Math.floor(Date.parse(minted.expiresAt) / 1000))
+    expect(stderr).toBe("")
+    for (const t of aws.tokens()) expect(stderr).not.toContain(t.password)
+    // A denied mint answers the refresher's own error, fields and all.
+    const denied = await mintOnce({
+      ...aws.env,
+      AWS_ACCESS_KEY_ID: aws.fixtures.users.noperm.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: aws.fixtures.users.noperm.secretAccessKey,
+    })
+    expect(denied.code).toBe(0)
+    expect(JSON.parse(denied.stdout)).toMatchObject({
+      failed: { _tag: "AccessDeniedError", action: "ecr:GetAuthorizationToken", principal: "arn:aws:iam::123456789012:user/noperm" },
+    })
+    expect(denied.stderr).toBe("")
   })
 
   it("access denied: a user without the policy gets Unauthorized naming ecr:GetAuthorizationToken", async () => {

@@ -95,7 +95,8 @@ export interface CallDecoder<A, E> {
 
 /**
  * `callProcess` as an Effect: the value, the caller's failure (a known one, or `lost`), or a defect (a defect the child
- * reported, an answer of the wrong shape). Interrupting it kills the child.
+ * reported, an answer of the wrong shape; a value of the wrong shape is not quoted in the defect, as it may be a
+ * secret). Interrupting it kills the child.
  */
 export const callInProcess = <A, E>(entry: string, request: unknown, d: CallDecoder<A, E>): Effect.Effect<A, E> =>
   Effect.tryPromise({ try: (signal) => callProcess(entry, request, { signal }), catch: (e) => e }).pipe(
@@ -104,6 +105,8 @@ export const callInProcess = <A, E>(entry: string, request: unknown, d: CallDeco
       if ("ok" in answer && d.ok(answer.ok)) return Effect.succeed(answer.ok)
       const failure = "failed" in answer ? d.failed(answer.failed) : undefined
       if (failure !== undefined) return Effect.fail(failure)
+      // A value is not printed: it may be a secret (a minted token) that must not reach a log.
+      if ("ok" in answer) return Effect.die(new Error(`${d.what} answered a value of the wrong shape`))
       return Effect.die(new Error(`${d.what} answered ${"defect" in answer ? answer.defect : JSON.stringify(answer).slice(0, 400)}`))
     }),
   )
