@@ -3,13 +3,12 @@
 // pass, and a registry outage shown as Mirroring (transient) that clears on recovery; then the bundle as it ships.
 // As shipped, every mirror and tag check runs in the bundle's mirror process (a child process per call): the
 // controller here runs with it too, behind a wrapper that records each start.
-import { execFile, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { once } from "node:events"
-import { join, relative } from "node:path"
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
-import { promisify } from "node:util"
+import { join } from "node:path"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { type ChartUpstream, fixtureBundle, startChartUpstream } from "@aicr/chart-upstream"
+import { type ChartUpstream, startChartUpstream } from "@aicr/chart-upstream"
 import { OciClient } from "@aicr/oras"
 import {
   applyManifests,
@@ -22,13 +21,13 @@ import {
   recordedProcess,
   type Registry,
   startRegistry,
-  toolPath,
 } from "@aicr/testing/harness"
 import { startController } from "@aicr/testing/world"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
 import { registryMirrorApp } from "../src/app"
 import { contentConfigMap, contentData, INPUT_DIGEST, OTHER_INPUT_DIGEST } from "./support/fixtures"
+import { expectOrasPullsFixtureBundle } from "./support/oras-pull"
 import { resolveAsResolver } from "./support/resolved"
 
 const info: HarnessInfo = inject("harness")
@@ -131,29 +130,7 @@ describe("registry-mirror controller on the local control plane", () => {
     expect(pids.length).toBeGreaterThanOrEqual(1)
     expect(pids).not.toContain(process.pid)
     // The real oras CLI pulls the bundle mirrored through the process: every file, byte for byte, 0644 or 0755.
-    const out = await mkdtemp(join(tmpdir(), "mirror-ctl-oras-"))
-    try {
-      await promisify(execFile)(toolPath("oras"), ["pull", "--plain-http", mirror.bundle!, "-o", join(out, "operator-bundle")], { cwd: out })
-      const files: Record<string, string> = {}
-      const modes: Record<string, number> = {}
-      const walk = async (d: string) => {
-        for (const e of await readdir(d, { withFileTypes: true })) {
-          const p = join(d, e.name)
-          if (e.isDirectory()) await walk(p)
-          else {
-            const key = relative(join(out, "operator-bundle"), p)
-            files[key] = await readFile(p, "utf8")
-            modes[key] = (await stat(p)).mode & 0o777
-          }
-        }
-      }
-      await walk(join(out, "operator-bundle"))
-      const want = fixtureBundle()
-      expect(files).toEqual(want.files)
-      expect(modes).toEqual(Object.fromEntries(Object.keys(want.files).map((p) => [p, (want.modes[p] ?? 0) & 0o111 ? 0o755 : 0o644])))
-    } finally {
-      await rm(out, { recursive: true, force: true })
-    }
+    await expectOrasPullsFixtureBundle(mirror.bundle!)
   })
 
   it("writes nothing more while nothing changes, even when the runtime is touched", async () => {

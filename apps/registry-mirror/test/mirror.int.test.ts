@@ -1,14 +1,11 @@
 // The mirror executor against real registries (Debian's distribution) and the local chart upstream (HTTP Helm
 // repositories + an OCI registry), checked with the real helm v4 CLI.
-import { execFile } from "node:child_process"
-import { mkdir, mkdtemp, readFile, readdir, rm, stat } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join, relative } from "node:path"
-import { promisify } from "node:util"
+import { mkdir, readFile, readdir } from "node:fs/promises"
+import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { type ChartUpstream, fixtureBundle, FIXTURE_CHARTS, fixtureRecipe, packageChart, startChartUpstream } from "@aicr/chart-upstream"
 import { digestOf, OciClient, parseReference, staticCredentials } from "@aicr/oras"
-import { isolatedHelm, type IsolatedHelm, type Registry, startRegistry, toolPath } from "@aicr/testing/harness"
+import { isolatedHelm, type IsolatedHelm, type Registry, startRegistry } from "@aicr/testing/harness"
 import { parseAllDocuments } from "yaml"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chartArtifact } from "../src/artifacts"
@@ -17,6 +14,7 @@ import { type MirrorPlan, planMirror } from "../src/plan"
 import { runMirror } from "../src/mirror"
 import { parseRewrites } from "../src/source"
 import { contentData, INPUT_DIGEST, OTHER_INPUT_DIGEST } from "./support/fixtures"
+import { expectOrasPullsFixtureBundle } from "./support/oras-pull"
 
 let upstream: ChartUpstream
 let registry: Registry
@@ -144,29 +142,7 @@ describe("mirroring the fixture recipe", () => {
   })
 
   it("the real oras CLI pulls it into -o's root: every file, byte for byte, 0644 or 0755", async () => {
-    const out = await mkdtemp(join(tmpdir(), "mirror-oras-"))
-    try {
-      await promisify(execFile)(toolPath("oras"), ["pull", "--plain-http", first.bundle.ref, "-o", join(out, "operator-bundle")], { cwd: out })
-      const files: Record<string, string> = {}
-      const modes: Record<string, number> = {}
-      const walk = async (d: string) => {
-        for (const e of await readdir(d, { withFileTypes: true })) {
-          const p = join(d, e.name)
-          if (e.isDirectory()) await walk(p)
-          else {
-            const key = relative(join(out, "operator-bundle"), p)
-            files[key] = await readFile(p, "utf8")
-            modes[key] = (await stat(p)).mode & 0o777
-          }
-        }
-      }
-      await walk(join(out, "operator-bundle"))
-      const want = fixtureBundle()
-      expect(files).toEqual(want.files)
-      expect(modes).toEqual(Object.fromEntries(Object.keys(want.files).map((p) => [p, (want.modes[p] ?? 0) & 0o111 ? 0o755 : 0o644])))
-    } finally {
-      await rm(out, { recursive: true, force: true })
-    }
+    await expectOrasPullsFixtureBundle(first.bundle.ref)
   })
 })
 
