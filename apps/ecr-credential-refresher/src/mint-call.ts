@@ -6,7 +6,7 @@
  * `AwsUnavailableError`; a defect it reports is a defect. The child inherits the environment at the call: the SDK's
  * credential chain (Pod Identity, IRSA, `AWS_*`) sees what the refresher's container has then.
  */
-import { callInProcess, type CallDecoder } from "@aicr/runtime"
+import { callInProcess, type CallDecoder, type TaggedErrorClasses, taggedErrorFromWire, taggedErrorToWire } from "@aicr/runtime"
 import type { EcrShape, Token } from "./act"
 import {
   AccessDeniedError,
@@ -25,51 +25,24 @@ export interface MintCall {
   readonly registry: EcrRegistry
 }
 
-type Field = "string" | "string?"
-type Tag = MintError["_tag"]
-
-/** Each `MintError` class with its fields, as they cross the process boundary. A new class does not compile until it has a row. */
-const MINT_ERRORS: { readonly [K in Tag]: { readonly fields: Readonly<Record<string, Field>>; readonly make: (f: never) => Extract<MintError, { _tag: K }> } } =
-  {
-    NoAwsIdentityError: { fields: { message: "string" }, make: (f: { message: string }) => new NoAwsIdentityError(f) },
-    AccessDeniedError: {
-      fields: { action: "string", principal: "string?", message: "string" },
-      make: (f: { action: string; principal: string | undefined; message: string }) => new AccessDeniedError(f),
-    },
-    CredentialsRejectedError: {
-      fields: { code: "string", message: "string" },
-      make: (f: { code: string; message: string }) => new CredentialsRejectedError(f),
-    },
-    ThrottledError: { fields: { message: "string" }, make: (f: { message: string }) => new ThrottledError(f) },
-    AwsUnavailableError: { fields: { cause: "string", message: "string" }, make: (f: { cause: string; message: string }) => new AwsUnavailableError(f) },
-    TokenInvalidError: { fields: { message: "string" }, make: (f: { message: string }) => new TokenInvalidError(f) },
-  }
+/** Each `MintError` class by its tag: what the caller rebuilds a failure as. A new class does not compile until it has an entry. */
+const MINT_ERRORS: TaggedErrorClasses<MintError> = {
+  NoAwsIdentityError,
+  AccessDeniedError,
+  CredentialsRejectedError,
+  ThrottledError,
+  AwsUnavailableError,
+  TokenInvalidError,
+}
+/** The fields besides `message` each must carry (an `AccessDeniedError`'s `principal` may be absent). */
+const REQUIRED = { AccessDeniedError: ["action"], CredentialsRejectedError: ["code"], AwsUnavailableError: ["cause"] } as const
 
 /** The tags a mint process can answer with. */
-export const MINT_ERROR_TAGS = Object.keys(MINT_ERRORS) as ReadonlyArray<Tag>
+export const MINT_ERROR_TAGS = Object.keys(MINT_ERRORS) as ReadonlyArray<MintError["_tag"]>
 
-/** A `MintError` as JSON: its `_tag` and its fields. */
-export const mintErrorToWire = (e: MintError): Record<string, string | null> => {
-  const fields = e as unknown as Record<string, string | undefined>
-  return { _tag: e._tag, ...Object.fromEntries(Object.keys(MINT_ERRORS[e._tag].fields).map((k) => [k, fields[k] ?? null])) }
-}
-
-/** The `MintError` a wire failure stands for (the same class, the same fields), or undefined if it is none. */
-export const mintErrorFromWire = (v: unknown): MintError | undefined => {
-  if (typeof v !== "object" || v === null) return undefined
-  const w = v as Record<string, unknown>
-  const tag = w["_tag"]
-  if (typeof tag !== "string" || !Object.hasOwn(MINT_ERRORS, tag)) return undefined
-  const row = MINT_ERRORS[tag as Tag]
-  const fields: Record<string, string | undefined> = {}
-  for (const [k, kind] of Object.entries(row.fields)) {
-    const value = w[k]
-    if (typeof value === "string") fields[k] = value
-    else if (kind === "string?" && (value === null || value === undefined)) fields[k] = undefined
-    else return undefined
-  }
-  return (row.make as (f: Record<string, string | undefined>) => MintError)(fields)
-}
+/** A `MintError` as JSON (its tag and fields), and back as the same class; undefined: none of them (a defect). */
+export const mintErrorToWire = taggedErrorToWire
+export const mintErrorFromWire = taggedErrorFromWire(MINT_ERRORS, REQUIRED)
 
 const isToken = (v: unknown): v is Token => {
   const t = v as Partial<Token> | null

@@ -8,7 +8,7 @@
  * child that ends without an answer is a transient `RegistryUnavailableError` naming "the mirror process"; a defect
  * it reports is a defect.
  */
-import { callInProcess, type CallDecoder, type ProcessCallError } from "@aicr/runtime"
+import { callInProcess, type CallDecoder, type ProcessCallError, type TaggedErrorClasses, taggedErrorFromWire, taggedErrorToWire } from "@aicr/runtime"
 import type { TarEntry } from "@aicr/oras"
 import { Effect } from "effect"
 import type { RegistryShape } from "./act"
@@ -74,7 +74,7 @@ const tagsFromWire = (found: ReadonlyArray<TagFoundWire>): TagFound[] => found.m
  * Every `MirrorError` class by its tag: what the caller rebuilds a failure as. A new error class does not compile
  * until it has an entry here (and mirror-call.test.ts round-trips every entry).
  */
-export const MIRROR_ERRORS: { readonly [K in MirrorError["_tag"]]: new (fields: never) => Extract<MirrorError, { readonly _tag: K }> } = {
+export const MIRROR_ERRORS: TaggedErrorClasses<MirrorError> = {
   RegistryUnavailableError,
   UnauthorizedError,
   RegistryCredentialsUnavailableError,
@@ -85,25 +85,9 @@ export const MIRROR_ERRORS: { readonly [K in MirrorError["_tag"]]: new (fields: 
   ContentInvalidError,
 }
 
-/** A `MirrorError` as JSON: its tag and its fields (all strings; `message` and `cause` are own fields of an Error, not enumerable). */
-export const errorToWire = (e: MirrorError): Record<string, string> => {
-  const fields: Record<string, string> = {}
-  for (const k of Object.getOwnPropertyNames(e)) {
-    const v = (e as unknown as Record<string, unknown>)[k]
-    if (k !== "stack" && typeof v === "string") fields[k] = v
-  }
-  return { ...fields, _tag: e._tag }
-}
-
-/** The `MirrorError` a failure stands for, rebuilt as its class; undefined when it is none (a defect). */
-export const errorFromWire = (v: unknown): MirrorError | undefined => {
-  if (typeof v !== "object" || v === null) return undefined
-  const { _tag, ...fields } = v as Record<string, unknown>
-  if (typeof _tag !== "string" || !Object.hasOwn(MIRROR_ERRORS, _tag)) return undefined
-  if (typeof fields["message"] !== "string" || !Object.values(fields).every((f) => typeof f === "string")) return undefined
-  const Class = MIRROR_ERRORS[_tag as MirrorError["_tag"]] as new (fields: Record<string, unknown>) => MirrorError
-  return new Class(fields)
-}
+/** A `MirrorError` as JSON (its tag and fields), and back as the same class; undefined: none of them (a defect). */
+export const errorToWire = taggedErrorToWire
+export const errorFromWire = taggedErrorFromWire(MIRROR_ERRORS)
 
 /** A short, stable cause for the condition (the exit, not the stderr, which goes to the log in the message). */
 const lostCause = (e: ProcessCallError): string => {

@@ -46,4 +46,16 @@ export {
   RetryAfterTransientFailure,
   warnOnTransition,
 } from "./failures"
-export { answerOf, callInProcess, callProcess, type CallAnswer, type CallDecoder, ProcessCallError, serveCall, siblingProcess } from "./process-call"
+export {
+  answerOf,
+  callInProcess,
+  callProcess,
+  type CallAnswer,
+  type CallDecoder,
+  ProcessCallError,
+  serveCall,
+  siblingProcess,
+  type TaggedErrorClasses,
+  taggedErrorFromWire,
+  taggedErrorToWire,
+} from "./process-call"

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
-import { callProcess, ProcessCallError, siblingProcess } from "./process-call"
+import { Data } from "effect"
+import { callProcess, ProcessCallError, siblingProcess, taggedErrorFromWire, taggedErrorToWire } from "./process-call"
 
 const dir = mkdtempSync(join(tmpdir(), "aicr-process-call-"))
 const serveCallUrl = new URL("./process-call.ts", import.meta.url).href
@@ -93,5 +94,38 @@ describe("siblingProcess", () => {
     expect(siblingProcess(entry, "sibling-process")).toBeUndefined()
     writeFileSync(join(dir, "sibling-process.mjs"), "")
     expect(siblingProcess(entry, "sibling-process")).toBe(join(dir, "sibling-process.mjs"))
+  })
+})
+
+describe("tagged errors across the boundary", () => {
+  class Down extends Data.TaggedError("Down")<{ readonly host: string; readonly why: string | undefined; readonly message: string }> {}
+  class Refused extends Data.TaggedError("Refused")<{ readonly message: string }> {}
+  const fromWire = taggedErrorFromWire<Down | Refused>({ Down, Refused }, { Down: ["host"] })
+  const across = (e: Down | Refused) => fromWire(JSON.parse(JSON.stringify(taggedErrorToWire(e))))
+
+  it("come back as the same class with the same fields, an undefined field included", () => {
+    for (const e of [
+      new Down({ host: "h", why: "HTTP 503", message: "down" }),
+      new Down({ host: "h", why: undefined, message: "down" }),
+      new Refused({ message: "no" }),
+    ]) {
+      const back = across(e)
+      expect(back).toBeInstanceOf(e.constructor)
+      expect({ ...back }).toEqual({ ...e })
+      expect(Object.keys(back!)).toEqual(Object.keys(e))
+      expect(back?.message).toBe(e.message)
+    }
+    expect(taggedErrorToWire(new Down({ host: "h", why: undefined, message: "down" }))).toEqual({ _tag: "Down", host: "h", why: null, message: "down" })
+  })
+
+  it.each([
+    { name: "not an object", wire: "Down" },
+    { name: "an unknown tag", wire: { _tag: "Up", message: "x" } },
+    { name: "a tag from Object's prototype", wire: { _tag: "toString", message: "x" } },
+    { name: "no message", wire: { _tag: "Refused" } },
+    { name: "a field neither a string nor null", wire: { _tag: "Down", host: 5, message: "x" } },
+    { name: "a required field missing", wire: { _tag: "Down", message: "x" } },
+  ])("$name is none of them (a defect for the caller)", ({ wire }) => {
+    expect(fromWire(wire)).toBeUndefined()
   })
 })

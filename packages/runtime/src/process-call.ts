@@ -120,6 +120,44 @@ export const answerOf = <A, E>(e: Effect.Effect<A, E>, toData: (failure: E) => u
     ),
   )
 
+/** Tagged error classes by tag (effect's `Data.TaggedError`): what a caller rebuilds a child's failure as. */
+export type TaggedErrorClasses<E extends { readonly _tag: string }> = {
+  readonly [K in E["_tag"]]: new (fields: never) => Extract<E, { readonly _tag: K }>
+}
+
+/**
+ * A tagged error as JSON for the answer: its `_tag` and its own string fields (`message` included, an own but not
+ * enumerable field of an Error; `stack` left out); a field given as undefined crosses as null.
+ */
+export const taggedErrorToWire = (e: { readonly _tag: string }): Record<string, string | null> => {
+  const fields: Record<string, string | null> = {}
+  for (const k of Object.getOwnPropertyNames(e)) {
+    const v = (e as unknown as Record<string, unknown>)[k]
+    if (k !== "stack" && typeof v === "string") fields[k] = v
+    else if (v === undefined && Object.prototype.propertyIsEnumerable.call(e, k)) fields[k] = null
+  }
+  return { ...fields, _tag: e._tag }
+}
+
+/**
+ * The reader of `taggedErrorToWire`'s JSON: the error rebuilt as its class with the same fields (so a condition reads
+ * exactly as in the child; a null field is given as undefined), or undefined when it is none of `classes` (a defect
+ * for the caller): not an object, an unknown tag, a field neither a string nor null, no `message`, or a field
+ * `required` names for its tag missing.
+ */
+export const taggedErrorFromWire =
+  <E extends { readonly _tag: string }>(classes: TaggedErrorClasses<E>, required: { readonly [K in E["_tag"]]?: ReadonlyArray<string> } = {}) =>
+  (v: unknown): E | undefined => {
+    if (typeof v !== "object" || v === null) return undefined
+    const { _tag, ...fields } = v as Record<string, unknown>
+    if (typeof _tag !== "string" || !Object.hasOwn(classes, _tag)) return undefined
+    const tag = _tag as E["_tag"]
+    if (typeof fields["message"] !== "string" || !Object.values(fields).every((f) => typeof f === "string" || f === null)) return undefined
+    if (!(required[tag] ?? []).every((k) => typeof fields[k] === "string")) return undefined
+    const given = Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, f ?? undefined]))
+    return new (classes[tag] as unknown as new (fields: Record<string, unknown>) => E)(given)
+  }
+
 /**
  * The bundled process `<name>.mjs` next to the entry whose `import.meta.url` is given (hack/build-apps.ts puts an
  * app's `src/<name>.ts` there), or undefined when there is none (run from sources).
