@@ -30,15 +30,15 @@ import {
   RuntimeRolloutKind,
   SINGLETON_NAME,
 } from "@aicr/api"
-import type { Application, ApplicationStatus } from "@aicr/argocd"
+import { APPLICATION_CRD, type Application, type ApplicationStatus } from "@aicr/argocd"
 import type { Watch } from "@aicr/contracts"
-import { type Informer, type Kube, type KubeError, metadataOnly, stripManagedFields } from "@aicr/kube"
-import { informersFor, type Source, type WatchScope } from "@aicr/runtime"
-import { Context, Effect, Option, type Scope } from "effect"
+import { type Informer, type Kube, metadataOnly, stripManagedFields } from "@aicr/kube"
+import { crdScope, informersFor, servedByCrd, type Source, type WatchScope } from "@aicr/runtime"
+import { Context, Effect, type Scope } from "effect"
 import type { ExecutorSettings } from "./config"
 import { contract } from "./contract"
 
-export const APPLICATION_CRD = "applications.argoproj.io"
+export { APPLICATION_CRD } from "@aicr/argocd"
 
 export interface ExecutorCaches {
   readonly runtimes: Informer<ClusterRuntime>
@@ -91,27 +91,24 @@ export const projectApplication = (app: Application): Application => {
   return { ...base, status: JSON.parse(JSON.stringify(status)) as ApplicationStatus }
 }
 
-/** Argo CD not installed (its CRDs are missing) or not readable by the operator: reported, not waited for. */
-const engineListError = (e: KubeError) => e.reason._tag === "NotFound" || e.reason._tag === "Forbidden" || e.reason._tag === "Unauthorized"
-
 /**
- * How each watch of the contract is scoped and projected here. `engineInstalled`: what Argo CD's informers wait for
- * after a list refused as `NotFound` (its CRD is missing) before they list again, so an executor without Argo CD
- * makes no request at idle (the CRD informer's cache shows the CRD when Argo CD is installed).
+ * How each watch of the contract is scoped and projected here. Argo CD not installed (its CRDs missing) or not readable
+ * is reported, not waited for; its informers list again once the CRD informer (`crds`) shows Argo CD's CRD, so an
+ * executor without Argo CD makes no request at idle.
  */
 export const scopeOf =
-  (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">, engineInstalled: Effect.Effect<void> = Effect.void) =>
+  (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">, crds: () => Informer<KubeObject> | undefined = () => undefined) =>
   (w: Watch): WatchScope => {
-    const retryWhen = (e: KubeError) => (e.reason._tag === "NotFound" ? engineInstalled : Effect.void)
+    const engine = servedByCrd(APPLICATION_CRD, crds)
     switch (kindKey(w.kind)) {
       case kindKey(ClusterRuntimeKind):
         return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
       case kindKey(ArgoCD.Application):
-        return { namespace: s.engineNamespace, transform: projectApplication as (o: KubeObject) => KubeObject, tolerate: engineListError, retryWhen }
+        return { namespace: s.engineNamespace, transform: projectApplication as (o: KubeObject) => KubeObject, ...engine }
       case kindKey(ArgoCD.AppProject):
-        return { namespace: s.engineNamespace, fieldSelector: `metadata.name=${s.project}`, transform: metadataOnly, tolerate: engineListError, retryWhen }
+        return { namespace: s.engineNamespace, fieldSelector: `metadata.name=${s.project}`, transform: metadataOnly, ...engine }
       case kindKey(Core.CustomResourceDefinition):
-        return { fieldSelector: `metadata.name=${APPLICATION_CRD}`, transform: metadataOnly, tolerate: engineListError }
+        return crdScope(APPLICATION_CRD)
       case kindKey(Core.ConfigMap):
         return { namespace: s.namespace, transform: metadataOnly }
       case kindKey(Core.Namespace):
@@ -126,12 +123,12 @@ export const makeCaches = (
   s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">,
 ): Effect.Effect<{ readonly caches: ExecutorCaches; readonly sources: ReadonlyArray<Source> }, never, Kube | Scope.Scope> =>
   Effect.gen(function* () {
-    // Argo CD's CRD as the CRD informer's cache shows it, looked at once a second (memory only, no request).
+    // Argo CD's informers wait for its CRD in the CRD informer's cache (made with them, so read through a holder).
     const crd: { cache?: Informer<KubeObject> } = {}
-    const engineInstalled = Effect.gen(function* () {
-      while (crd.cache === undefined || Option.isNone(crd.cache.get(APPLICATION_CRD))) yield* Effect.sleep("1 second")
-    })
-    const informers = yield* informersFor(contract, scopeOf(s, engineInstalled))
+    const informers = yield* informersFor(
+      contract,
+      scopeOf(s, () => crd.cache),
+    )
     crd.cache = informers.one(Core.CustomResourceDefinition)
     const caches: ExecutorCaches = {
       runtimes: informers.one<ClusterRuntime>(ClusterRuntimeKind),

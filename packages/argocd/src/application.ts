@@ -11,6 +11,8 @@ import { ANNOTATION_DESIRED_STATE_DIGEST, type KubeObject, type ObjectMeta } fro
 import { ANNOTATION_RELEASE_RECORD, ANNOTATION_SPEC_DIGEST, encodeRecord, type ReleaseRecord, specDigest } from "./record"
 
 export const APPLICATION_API_VERSION = "argoproj.io/v1alpha1"
+/** The CRD serving Applications: missing until Argo CD is installed. */
+export const APPLICATION_CRD = "applications.argoproj.io"
 /** Deleting an Application with this finalizer makes Argo CD prune what it installed first. */
 export const RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 /** The in-cluster destination (the only one the AppProject allows). */

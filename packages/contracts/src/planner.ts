@@ -42,20 +42,22 @@ export const planner = Contract.make({
       `${LABEL_ROLE} in (${ROLE_PLAN},${ROLE_CONTENT})`,
     ),
     Watch.mapped(Core.Job, "singleton", "upgrade-check Jobs finish", `${LABEL_ROLE}=${ROLE_AICR_JOB}`),
-    // Argo CD's CRD may be missing: the informer then counts as synced and empty, and lists again with backoff.
+    // Argo CD's CRD may be missing: the informer then counts as synced and empty, and lists again once the CRD
+    // informer shows Argo CD's CRD (no request while it is missing).
     Watch.mapped(
       ArgoCD.Application,
       "singleton",
       "after a rollout, a release of the active plan that is no longer ready (Ready=NotReady) and its recovery; re-adoption",
       LABEL_RUNTIME_UID,
     ),
+    Watch.mapped(Core.CustomResourceDefinition, "singleton", "Argo CD's Application CRD appears: the Application informer lists again"),
   ],
   reads: {
     // Resolved and Mirrored gate the plan; EngineAvailable's engine reasons reach Ready and Stalled; the rollout's
     // conditions close it and say where it is.
     conditions: [Resolved, Mirrored, EngineAvailable, Approved, Progressing, ValidationReady, Validated],
     // Pods: how an upgrade-check Job's pod ended (its termination message, packages/aicr's Job runner).
-    kinds: [RuntimeRolloutKind, Core.ConfigMap, Core.Job, Core.Pod, ArgoCD.Application],
+    kinds: [RuntimeRolloutKind, Core.ConfigMap, Core.Job, Core.Pod, ArgoCD.Application, Core.CustomResourceDefinition],
   },
   writes: [
     { kind: ClusterRuntimeKind, conditions: [Planned, Ready, Stalled], statusKeys: ["plans"], finalizers: [FINALIZER_CLEANUP] },

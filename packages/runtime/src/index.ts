@@ -16,12 +16,14 @@ export { main, runApp, LeadershipLost, type AppContext, type AppController, type
 export {
   appSettings,
   type ContractInformers,
+  crdScope,
   fromCache,
   informersFor,
   lazy,
   openOnFirstUse,
   rooted,
   type RootedOptions,
+  servedByCrd,
   singleton,
   type WatchScope,
 } from "./scaffold"

@@ -2,11 +2,11 @@
 // watch mapping turns an event into the root keys the contract says.
 import { LABEL_OUTCOME, type KubeObject, type ResourceKind } from "@aicr/api"
 import { approvalGuard } from "@aicr/contracts"
-import { Kube, type KubeShape } from "@aicr/kube"
+import { type Informer, Kube, KubeError, type KubeShape, reasonFromStatus } from "@aicr/kube"
 import { it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
 import { describe, expect } from "vitest"
-import { informersFor, openOnFirstUse } from "./scaffold"
+import { crdScope, informersFor, openOnFirstUse, servedByCrd } from "./scaffold"
 
 const rollout = (name: string, outcome?: string): KubeObject => ({
   apiVersion: "operator.aicr.run/v1alpha1",
@@ -78,4 +78,29 @@ describe("openOnFirstUse", () => {
     await Effect.runPromise(Effect.scoped(openOnFirstUse(async () => (opens++, { close: async () => undefined })).pipe(Effect.asVoid)))
     expect(opens).toBe(0)
   })
+})
+
+describe("servedByCrd", () => {
+  const refused = (code: number) => new KubeError({ verb: "GET", path: "/apis/argoproj.io/v1alpha1/applications", reason: reasonFromStatus(code, {}) })
+  const CRD = "applications.argoproj.io"
+
+  it("tolerates a kind not served or not readable, and nothing else", () => {
+    const { tolerate } = servedByCrd(CRD, () => undefined)
+    expect([404, 403, 401, 500, 429].map((code) => tolerate!(refused(code)))).toEqual([true, true, true, false, false])
+    expect(crdScope(CRD).fieldSelector).toBe(`metadata.name=${CRD}`)
+  })
+
+  it.live("after NotFound, lists again only once the CRD informer holds the CRD; after anything else, at once", () =>
+    Effect.gen(function* () {
+      const held = new Map<string, KubeObject>()
+      const crds = { get: (name: string) => Option.fromNullishOr(held.get(name)) } as unknown as Informer<KubeObject>
+      const { retryWhen } = servedByCrd(CRD, () => crds)
+      yield* retryWhen!(refused(403))
+      const waiting = yield* Effect.forkChild(retryWhen!(refused(404)))
+      yield* Effect.sleep("1500 millis")
+      expect(waiting.pollUnsafe()).toBeUndefined()
+      held.set(CRD, { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: CRD } })
+      yield* Fiber.join(waiting)
+    }),
+  )
 })

@@ -15,7 +15,7 @@
  */
 import { keyOf, type KubeObject, LABEL_OUTCOME, LABEL_ROLLOUT, type ObjectKey, type ResourceKind, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
 import type { Contract, Watch } from "@aicr/contracts"
-import { type Informer, type InformerEvent, type Kube, type KubeError, makeInformer } from "@aicr/kube"
+import { type Informer, type InformerEvent, type Kube, type KubeError, makeInformer, metadataOnly } from "@aicr/kube"
 import { Effect, Option, type Scope } from "effect"
 import { mapped, self, type Source } from "./controller"
 import type { ExpectationsShape } from "./expectations"
@@ -43,6 +43,31 @@ export interface ContractInformers {
   /** The work-queue sources: each informer's events mapped to root keys by its watch's mapping. */
   readonly sources: ReadonlyArray<Source>
 }
+
+/**
+ * The scope of a watch of the CRD `name` itself: by name, metadata only; CRDs the controller may not list leave the
+ * cache empty. What `servedByCrd` reads.
+ */
+export const crdScope = (name: string): WatchScope => ({ fieldSelector: `metadata.name=${name}`, transform: metadataOnly, tolerate: notServed })
+
+/** A list refused because its kind is not served (its CRD missing) or not readable by the controller. */
+const notServed = (e: KubeError) => e.reason._tag === "NotFound" || e.reason._tag === "Forbidden" || e.reason._tag === "Unauthorized"
+
+/**
+ * For the watch of a kind the CRD `name` serves (Argo CD's Applications), which may not be installed yet: a list
+ * refused as not found, forbidden or unauthorized leaves the cache empty, and after `NotFound` the informer lists
+ * again only once `crds()` (the informer of `crdScope(name)`) holds the CRD, looked at once a second in memory. A
+ * controller waiting for Argo CD makes no request at idle.
+ */
+export const servedByCrd = (name: string, crds: () => Informer<KubeObject> | undefined): Pick<WatchScope, "tolerate" | "retryWhen"> => ({
+  tolerate: notServed,
+  retryWhen: (e) =>
+    e.reason._tag === "NotFound"
+      ? Effect.gen(function* () {
+          for (let c = crds(); c === undefined || Option.isNone(c.get(name)); c = crds()) yield* Effect.sleep("1 second")
+        })
+      : Effect.void,
+})
 
 const sameKind = (a: ResourceKind, b: ResourceKind) => a.group === b.group && a.kind === b.kind
 
