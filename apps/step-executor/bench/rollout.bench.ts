@@ -7,7 +7,8 @@
 //    no forced GC: packages/runtime/bench/idle.ts): RSS sampled every 5 s over BENCH_IDLE_MINUTES (default 5) after
 //    that install ended (the rollout closed, 13 Applications watched), then apart what a full GC leaves, and the API
 //    requests it made per idle minute (audit log; architecture.md §7: budget ≤ 80 MiB per idle controller);
-//  - suspend latency (suspendEngine set → every Application seen with automated sync off) and resume;
+//  - suspend latency (suspendEngine set → every Application seen with automated sync off) and resume, over
+//    BENCH_SUSPEND_ROUNDS rounds (default 5);
 //  - chaos: upgrades of the 13 releases while the executor is SIGKILLed at random points and restarted, until at
 //    least 20 kills happened during rollouts: each kill 0.1–1.5 s after the process synced its caches (on a loaded
 //    machine a restart takes longer than that, and a kill before it acts tests nothing); every rollout must finish,
@@ -91,6 +92,8 @@ const wavesChart = async (h: IsolatedHelm, apps: ReadonlyArray<unknown>): Promis
 }
 const MIN_KILLS = 20
 const IDLE_MINUTES = Number(process.env["BENCH_IDLE_MINUTES"] ?? 5)
+/** Suspensions (and resumptions) in a row after the install: medians of these and every round are printed. */
+const SUSPEND_ROUNDS = Number(process.env["BENCH_SUSPEND_ROUNDS"] ?? 5)
 const AUDITED = "aicr-audited-controller"
 /** `--idle-only`: stop after the idle RSS (the install and its idle RSS only, a few minutes instead of ~10). */
 class Done extends Error {}
@@ -374,28 +377,46 @@ try {
     throw new Done()
   }
 
-  // 2. Suspend latency.
-  const s0 = Date.now()
-  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: true } } }), "suspend")
-  await eventually(
-    async () =>
-      (await get(info, APPS)).items.every(
-        (a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === false,
-      ),
-    { timeoutMs: 60_000, intervalMs: 20, what: "all suspended" },
-  )
-  const suspendMs = Date.now() - s0
-  const lastSuspended = Math.max(...names.map((n) => recorder.apps(n).find((e) => e.t >= s0 && e.object.spec?.syncPolicy?.automated?.enabled === false)!.t))
-  const r0 = Date.now()
-  expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: null } } }), "resume")
-  await eventually(
-    async () =>
-      (await get(info, APPS)).items.every(
-        (a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === undefined,
-      ),
-    { timeoutMs: 60_000, intervalMs: 20, what: "all resumed" },
-  )
-  const resumeMs = Date.now() - r0
+  // 2. Suspend latency: BENCH_SUSPEND_ROUNDS (default 5) suspensions and resumptions in a row, medians and every round.
+  const rounds: Array<{ suspendMs: number; lastSuspendedMs: number; resumeMs: number }> = []
+  for (let round = 0; round < SUSPEND_ROUNDS; round++) {
+    const s0 = Date.now()
+    expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: true } } }), "suspend")
+    await eventually(
+      async () =>
+        (await get(info, APPS)).items.every(
+          (a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === false,
+        ),
+      { timeoutMs: 60_000, intervalMs: 20, what: "all suspended" },
+    )
+    const suspendMs = Date.now() - s0
+    // The watch may deliver an event after the poll saw it.
+    const lastSuspended = await eventually(
+      async () => {
+        const seen = names.map((n) => recorder.apps(n).find((e) => e.t >= s0 && e.object.spec?.syncPolicy?.automated?.enabled === false)?.t)
+        return seen.every((t) => t !== undefined) ? Math.max(...(seen as number[])) : undefined
+      },
+      { timeoutMs: 10_000, intervalMs: 20, what: "every suspension seen by the watch" },
+    )
+    const r0 = Date.now()
+    expectOk(await kubeRequest(info, { method: "PATCH", path: RUNTIME, body: { spec: { suspendEngine: null } } }), "resume")
+    await eventually(
+      async () =>
+        (await get(info, APPS)).items.every(
+          (a: { spec: { syncPolicy?: { automated?: { enabled?: boolean } } } }) => a.spec.syncPolicy?.automated?.enabled === undefined,
+        ),
+      { timeoutMs: 60_000, intervalMs: 20, what: "all resumed" },
+    )
+    rounds.push({ suspendMs, lastSuspendedMs: lastSuspended - s0, resumeMs: Date.now() - r0 })
+    await sleep(1000)
+  }
+  const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  const suspendFigures = {
+    allSuspendedSeenByPollMs: mid(rounds.map((r) => r.suspendMs)),
+    lastSuspensionSeenByWatchMs: mid(rounds.map((r) => r.lastSuspendedMs)),
+    allResumedSeenByPollMs: mid(rounds.map((r) => r.resumeMs)),
+    rounds,
+  }
 
   // What is measured so far, in case a later phase fails.
   console.log(
@@ -405,7 +426,7 @@ try {
       nodeFlags,
       install: installFigures,
       idleAfterInstall: idle,
-      suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
+      suspend: suspendFigures,
     }),
   )
 
@@ -449,7 +470,7 @@ try {
     nodeFlags,
     install: installFigures,
     idleAfterInstall: idle,
-    suspend: { allSuspendedSeenByPollMs: suspendMs, lastSuspensionSeenByWatchMs: lastSuspended - s0, allResumedSeenByPollMs: resumeMs },
+    suspend: suspendFigures,
     chaos: chaosOn
       ? {
           kills,
