@@ -1,12 +1,16 @@
 // The planner's latency on a real control plane with the window set to 0: from the moment Mirrored=True is written
 // for a resolution of the real `aicr` v0.11.1 (EKS guide recipe, 13 releases) to the RuntimeRollout existing, over
 // several runs; plus the pure cost of composing, assessing and planning the steps. Not a test: it prints numbers.
-// Run: npx tsx apps/planner/bench/plan.bench.ts [runs=5]
+// With --shipped: the planner runs as it ships (its bundle in its own process, the chart's environment unless
+// BENCH_NODE_FLAGS replaces it), and after the runs its RSS is sampled over BENCH_IDLE_MINUTES (default 5) idle
+// minutes, no forced GC (packages/runtime/bench/idle.ts): the planner's memory after its work.
+// Run: npx tsx apps/planner/bench/plan.bench.ts [runs=5] [--shipped]
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { contentConfigMapName, sha256 } from "@aicr/api"
 import { parseConfig, runApp } from "@aicr/runtime"
+import { sampleIdle, shippedOrBenchFlags, startShipped } from "@aicr/runtime/bench/idle"
 import { applyManifests, eventually, expectOk, kubeRequest, readVersions, repoRoot, startControlPlane } from "@aicr/testing/harness"
 import { Effect, Fiber } from "effect"
 import { assessWithoutUpgradeCheck } from "../src/assess"
@@ -14,8 +18,12 @@ import { composePlan, readContent } from "../src/compose"
 import { planSteps } from "../src/steps"
 import { plannerApp } from "../src/app"
 import { realResolution } from "./resolution"
+import { buildApp } from "../../../hack/build-apps"
+import { memoryEnvOf } from "../../../hack/local-operator"
 
-const runs = Number(process.argv[2] ?? 5)
+const runs = Number(process.argv.slice(2).find((a) => !a.startsWith("--")) ?? 5)
+const shipped = process.argv.includes("--shipped")
+const IDLE_MINUTES = Number(process.env["BENCH_IDLE_MINUTES"] ?? 5)
 const version = readVersions().aicr
 const work = mkdtempSync(join(tmpdir(), "planner-bench-"))
 const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
@@ -46,26 +54,26 @@ const pureMs = (performance.now() - t0) / 200
 const plane = await startControlPlane({ fresh: true })
 const info = plane.info
 const latencies: number[] = []
+let idle: unknown
 try {
   await applyManifests(info, join(repoRoot(), "crds"))
   await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } }])
-  const config = parseConfig(
-    "planner",
-    [
-      "--kubeconfig",
-      info.kubeconfig,
-      "--leader-elect=false",
-      "--metrics-bind-address=0",
-      "--health-probe-bind-address=0",
-      "--log-level=warn",
-      "--operator-namespace",
-      NS,
-      "--stabilization-window",
-      "0",
-    ],
-    {},
-  )
-  const fiber = Effect.runFork(runApp(plannerApp, config))
+  const args = [
+    "--kubeconfig",
+    info.kubeconfig,
+    "--leader-elect=false",
+    "--metrics-bind-address=0",
+    "--health-probe-bind-address=0",
+    "--log-level=warn",
+    "--operator-namespace",
+    NS,
+    "--stabilization-window",
+    "0",
+  ]
+  const planner = shipped
+    ? startShipped((await buildApp("planner", join(work, "dist"))).entry, args, { workDir: work, nodeFlags: shippedOrBenchFlags(memoryEnvOf("planner")) })
+    : undefined
+  const fiber = shipped ? undefined : Effect.runFork(runApp(plannerApp, parseConfig("planner", args, {})))
   for (let i = 0; i < runs; i++) {
     await applyManifests(info, [
       {
@@ -107,7 +115,11 @@ try {
       await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
     await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "runtime gone" })
   }
-  await Effect.runPromise(Fiber.interrupt(fiber))
+  if (fiber !== undefined) await Effect.runPromise(Fiber.interrupt(fiber))
+  if (planner !== undefined) {
+    idle = await sampleIdle(planner, { minutes: IDLE_MINUTES })
+    planner.child.kill("SIGTERM")
+  }
 } finally {
   await plane.stop()
   rmSync(work, { recursive: true, force: true })
@@ -121,5 +133,6 @@ process.stdout.write(
     medianMs: +sorted[Math.floor(sorted.length / 2)]!.toFixed(1),
     composeAssessStepsMs: +pureMs.toFixed(3),
     polling: "the bench polls the API every 5 ms, which adds up to 5 ms",
+    ...(shipped ? { shipped: true, idleAfterRuns: idle } : {}),
   })}\n`,
 )

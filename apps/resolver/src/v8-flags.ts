@@ -5,8 +5,6 @@
  * ([ADR](../../../docs/adr/20261204-resolver-optimize-for-size.md), `packages/runtime/src/v8-flags.ts`).
  * `AICR_V8_FLAGS` replaces them.
  */
-import { applyV8Flags, DEFAULT_V8_FLAGS } from "@aicr/runtime/v8-flags"
+import { applyV8Flags, MEMORY_V8_FLAGS } from "@aicr/runtime/v8-flags"
 
-export const RESOLVER_V8_FLAGS: ReadonlyArray<string> = ["--optimize-for-size", ...DEFAULT_V8_FLAGS]
-
-applyV8Flags(RESOLVER_V8_FLAGS)
+applyV8Flags(MEMORY_V8_FLAGS)

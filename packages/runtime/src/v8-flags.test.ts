@@ -9,10 +9,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildApp } from "../../../hack/build-apps"
-import { DEFAULT_V8_FLAGS, v8FlagsOf } from "./v8-flags"
+import { DEFAULT_V8_FLAGS, MEMORY_V8_FLAGS, v8FlagsOf } from "./v8-flags"
 
 /** The controllers whose main.ts imports their v8-flags.ts first. */
-const APPS = ["step-executor", "validation-gate", "resolver"] as const
+const APPS = ["step-executor", "validation-gate", "resolver", "planner"] as const
 
 // %GetOptimizationStatus bits (V8's runtime-test.cc, OptimizationStatus).
 const NEVER_OPTIMIZE = 1 << 1
@@ -99,12 +99,15 @@ describe.each(APPS)("the %s's V8 flags", (app) => {
   })
 })
 
-describe("the resolver's --optimize-for-size", () => {
+describe("the resolver's and the planner's --optimize-for-size", () => {
   // Its effect (V8's pooled pages given back after the first list of 5,000 Nodes) is measured by the resolver bench
   // (docs/adr/20261204-resolver-optimize-for-size.md); here: the shipped bundle sets it at start, before it loads.
-  it("is set by the shipped bundle with the optimizing compilers off, and AICR_V8_FLAGS replaces them", { timeout: 60_000 }, async () => {
-    expect(await probed<string[]>("resolver", "flags-probe.mjs", [], {})).toEqual(["--optimize-for-size", ...DEFAULT_V8_FLAGS])
-    expect(await probed<string[]>("resolver", "flags-probe.mjs", [], { AICR_V8_FLAGS: "" })).toEqual([])
+  it("is set by each shipped bundle with the optimizing compilers off, and AICR_V8_FLAGS replaces them", { timeout: 90_000 }, async () => {
+    expect(MEMORY_V8_FLAGS).toEqual(["--optimize-for-size", ...DEFAULT_V8_FLAGS])
+    for (const app of ["resolver", "planner"]) {
+      expect(await probed<string[]>(app, "flags-probe.mjs", [], {}), app).toEqual(MEMORY_V8_FLAGS)
+      expect(await probed<string[]>(app, "flags-probe.mjs", [], { AICR_V8_FLAGS: "" }), app).toEqual([])
+    }
     expect(await probed<string[]>("step-executor", "flags-probe.mjs", [], {})).toEqual(DEFAULT_V8_FLAGS)
   })
 })

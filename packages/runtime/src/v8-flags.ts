@@ -14,6 +14,13 @@ import { setFlagsFromString } from "node:v8"
 
 export const DEFAULT_V8_FLAGS: ReadonlyArray<string> = ["--no-opt", "--no-maglev"]
 
+/**
+ * The defaults and `--optimize-for-size`, for a controller whose work allocates in bursts (a list of thousands of
+ * Nodes, a plan composed from a recipe): every full GC then gives the pages V8 freed back to the system instead of
+ * pooling them ([ADR](../../../docs/adr/20261204-resolver-optimize-for-size.md)).
+ */
+export const MEMORY_V8_FLAGS: ReadonlyArray<string> = ["--optimize-for-size", ...DEFAULT_V8_FLAGS]
+
 /** The flags to set for an `AICR_V8_FLAGS` value (undefined: the controller's defaults). */
 export const v8FlagsOf = (env: string | undefined, defaults: ReadonlyArray<string> = DEFAULT_V8_FLAGS): ReadonlyArray<string> =>
   env === undefined ? defaults : env.split(/\s+/u).filter(Boolean)
