@@ -1,8 +1,8 @@
 /**
  * ecr-credential-refresher's composition: settings, ECR (`aws` only: as calls to the bundle's mint process, as shipped,
- * mint-call.ts; or in this process, the AWS SDK loaded by the first mint, from sources), the process-local mint state, informers (the `cluster` runtime; the two Secrets, each by name, mapped to `cluster`)
- * and the controller, as an `AppSpec` the runtime runs. `main.ts` runs it as the process; tests run it in-process
- * with `runApp`. No logic here.
+ * mint-call.ts; or in this process, the AWS SDK loaded by the first mint, from sources), the process-local mint state,
+ * informers (the `cluster` runtime; the two Secrets, each by name, mapped to `cluster`) and the controller, as an
+ * `AppSpec` the runtime runs. `main.ts` runs it as the process; tests run it in-process with `runApp`. No logic here.
  */
 import { ClusterRuntimeKind, Core, kindKey, SINGLETON_NAME } from "@aicr/api"
 import { type AppSpec, appSettings, informersFor } from "@aicr/runtime"

@@ -1,8 +1,9 @@
 /**
  * The AWS side, loaded only with `aws`: in the mint process (mint-process.ts) as shipped, one process per mint, or
- * from sources by a dynamic `import()` from `act.ts` (so a `static` refresher never loads the SDK): `GetAuthorizationToken` through `@aws-sdk/client-ecr` with the SDK's default credential chain, which covers
- * EKS Pod Identity (`AWS_CONTAINER_CREDENTIALS_FULL_URI` + `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`) and IRSA
- * (`AWS_ROLE_ARN` + `AWS_WEB_IDENTITY_TOKEN_FILE`) with no code of ours. SDK errors become the refresher's tagged
+ * from sources by a dynamic `import()` from `act.ts` (so a `static` refresher never loads the SDK):
+ * `GetAuthorizationToken` through `@aws-sdk/client-ecr` with the SDK's default credential chain, which covers EKS Pod
+ * Identity (`AWS_CONTAINER_CREDENTIALS_FULL_URI` + `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`) and IRSA (`AWS_ROLE_ARN` +
+ * `AWS_WEB_IDENTITY_TOKEN_FILE`) with no code of ours. SDK errors become the refresher's tagged
  * errors; a token never leaves this module except as the `Token` value.
  */
 import { ECRClient, GetAuthorizationTokenCommand } from "@aws-sdk/client-ecr"

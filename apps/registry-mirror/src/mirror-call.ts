@@ -89,15 +89,13 @@ export const MIRROR_ERRORS: TaggedErrorClasses<MirrorError> = {
 export const errorToWire = taggedErrorToWire
 export const errorFromWire = taggedErrorFromWire(MIRROR_ERRORS)
 
-/** A short, stable cause for the condition (the exit, not the stderr, which goes to the log in the message). */
-const lostCause = (e: ProcessCallError): string => {
-  const ended = /ended (on \S+|with exit code \S+) without an answer/u.exec(e.message)
-  return ended !== null ? `ended ${ended[1]} without an answer` : /did not start/u.test(e.message) ? "did not start" : "ended without an answer"
-}
-
 /** A child that ended without an answer (it could not start, or was killed: OOM, a node under pressure) is retried. */
 const lost = (e: ProcessCallError): MirrorError =>
-  new RegistryUnavailableError({ registry: "the mirror process", cause: lostCause(e), message: `the mirror process failed: ${e.message}` })
+  new RegistryUnavailableError({
+    registry: "the mirror process",
+    cause: e.ended === "did not start" ? e.ended : `${e.ended} without an answer`,
+    message: `the mirror process failed: ${e.message}`,
+  })
 
 const isString = (v: unknown): v is string => typeof v === "string"
 const isArtifact = (v: unknown): boolean => {

@@ -58,6 +58,7 @@ describe("callProcess", () => {
     const crash = rawScript("crash", `process.stderr.write("out of luck\\n"); process.exit(3)`)
     await expect(callProcess(crash, {})).rejects.toThrow(ProcessCallError)
     await expect(callProcess(crash, {})).rejects.toThrow(/exit code 3 without an answer: out of luck/u)
+    await expect(callProcess(crash, {})).rejects.toMatchObject({ ended: "ended with exit code 3" })
     const chatty = rawScript("chatty", `process.stdout.write("hello")`)
     await expect(callProcess(chatty, {})).rejects.toThrow(/exit code 0 without an answer/u)
     await expect(callProcess(join(dir, "missing.mjs"), {})).rejects.toThrow(/exit code 1 without an answer: .*Cannot find module/su)

@@ -20,6 +20,16 @@ export type CallAnswer = { readonly ok: unknown } | { readonly failed: unknown }
 /** The child could not answer: it did not start, crashed, or wrote something that is not an answer. */
 export class ProcessCallError extends Error {
   override readonly name = "ProcessCallError"
+  /**
+   * @param ended how the child ended, short enough for a condition's cause: "did not start", "ended on SIGKILL",
+   * "ended with exit code 1" (the message adds the entry and the end of its stderr)
+   */
+  constructor(
+    message: string,
+    readonly ended: string,
+  ) {
+    super(message)
+  }
 }
 
 const STDERR_KEPT = 4096
@@ -42,7 +52,7 @@ export const callProcess = (entry: string, request: unknown, options: { readonly
       err = (err + b.toString("utf8")).slice(-STDERR_KEPT)
     })
     child.stdin.on("error", () => undefined) // a child that exits before reading: its exit says why
-    child.on("error", (e) => reject(e.name === "AbortError" ? e : new ProcessCallError(`${entry} did not start: ${e.message}`)))
+    child.on("error", (e) => reject(e.name === "AbortError" ? e : new ProcessCallError(`${entry} did not start: ${e.message}`, "did not start")))
     child.on("close", (code, signal) => {
       if (options.signal?.aborted === true) return // the "error" event rejected with the abort
       const text = Buffer.concat(out).toString("utf8")
@@ -53,12 +63,10 @@ export const callProcess = (entry: string, request: unknown, options: { readonly
         answer = undefined
       }
       if (code === 0 && isAnswer(answer)) resolve(answer)
-      else
-        reject(
-          new ProcessCallError(
-            `${entry} ended ${signal !== null ? `on ${signal}` : `with exit code ${code}`} without an answer${err.trim() !== "" ? `: ${err.trim()}` : ""}`,
-          ),
-        )
+      else {
+        const ended = `ended ${signal !== null ? `on ${signal}` : `with exit code ${code}`}`
+        reject(new ProcessCallError(`${entry} ${ended} without an answer${err.trim() !== "" ? `: ${err.trim()}` : ""}`, ended))
+      }
     })
     child.stdin.end(JSON.stringify(request))
   })
