@@ -174,23 +174,16 @@ const startTs = (name: string, script: string, args: string[], dir: string, atta
   startNode(name, ["--import", tsxLoader, join(root, script), ...args], dir, attached)
 
 /**
- * A controller's memory settings as the chart sets them from its values.yaml (`resolver`, `registryMirror`, `stepExecutor` and `validationGate`:
- * `nodeOptions` as NODE_OPTIONS, `mallocArenaMax` as MALLOC_ARENA_MAX; none for the others), so a local process runs
- * with the same memory settings as the pod.
+ * A controller's memory settings as the chart sets them from its values.yaml section (the app's name in camelCase,
+ * e.g. `registryMirror`): `nodeOptions` as NODE_OPTIONS, `mallocArenaMax` as MALLOC_ARENA_MAX; none where the
+ * section has neither. A local process then runs with the same memory settings as the pod.
  */
 export const memoryEnvOf = (app: string): Record<string, string> => {
   const values = parse(readFileSync(join(root, "charts", "aicr-operator", "values.yaml"), "utf8")) as Record<
     string,
     { nodeOptions?: string; mallocArenaMax?: number } | undefined
   >
-  const section = {
-    resolver: values["resolver"],
-    "registry-mirror": values["registryMirror"],
-    "step-executor": values["stepExecutor"],
-    "validation-gate": values["validationGate"],
-    "ecr-credential-refresher": values["ecrCredentialRefresher"],
-  }[app]
-  const { nodeOptions, mallocArenaMax } = section ?? {}
+  const { nodeOptions, mallocArenaMax } = values[app.replace(/-(\w)/gu, (_, c: string) => c.toUpperCase())] ?? {}
   return { ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}), ...(mallocArenaMax ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}) }
 }
 

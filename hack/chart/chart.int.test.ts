@@ -245,6 +245,7 @@ describe("helm lint and template", () => {
     }
     expect(shipped.size).toBe(7)
     for (const [name, env] of shipped) if (!tuned.has(name)) expect(env, name).toEqual([])
+    for (const app of ["approval-guard", "planner"]) expect(memoryEnvOf(app), app).toEqual({})
     const off = await memoryEnv(
       "--set",
       "stepExecutor.nodeOptions=",
