@@ -1,15 +1,14 @@
 /**
  * planner's composition: settings, the registry client (the pinned plan's chart check), informers (the `cluster`
  * runtime; plan and content ConfigMaps of the operator namespace, every RuntimeRollout, the AICR Jobs of the Jobs
- * namespace, for upgrade-check runs, Argo CD's Application CRD, and the runtime-labelled Argo CD Applications of the engine namespace, kept as a
- * digest of what the planner reads so that only a change of it starts a pass; each mapped to `cluster`), the
+ * namespace, for upgrade-check runs, Argo CD's Application CRD, and the runtime-labelled Argo CD Applications of the
+ * engine namespace, kept as a digest of what the planner reads so that only a change of it starts a pass; each mapped to `cluster`), the
  * not-ready memory and status pacer of the process, and the controller, as an `AppSpec` the runtime runs.
  * `main.ts` runs it as the process; tests run it in-process with `runApp`. No logic here.
  */
-import { ArgoCD, ClusterRuntimeKind, Core, kindKey, type KubeObject, SINGLETON_NAME } from "@aicr/api"
+import { ArgoCD, ClusterRuntimeKind, Core, kindKey, SINGLETON_NAME } from "@aicr/api"
 import { APPLICATION_CRD } from "@aicr/argocd"
-import type { Informer } from "@aicr/kube"
-import { type AppSpec, appSettings, crdScope, informersFor, makeStatusPacer, servedByCrd, StatusPacer } from "@aicr/runtime"
+import { type AppSpec, appSettings, crdScope, informersFor, makeStatusPacer, StatusPacer } from "@aicr/runtime"
 import { Effect } from "effect"
 import { ChartRegistry, lazyChartRegistry } from "./charts"
 import { parseSettings, PlannerConfig } from "./config"
@@ -23,10 +22,7 @@ export const plannerApp: AppSpec<Error> = {
     Effect.gen(function* () {
       const settings = yield* appSettings(() => parseSettings(ctx.config.rest))
       yield* Effect.logInfo("Starting planner", { namespace: settings.namespace, windowMs: settings.windowMs, deadlineMs: settings.deadlineMs })
-      // Argo CD's Applications, when its CRD is missing or not readable: an empty cache, listed again once the CRD
-      // informer (made with them, so read through a holder) shows the CRD.
-      const crd: { cache?: Informer<KubeObject> } = {}
-      const informers = yield* informersFor(contract, (w) => {
+      const { sources } = yield* informersFor(contract, (w) => {
         switch (kindKey(w.kind)) {
           case kindKey(ClusterRuntimeKind):
             return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
@@ -38,7 +34,8 @@ export const plannerApp: AppSpec<Error> = {
             return {
               namespace: settings.engineNamespace,
               transform: watchedProjection,
-              ...servedByCrd(APPLICATION_CRD, () => crd.cache),
+              // Argo CD's CRD missing or not readable: an empty cache, listed again once the CRD informer shows it.
+              servedBy: APPLICATION_CRD,
               ignore: (e) => e.type === "update" && unchangedForPlanner(e.old, e.object),
             }
           case kindKey(Core.CustomResourceDefinition):
@@ -47,8 +44,6 @@ export const plannerApp: AppSpec<Error> = {
             return {}
         }
       })
-      crd.cache = informers.one(Core.CustomResourceDefinition)
-      const { sources } = informers
       const registry = yield* lazyChartRegistry(settings, `aicr-${contract.controller}`)
       const notReadySince = makeNotReadySince()
       const pacer = makeStatusPacer()

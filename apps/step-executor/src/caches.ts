@@ -33,7 +33,7 @@ import {
 import { APPLICATION_CRD, type Application, type ApplicationStatus } from "@aicr/argocd"
 import type { Watch } from "@aicr/contracts"
 import { type Informer, type Kube, metadataOnly, stripManagedFields } from "@aicr/kube"
-import { crdScope, informersFor, servedByCrd, type Source, type WatchScope } from "@aicr/runtime"
+import { crdScope, informersFor, type Source, type WatchScope } from "@aicr/runtime"
 import { Context, Effect, type Scope } from "effect"
 import type { ExecutorSettings } from "./config"
 import { contract } from "./contract"
@@ -93,13 +93,13 @@ export const projectApplication = (app: Application): Application => {
 
 /**
  * How each watch of the contract is scoped and projected here. Argo CD not installed (its CRDs missing) or not readable
- * is reported, not waited for; its informers list again once the CRD informer (`crds`) shows Argo CD's CRD, so an
+ * is reported, not waited for; its informers list again once the CRD informer shows Argo CD's CRD (`servedBy`), so an
  * executor without Argo CD makes no request at idle.
  */
 export const scopeOf =
-  (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">, crds: () => Informer<KubeObject> | undefined = () => undefined) =>
+  (s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">) =>
   (w: Watch): WatchScope => {
-    const engine = servedByCrd(APPLICATION_CRD, crds)
+    const engine = { servedBy: APPLICATION_CRD }
     switch (kindKey(w.kind)) {
       case kindKey(ClusterRuntimeKind):
         return { fieldSelector: `metadata.name=${SINGLETON_NAME}` }
@@ -123,13 +123,7 @@ export const makeCaches = (
   s: Pick<ExecutorSettings, "namespace" | "engineNamespace" | "project">,
 ): Effect.Effect<{ readonly caches: ExecutorCaches; readonly sources: ReadonlyArray<Source> }, never, Kube | Scope.Scope> =>
   Effect.gen(function* () {
-    // Argo CD's informers wait for its CRD in the CRD informer's cache (made with them, so read through a holder).
-    const crd: { cache?: Informer<KubeObject> } = {}
-    const informers = yield* informersFor(
-      contract,
-      scopeOf(s, () => crd.cache),
-    )
-    crd.cache = informers.one(Core.CustomResourceDefinition)
+    const informers = yield* informersFor(contract, scopeOf(s))
     const caches: ExecutorCaches = {
       runtimes: informers.one<ClusterRuntime>(ClusterRuntimeKind),
       rollouts: informers.one<RuntimeRollout>(RuntimeRolloutKind),

@@ -13,7 +13,7 @@
  * - `lazy(load)`: a service built on first use (a heavy client loaded by the first pass that needs it), once.
  * - How a failed pass ends (transient, terminal, defect; one Warning Event per transition) is `failures.ts`.
  */
-import { keyOf, type KubeObject, LABEL_OUTCOME, LABEL_ROLLOUT, type ObjectKey, type ResourceKind, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
+import { Core, keyOf, type KubeObject, LABEL_OUTCOME, LABEL_ROLLOUT, type ObjectKey, type ResourceKind, type RuntimeRollout, SINGLETON_NAME } from "@aicr/api"
 import type { Contract, Watch } from "@aicr/contracts"
 import { type Informer, type InformerEvent, type Kube, type KubeError, makeInformer, metadataOnly } from "@aicr/kube"
 import { Effect, Option, type Scope } from "effect"
@@ -31,6 +31,11 @@ export interface WatchScope {
   readonly retryWhen?: ((error: KubeError) => Effect.Effect<void>) | undefined
   /** Events that enqueue nothing (e.g. a Node update that changes nothing the controller reads). Default: none. */
   readonly ignore?: ((event: InformerEvent<KubeObject>) => boolean) | undefined
+  /**
+   * The CRD serving this kind, when it may not be installed yet (Argo CD's): `servedByCrd` with the contract's own
+   * CRD informer (scoped by `crdScope`), which the contract must watch.
+   */
+  readonly servedBy?: string | undefined
 }
 
 export interface ContractInformers {
@@ -46,7 +51,7 @@ export interface ContractInformers {
 
 /**
  * The scope of a watch of the CRD `name` itself: by name, metadata only; CRDs the controller may not list leave the
- * cache empty. What `servedByCrd` reads.
+ * cache empty. What a watch's `servedBy` waits on.
  */
 export const crdScope = (name: string): WatchScope => ({ fieldSelector: `metadata.name=${name}`, transform: metadataOnly, tolerate: notServed })
 
@@ -57,7 +62,7 @@ const notServed = (e: KubeError) => e.reason._tag === "NotFound" || e.reason._ta
  * For the watch of a kind the CRD `name` serves (Argo CD's Applications), which may not be installed yet: a list
  * refused as not found, forbidden or unauthorized leaves the cache empty, and after `NotFound` the informer lists
  * again only once `crds()` (the informer of `crdScope(name)`) holds the CRD, looked at once a second in memory. A
- * controller waiting for Argo CD makes no request at idle.
+ * controller waiting for Argo CD makes no request at idle. `informersFor` applies it to a watch scoped with `servedBy`.
  */
 export const servedByCrd = (name: string, crds: () => Informer<KubeObject> | undefined): Pick<WatchScope, "tolerate" | "retryWhen"> => ({
   tolerate: notServed,
@@ -77,17 +82,25 @@ export const informersFor = (
 ): Effect.Effect<ContractInformers, never, Kube | Scope.Scope> =>
   Effect.gen(function* () {
     const all: Array<{ watch: Watch; informer: Informer<KubeObject>; ignore?: ((event: InformerEvent<KubeObject>) => boolean) | undefined }> = []
-    for (const watch of contract.watches) {
+    const scoped = contract.watches.map((watch) => {
       const given = scopes(watch)
-      for (const s of Array.isArray(given) ? (given as ReadonlyArray<WatchScope>) : [given as WatchScope]) {
+      return { watch, scopes: Array.isArray(given) ? (given as ReadonlyArray<WatchScope>) : [given as WatchScope] }
+    })
+    // A watch `servedBy` a CRD waits on this contract's CRD informer, made in the same loop: read when it waits.
+    const crds = () => all.find((x) => sameKind(x.watch.kind, Core.CustomResourceDefinition))?.informer
+    if (scoped.some((x) => x.scopes.some((s) => s.servedBy !== undefined)) && !scoped.some((x) => sameKind(x.watch.kind, Core.CustomResourceDefinition)))
+      throw new Error(`${contract.controller}: a watch is servedBy a CRD, but the contract does not watch CustomResourceDefinitions`)
+    for (const { watch, scopes: given } of scoped) {
+      for (const s of given) {
+        const served = s.servedBy !== undefined ? servedByCrd(s.servedBy, crds) : {}
         const informer = yield* makeInformer<KubeObject>({
           kind: watch.kind,
           namespace: s.namespace,
           labelSelector: watch.selector,
           fieldSelector: s.fieldSelector,
           transform: s.transform,
-          tolerate: s.tolerate,
-          retryWhen: s.retryWhen,
+          tolerate: s.tolerate ?? served.tolerate,
+          retryWhen: s.retryWhen ?? served.retryWhen,
         })
         all.push({ watch, informer, ignore: s.ignore })
       }
