@@ -9,7 +9,7 @@ import { spawn, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { constants } from "node:os"
-import { dirname, join } from "node:path"
+import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
@@ -117,6 +117,9 @@ function test(rest) {
       exit = exit || 1
     }
   }
+  // CI keeps only the tail of the output: name every failed test there, with the first line of its failure.
+  const failures = tiers.flatMap((tier) => failedTests(join(reportDir, `${tier}.json`)).map((f) => `${tier.padEnd(9)} ${f}`))
+  if (failures.length > 0) process.stdout.write(`\nFailed:\n${failures.map((l) => `  ${l}`).join("\n")}\n`)
   process.stdout.write(`\nTest tiers:\n${lines.map((l) => `  ${l}`).join("\n")}\n`)
   // The plain closing line, alone on its line.
   process.stdout.write(`\ntotal: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped\n`)
@@ -132,6 +135,25 @@ function readCounts(file) {
     skipped: (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0),
     files: Array.isArray(j.testResults) ? j.testResults.length : 0,
   }
+}
+
+// "file › test name: first line of the failure" for each failed test of a vitest JSON report, and one line for a
+// file that failed outside any test (an import error, a failing hook).
+function failedTests(file) {
+  if (!existsSync(file)) return []
+  const j = JSON.parse(readFileSync(file, "utf8"))
+  const firstLine = (text) =>
+    (text ?? "")
+      .split("\n")
+      .find((l) => l.trim() !== "")
+      ?.trim()
+      .slice(0, 300) ?? ""
+  return (j.testResults ?? []).flatMap((f) => {
+    const name = relative(root, f.name ?? "")
+    const tests = (f.assertionResults ?? []).filter((t) => t.status === "failed").map((t) => `${name} › ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`)
+    if (tests.length === 0 && f.status === "failed") return [`${name}: ${firstLine(f.message)}`]
+    return tests
+  })
 }
 
 function build(rest) {
