@@ -17,7 +17,18 @@ import {
   removeApprovalPolicies,
 } from "@aicr/testing/harness"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { approval, clusterRoleBinding, createRuntime, deleteRuntime, editRuntime, isoIn, plannedRollout, ROLLOUTS, RUNTIME } from "./support/rollouts"
+import {
+  approval,
+  clusterRoleBinding,
+  createRuntime,
+  deleteRuntime,
+  editRuntime,
+  isoIn,
+  plannedRollout,
+  ROLLOUTS,
+  RUNTIME,
+  untilCreationPolicySees,
+} from "./support/rollouts"
 
 const info: HarnessInfo = inject("harness")
 let uid = ""
@@ -117,20 +128,9 @@ beforeAll(async () => {
   uid = await createRuntime(info)
   // alice's edit produces the rollouts below (retried while her fresh RoleBinding reaches the authorizer's cache).
   await eventually(async () => (await editRuntime(info, "alice", "inference")).status === 200, { what: "alice's runtime edit" })
-  // The creation policy reads the runtime (its paramRef) from the API server's own cache, which can lag the edit by a
-  // moment: until it has seen alice's edit, a rollout she requested is refused as "must be admin". Wait for that
-  // with a dry-run create, so the first test does not race it.
-  await eventually(
-    async () =>
-      (
-        await kubeRequest(info, {
-          method: "POST",
-          path: `${ROLLOUTS}?dryRun=All`,
-          body: plannedRollout({ name: "adm-probe", runtimeUID: uid, requestedBy: "alice" }),
-        })
-      ).status === 201,
-    { what: "the creation policy seeing alice's edit" },
-  )
+  // Until the creation policy's view of the runtime has alice's edit, a rollout she requested is refused as "must be
+  // admin": the first test must not race it.
+  await untilCreationPolicySees(info, uid, "alice")
 })
 
 afterAll(async () => {
@@ -259,7 +259,7 @@ describe("refusal 2: approving a rollout produced by your own runtime edit", () 
     } finally {
       ok(await editRuntime(info, "alice", "inference"))
       // The next tests create rollouts requested by alice: wait until the policy's parameter cache has her edit too.
-      await eventually(() => create("alice").catch(() => undefined), { what: "a rollout requested by alice once the policy sees her edit again" })
+      await untilCreationPolicySees(info, uid, "alice")
     }
   })
 })

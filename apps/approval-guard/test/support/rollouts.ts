@@ -1,7 +1,7 @@
 // Rollouts and runtimes as the planner and a runtime editor write them, for tests on the real API server (the
 // planner does not exist yet: tests create rollouts with the fields and labels it would set).
 import { ANNOTATION_EDITED_BY, LABEL_PLAN, LABEL_RUNTIME_UID, planKey } from "@aicr/api"
-import { expectOk, type HarnessInfo, kubeRequest, type KubeTarget } from "@aicr/testing/harness"
+import { eventually, expectOk, type HarnessInfo, kubeRequest, type KubeTarget } from "@aicr/testing/harness"
 
 export const RUNTIME = "/apis/operator.aicr.run/v1alpha1/clusterruntimes/cluster"
 export const ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
@@ -35,7 +35,29 @@ export const plannedRollout = (o: RolloutOptions) => ({
 
 export const runtimeSpec = (intent = "training") => ({ intent, platform: "kubeflow", criteria: { service: "eks", accelerator: "h100", os: "ubuntu" } })
 
-/** Creates the `cluster` runtime as `user` (admin by default), naming that user as the editor; returns its UID. */
+/**
+ * Waits until the rollout creation policy accepts a rollout of runtime `uid` requested by `requestedBy` (a dry-run
+ * create). The policy reads the runtime through its paramRef from the API server's own cache, which can lag a create
+ * or an edit of the runtime by a moment: until then a rollout created at once is refused ("no params found", or
+ * "spec.requestedBy must be" the previous editor). Without the policies installed the first try passes.
+ */
+export const untilCreationPolicySees = (info: KubeTarget, uid: string, requestedBy: string) =>
+  eventually(
+    async () =>
+      (
+        await kubeRequest(info, {
+          method: "POST",
+          path: `${ROLLOUTS}?dryRun=All`,
+          body: plannedRollout({ name: "creation-policy-probe", runtimeUID: uid, requestedBy }),
+        })
+      ).status === 201,
+    { what: `the rollout creation policy seeing runtime ${uid} edited by ${requestedBy}` },
+  )
+
+/**
+ * Creates the `cluster` runtime as `user` (admin by default), naming that user as the editor; returns its UID once
+ * the rollout creation policy sees it (`untilCreationPolicySees`), so a test may create rollouts of it at once.
+ */
 export const createRuntime = async (info: KubeTarget, user = "admin"): Promise<string> => {
   const name = info.users[user]!.user
   const res = await kubeRequest(info, {
@@ -49,7 +71,9 @@ export const createRuntime = async (info: KubeTarget, user = "admin"): Promise<s
       spec: runtimeSpec(),
     },
   })
-  return expectOk(res, "create runtime").metadata.uid as string
+  const uid = expectOk(res, "create runtime").metadata.uid as string
+  await untilCreationPolicySees(info, uid, name)
+  return uid
 }
 
 /** A runtime spec edit by `user`, with the editor annotation it must carry. */
