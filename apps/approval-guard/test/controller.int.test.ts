@@ -57,20 +57,6 @@ const approveAs = async (name: string, o: Parameters<typeof approval>[1] = {}) =
     `approve ${name}`,
   )
 
-/**
- * The rollout's Approved=False/AwaitingApproval once its message matches `message`. Right after a binding is deleted
- * the guard's binding cache may not have seen it when the rollout's own event arrives (two watches): the first
- * message may still name the approvers, and the binding's event then re-decides it.
- */
-const awaitingWith = (name: string, message: RegExp) =>
-  eventually(
-    async () => {
-      const c = await approved(name)
-      return c?.status === "False" && c.reason === "AwaitingApproval" && message.test(c.message) ? c : undefined
-    },
-    { timeoutMs: 30_000, what: `${name}: Approved=False/AwaitingApproval with a message matching ${message}` },
-  )
-
 const start = () => {
   guard = startController(info, approvalGuardApp, [])
 }
@@ -222,7 +208,11 @@ describe("approval-guard on the local control plane", () => {
     await kubeRequest(info, { method: "DELETE", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/guard-approvers" })
     try {
       const name = await create()
-      const c = await awaitingWith(name, /^No approver is configured/u)
+      // The guard's binding cache may see the delete after the rollout: its first message may still name the approvers.
+      const c = await untilCondition(() => approved(name), "Approved", "False", "AwaitingApproval", {
+        timeoutMs: 30_000,
+        message: /^No approver is configured/u,
+      })
       expect(c.message).toMatch(
         new RegExp(`^No approver is configured: bind the ClusterRole ${APPROVER_ROLE} to users or groups \\(chart values approvers.users, approvers.groups\\)`),
       )
@@ -236,7 +226,7 @@ describe("approval-guard on the local control plane", () => {
     let name = ""
     try {
       name = await create()
-      await awaitingWith(name, /^No approver is configured/u)
+      await untilCondition(() => approved(name), "Approved", "False", "AwaitingApproval", { timeoutMs: 30_000, message: /^No approver is configured/u })
     } finally {
       await bindApprovers()
     }

@@ -43,24 +43,29 @@ export const expectCondition = <C extends Condition>(source: ConditionSource<C>,
 }
 
 /**
- * Reads with `read` until condition `type` has `status` and `reason` (default 60 s); returns it. On timeout the
- * error names the condition last seen.
+ * Reads with `read` until condition `type` has `status` and `reason` (default 60 s), and a message matching
+ * `opts.message` if given (a controller whose cache is catching up may first write the same reason with an older
+ * message); returns it. On timeout the error names the condition last seen.
  */
 export const untilCondition = async <C extends Condition>(
   read: () => Promise<ConditionSource<C>>,
   type: string,
   status: ConditionStatus,
   reason: string,
-  opts: { readonly timeoutMs?: number; readonly intervalMs?: number } = {},
+  opts: { readonly timeoutMs?: number; readonly intervalMs?: number; readonly message?: RegExp } = {},
 ): Promise<C> => {
   let last: C | undefined
   try {
     return await eventually(
       async () => {
         last = conditionIn(await read(), type)
-        return last?.status === status && last.reason === reason ? last : undefined
+        return last?.status === status && last.reason === reason && (opts.message?.test(last.message ?? "") ?? true) ? last : undefined
       },
-      { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: opts.intervalMs ?? 200, what: `condition ${type} ${status}/${reason}` },
+      {
+        timeoutMs: opts.timeoutMs ?? 60_000,
+        intervalMs: opts.intervalMs ?? 200,
+        what: `condition ${type} ${status}/${reason}${opts.message ? ` with a message matching ${opts.message}` : ""}`,
+      },
     )
   } catch (e) {
     throw new HarnessError(`${e instanceof Error ? e.message : String(e)} (last seen: ${show(last)})`)
