@@ -100,11 +100,13 @@ function test(rest) {
   const tiers = rest.length > 0 ? rest : ["unit", "component", "int", "e2e"]
   const totals = { passed: 0, failed: 0, skipped: 0 }
   const lines = []
+  const failures = []
   let exit = 0
   for (const tier of tiers) {
     const out = join(reportDir, `${tier}.json`)
     const r = run(bin("vitest"), ["run", "--project", tier, "--reporter=default", "--reporter=json", `--outputFile.json=${out}`])
-    const counts = readCounts(out)
+    const { counts, failed } = readReport(out)
+    failures.push(...failed.map((f) => `${tier.padEnd(9)} ${f}`))
     totals.passed += counts.passed
     totals.failed += counts.failed
     totals.skipped += counts.skipped
@@ -118,7 +120,6 @@ function test(rest) {
     }
   }
   // CI keeps only the tail of the output: name every failed test there, with the first line of its failure.
-  const failures = tiers.flatMap((tier) => failedTests(join(reportDir, `${tier}.json`)).map((f) => `${tier.padEnd(9)} ${f}`))
   if (failures.length > 0) process.stdout.write(`\nFailed:\n${failures.map((l) => `  ${l}`).join("\n")}\n`)
   process.stdout.write(`\nTest tiers:\n${lines.map((l) => `  ${l}`).join("\n")}\n`)
   // The plain closing line, alone on its line.
@@ -126,21 +127,10 @@ function test(rest) {
   process.exit(exit)
 }
 
-function readCounts(file) {
-  if (!existsSync(file)) return { passed: 0, failed: 0, skipped: 0, files: 0 }
-  const j = JSON.parse(readFileSync(file, "utf8"))
-  return {
-    passed: j.numPassedTests ?? 0,
-    failed: j.numFailedTests ?? 0,
-    skipped: (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0),
-    files: Array.isArray(j.testResults) ? j.testResults.length : 0,
-  }
-}
-
-// "file › test name: first line of the failure" for each failed test of a vitest JSON report, and one line for a
-// file that failed outside any test (an import error, a failing hook).
-function failedTests(file) {
-  if (!existsSync(file)) return []
+// A tier's vitest JSON report: its counts, and "file › test name: first line of the failure" for each failed test
+// (one line for a file that failed outside any test: an import error, a failing hook).
+function readReport(file) {
+  if (!existsSync(file)) return { counts: { passed: 0, failed: 0, skipped: 0, files: 0 }, failed: [] }
   const j = JSON.parse(readFileSync(file, "utf8"))
   const firstLine = (text) =>
     (text ?? "")
@@ -148,12 +138,20 @@ function failedTests(file) {
       .find((l) => l.trim() !== "")
       ?.trim()
       .slice(0, 300) ?? ""
-  return (j.testResults ?? []).flatMap((f) => {
+  const failed = (j.testResults ?? []).flatMap((f) => {
     const name = relative(root, f.name ?? "")
     const tests = (f.assertionResults ?? []).filter((t) => t.status === "failed").map((t) => `${name} › ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`)
-    if (tests.length === 0 && f.status === "failed") return [`${name}: ${firstLine(f.message)}`]
-    return tests
+    return tests.length === 0 && f.status === "failed" ? [`${name}: ${firstLine(f.message)}`] : tests
   })
+  return {
+    counts: {
+      passed: j.numPassedTests ?? 0,
+      failed: j.numFailedTests ?? 0,
+      skipped: (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0),
+      files: Array.isArray(j.testResults) ? j.testResults.length : 0,
+    },
+    failed,
+  }
 }
 
 function build(rest) {
