@@ -9,10 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { contentConfigMapName, sha256 } from "@aicr/api"
-import { parseConfig, runApp } from "@aicr/runtime"
 import { sampleIdle, shippedOrBenchFlags, startShipped } from "@aicr/runtime/bench/idle"
 import { applyManifests, eventually, expectOk, kubeRequest, readVersions, repoRoot, startControlPlane } from "@aicr/testing/harness"
-import { Effect, Fiber } from "effect"
+import { controllerRunFlags, startController } from "@aicr/testing/world"
 import { assessWithoutUpgradeCheck } from "../src/assess"
 import { composePlan, readContent } from "../src/compose"
 import { planSteps } from "../src/steps"
@@ -58,22 +57,14 @@ let idle: unknown
 try {
   await applyManifests(info, join(repoRoot(), "crds"))
   await applyManifests(info, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } }])
-  const args = [
-    "--kubeconfig",
-    info.kubeconfig,
-    "--leader-elect=false",
-    "--metrics-bind-address=0",
-    "--health-probe-bind-address=0",
-    "--log-level=warn",
-    "--operator-namespace",
-    NS,
-    "--stabilization-window",
-    "0",
-  ]
+  const args = ["--operator-namespace", NS, "--stabilization-window", "0"]
   const planner = shipped
-    ? startShipped((await buildApp("planner", join(work, "dist"))).entry, args, { workDir: work, nodeFlags: shippedOrBenchFlags(memoryEnvOf("planner")) })
+    ? startShipped((await buildApp("planner", join(work, "dist"))).entry, [...controllerRunFlags(info.kubeconfig), ...args], {
+        workDir: work,
+        nodeFlags: shippedOrBenchFlags(memoryEnvOf("planner")),
+      })
     : undefined
-  const fiber = shipped ? undefined : Effect.runFork(runApp(plannerApp, parseConfig("planner", args, {})))
+  const inProcess = shipped ? undefined : startController(info, plannerApp, args)
   for (let i = 0; i < runs; i++) {
     await applyManifests(info, [
       {
@@ -115,7 +106,7 @@ try {
       await kubeRequest(info, { method: "DELETE", path: `${ROLLOUTS}/${r.metadata.name}` })
     await eventually(async () => (await kubeRequest(info, { method: "GET", path: RUNTIME })).status === 404, { what: "runtime gone" })
   }
-  if (fiber !== undefined) await Effect.runPromise(Fiber.interrupt(fiber))
+  await inProcess?.stop()
   if (planner !== undefined) {
     idle = await sampleIdle(planner, { minutes: IDLE_MINUTES })
     planner.child.kill("SIGTERM")

@@ -63,10 +63,19 @@ export interface StartOptions extends RunOptions {
   readonly kubeconfig?: string | undefined
 }
 
+/** The runtime flags of a controller run on the plane from outside it: no leader election, metrics and health servers off, warnings only. */
+export const controllerRunFlags = (kubeconfig: string): ReadonlyArray<string> => [
+  "--kubeconfig",
+  kubeconfig,
+  "--leader-elect=false",
+  "--metrics-bind-address=0",
+  "--health-probe-bind-address=0",
+  "--log-level=warn",
+]
+
 /**
- * A whole controller run in this process against the plane, as the int tests run one: no leader election, metrics
- * and health servers off, warnings only; `args` are the app's own flags, `options` another kubeconfig and `runApp`'s
- * test hooks. `stop` interrupts it.
+ * A whole controller run in this process against the plane, as the int tests run one (`controllerRunFlags`); `args`
+ * are the app's own flags, `options` another kubeconfig and `runApp`'s test hooks. `stop` interrupts it.
  */
 export const startController = <E>(
   info: HarnessInfo,
@@ -75,11 +84,7 @@ export const startController = <E>(
   options: StartOptions = {},
 ): { readonly stop: () => Promise<void> } => {
   const { kubeconfig = info.kubeconfig, ...run } = options
-  const config = parseConfig(
-    app.name,
-    ["--kubeconfig", kubeconfig, "--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=warn", ...args],
-    {},
-  )
+  const config = parseConfig(app.name, [...controllerRunFlags(kubeconfig), ...args], {})
   const fiber = Effect.runFork(runApp(app, config, run))
   return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
 }
