@@ -23,7 +23,6 @@ export {
   openOnFirstUse,
   rooted,
   type RootedOptions,
-  servedByCrd,
   singleton,
   type WatchScope,
 } from "./scaffold"
